@@ -1,0 +1,362 @@
+//! The in-memory task store of one agent process: every task, the live event channel of each,
+//! and the handle of the turn working on it.
+//!
+//! One mutex guards it all so that applying an event and broadcasting it are a single step:
+//! a subscriber that takes a snapshot and a receiver under the lock sees every later event
+//! exactly once. The lock is never held across an await.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::broadcast;
+use tokio::task::AbortHandle;
+
+use crate::error::A2aError;
+use crate::model::{Message, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
+use crate::time::now_rfc3339;
+
+/// Events buffered per subscriber; agents emit a handful per turn, so lag means a stuck reader.
+const EVENT_BUFFER: usize = 256;
+
+/// A snapshot of a task plus the receiver of everything that happens to it afterwards.
+pub struct Subscription {
+    pub snapshot: Task,
+    pub events: broadcast::Receiver<StreamResponse>,
+}
+
+/// The task has reached a terminal state; its agent must stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskClosed;
+
+#[derive(Default)]
+pub struct TaskStore {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    tasks: HashMap<String, Slot>,
+    /// Creation counter: orders ListTasks (newest first) and makes its page tokens.
+    next_seq: u64,
+}
+
+struct Slot {
+    seq: u64,
+    task: Task,
+    events: broadcast::Sender<StreamResponse>,
+    turn: Option<AbortHandle>,
+}
+
+impl Slot {
+    fn subscription(&self) -> Subscription {
+        Subscription {
+            snapshot: self.task.clone(),
+            events: self.events.subscribe(),
+        }
+    }
+}
+
+impl TaskStore {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic elsewhere cannot leave a half-applied event (updates are single assignments),
+        // so a poisoned lock is still safe to use.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stores a new task and subscribes to it before any agent event can be published.
+    pub fn create(&self, task: Task) -> Subscription {
+        let mut inner = self.lock();
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let slot = Slot {
+            seq,
+            task,
+            events,
+            turn: None,
+        };
+        let subscription = slot.subscription();
+        inner.tasks.insert(slot.task.id.clone(), slot);
+        subscription
+    }
+
+    /// Adds the caller's follow-up to a task waiting for input and subscribes to it.
+    pub fn continue_with(&self, task_id: &str, mut message: Message) -> Result<Subscription, A2aError> {
+        let mut inner = self.lock();
+        let slot = inner.tasks.get_mut(task_id).ok_or(A2aError::TaskNotFound)?;
+        let task = &mut slot.task;
+        let state = task.status.state;
+        if state.is_terminal() {
+            return Err(A2aError::InvalidParams(format!(
+                "Task {task_id} is in terminal state: {}",
+                state.as_str()
+            )));
+        }
+        if !state.is_interrupted() {
+            return Err(A2aError::UnsupportedOperation(format!(
+                "Task {task_id} is still running ({}); wait for it or cancel it",
+                state.as_str()
+            )));
+        }
+        if message
+            .context_id
+            .as_deref()
+            .is_some_and(|id| !id.is_empty() && id != task.context_id)
+        {
+            return Err(A2aError::InvalidParams(format!(
+                "message.contextId does not match the context of task {task_id}"
+            )));
+        }
+        message.context_id = Some(task.context_id.clone());
+        message.task_id = Some(task.id.clone());
+        // The agent's question moves into the history ahead of the answer, as in the SDK.
+        if let Some(question) = task.status.message.take() {
+            task.history.push(question);
+        }
+        task.history.push(message);
+        Ok(slot.subscription())
+    }
+
+    /// A snapshot and live events of a task that can still change.
+    pub fn subscribe(&self, task_id: &str) -> Result<Subscription, A2aError> {
+        let inner = self.lock();
+        let slot = inner.tasks.get(task_id).ok_or(A2aError::TaskNotFound)?;
+        let state = slot.task.status.state;
+        if state.is_terminal() {
+            return Err(A2aError::InvalidParams(format!(
+                "Task {task_id} is in terminal state: {}",
+                state.as_str()
+            )));
+        }
+        Ok(slot.subscription())
+    }
+
+    pub fn get(&self, task_id: &str) -> Option<Task> {
+        self.lock().tasks.get(task_id).map(|slot| slot.task.clone())
+    }
+
+    /// Every task with its creation number, newest first.
+    pub fn all_newest_first(&self) -> Vec<(u64, Task)> {
+        let inner = self.lock();
+        let mut all: Vec<_> = inner
+            .tasks
+            .values()
+            .map(|slot| (slot.seq, slot.task.clone()))
+            .collect();
+        all.sort_by(|a, b| b.0.cmp(&a.0));
+        all
+    }
+
+    /// Applies an agent event to its task and sends it to the task's subscribers.
+    /// Refused once the task is terminal, so nothing follows a cancel.
+    pub fn publish(&self, task_id: &str, event: StreamResponse) -> Result<(), TaskClosed> {
+        let mut inner = self.lock();
+        let slot = inner.tasks.get_mut(task_id).ok_or(TaskClosed)?;
+        if slot.task.status.state.is_terminal() {
+            return Err(TaskClosed);
+        }
+        apply(&mut slot.task, &event);
+        // No receiver is fine: nobody is watching this task right now.
+        let _ = slot.events.send(event);
+        Ok(())
+    }
+
+    /// Remembers the turn working on a task so that a cancel can stop it.
+    pub fn attach_turn(&self, task_id: &str, turn: AbortHandle) {
+        let mut inner = self.lock();
+        match inner.tasks.get_mut(task_id) {
+            // A cancel got in between spawning and attaching: stop the turn at once.
+            Some(slot) if slot.task.status.state.is_terminal() => turn.abort(),
+            Some(slot) => slot.turn = Some(turn),
+            None => turn.abort(),
+        }
+    }
+
+    /// Cancels a task that is not terminal yet: stops its turn, then publishes the canceled
+    /// status, with an agent message saying `text`, to the task and its subscribers.
+    pub fn cancel(&self, task_id: &str, text: &str) -> Result<Task, A2aError> {
+        let mut inner = self.lock();
+        let slot = inner.tasks.get_mut(task_id).ok_or(A2aError::TaskNotFound)?;
+        if slot.task.status.state.is_terminal() {
+            return Err(A2aError::TaskNotCancelable);
+        }
+        if let Some(turn) = slot.turn.take() {
+            turn.abort();
+        }
+        let (id, context_id) = (slot.task.id.clone(), slot.task.context_id.clone());
+        let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            status: TaskStatus {
+                state: TaskState::Canceled,
+                message: Some(Message::agent_text(&id, &context_id, text)),
+                timestamp: Some(now_rfc3339()),
+            },
+            task_id: id,
+            context_id,
+            metadata: None,
+        });
+        apply(&mut slot.task, &event);
+        let _ = slot.events.send(event);
+        Ok(slot.task.clone())
+    }
+
+    /// Stops every running turn (server shutdown).
+    pub fn abort_all(&self) {
+        let mut inner = self.lock();
+        for slot in inner.tasks.values_mut() {
+            if let Some(turn) = slot.turn.take() {
+                turn.abort();
+            }
+        }
+    }
+}
+
+/// How an event changes a task, following the SDK's task manager.
+fn apply(task: &mut Task, event: &StreamResponse) {
+    match event {
+        StreamResponse::StatusUpdate(update) => {
+            // The previous status message becomes history when a new status replaces it.
+            if let Some(previous) = task.status.message.take() {
+                task.history.push(previous);
+            }
+            task.status = update.status.clone();
+        }
+        StreamResponse::ArtifactUpdate(update) => {
+            let existing = task
+                .artifacts
+                .iter_mut()
+                .find(|artifact| artifact.artifact_id == update.artifact.artifact_id);
+            match existing {
+                Some(artifact) if update.append => {
+                    artifact.parts.extend(update.artifact.parts.iter().cloned());
+                }
+                Some(artifact) => *artifact = update.artifact.clone(),
+                None => task.artifacts.push(update.artifact.clone()),
+            }
+        }
+        StreamResponse::Task(snapshot) => *task = snapshot.clone(),
+        StreamResponse::Message(message) => task.history.push(message.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Artifact, Part, Role};
+
+    fn new_task(id: &str) -> Task {
+        Task {
+            id: id.into(),
+            context_id: "ctx".into(),
+            status: TaskStatus {
+                state: TaskState::Submitted,
+                message: None,
+                timestamp: None,
+            },
+            artifacts: vec![],
+            history: vec![user("m0")],
+            metadata: None,
+        }
+    }
+
+    fn user(id: &str) -> Message {
+        Message {
+            message_id: id.into(),
+            role: Role::User,
+            ..Message::agent_text("t", "ctx", "hi")
+        }
+    }
+
+    fn status(state: TaskState, text: &str) -> StreamResponse {
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: "t".into(),
+            context_id: "ctx".into(),
+            status: TaskStatus {
+                state,
+                message: Some(Message::agent_text("t", "ctx", text)),
+                timestamp: None,
+            },
+            metadata: None,
+        })
+    }
+
+    #[test]
+    fn status_messages_move_into_history() {
+        let store = TaskStore::default();
+        let mut sub = store.create(new_task("t"));
+        assert_eq!(store.publish("t", status(TaskState::Working, "step 1")), Ok(()));
+        assert_eq!(store.publish("t", status(TaskState::Working, "step 2")), Ok(()));
+        let task = store.get("t").expect("stored");
+        assert_eq!(task.history.len(), 2);
+        assert_eq!(task.history[1].joined_text(), "step 1");
+        assert_eq!(task.status.message.map(|m| m.joined_text()).as_deref(), Some("step 2"));
+        assert!(sub.events.try_recv().is_ok());
+        assert!(sub.events.try_recv().is_ok());
+    }
+
+    #[test]
+    fn artifacts_are_added_replaced_or_appended() {
+        let store = TaskStore::default();
+        store.create(new_task("t"));
+        let artifact = |text: &str| Artifact {
+            artifact_id: "a".into(),
+            name: None,
+            description: None,
+            parts: vec![Part::text(text)],
+            metadata: None,
+            extensions: vec![],
+        };
+        let update = |text: &str, append: bool| {
+            StreamResponse::ArtifactUpdate(crate::model::TaskArtifactUpdateEvent {
+                task_id: "t".into(),
+                context_id: "ctx".into(),
+                artifact: artifact(text),
+                append,
+                last_chunk: false,
+                metadata: None,
+            })
+        };
+        let _ = store.publish("t", update("one", false));
+        let _ = store.publish("t", update("two", true));
+        assert_eq!(store.get("t").map(|t| t.artifacts[0].parts.len()), Some(2));
+        let _ = store.publish("t", update("three", false));
+        assert_eq!(store.get("t").map(|t| t.artifacts[0].parts.len()), Some(1));
+    }
+
+    #[test]
+    fn nothing_is_published_after_cancel() {
+        let store = TaskStore::default();
+        store.create(new_task("t"));
+        let canceled = store
+            .cancel("t", "bye")
+            .expect("cancelable");
+        assert_eq!(canceled.status.state, TaskState::Canceled);
+        assert_eq!(store.publish("t", status(TaskState::Working, "late")), Err(TaskClosed));
+        assert_eq!(
+            store.cancel("t", "again").err(),
+            Some(A2aError::TaskNotCancelable)
+        );
+    }
+
+    #[test]
+    fn follow_ups_only_on_interrupted_tasks() {
+        let store = TaskStore::default();
+        store.create(new_task("t"));
+        assert!(matches!(
+            store.continue_with("t", user("m1")),
+            Err(A2aError::UnsupportedOperation(_))
+        ));
+        let _ = store.publish("t", status(TaskState::InputRequired, "which?"));
+        let sub = store.continue_with("t", user("m1")).expect("accepted");
+        let ids: Vec<_> = sub.snapshot.history.iter().map(|m| m.message_id.as_str()).collect();
+        assert_eq!(ids.len(), 3);
+        assert_eq!(ids[2], "m1");
+        assert!(sub.snapshot.status.message.is_none());
+        assert_eq!(store.continue_with("nope", user("m2")).err(), Some(A2aError::TaskNotFound));
+        let _ = store.publish("t", status(TaskState::Completed, "done"));
+        assert!(matches!(
+            store.continue_with("t", user("m2")),
+            Err(A2aError::InvalidParams(_))
+        ));
+        assert!(matches!(store.subscribe("t"), Err(A2aError::InvalidParams(_))));
+    }
+}

@@ -1,0 +1,250 @@
+//! Agent Cards the gateway serves: its own (the union of its healthy backends' skills) and one per
+//! backend, rewritten to the backend's path behind the gateway. Neither carries a backend URL, host
+//! or other infrastructure detail: every interface points at the gateway's public URL, and any
+//! other string naming a backend's origin or authority is rewritten or redacted.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+
+use crate::config::CardInfo;
+use crate::protocol::PROTOCOL_VERSION;
+
+/// A card serialised once, with its ETag, ready to serve many times.
+#[derive(Debug, Clone)]
+pub struct CardDoc {
+    pub body: Bytes,
+    pub etag: String,
+}
+
+impl CardDoc {
+    pub fn new(card: &Value) -> CardDoc {
+        let body = Bytes::from(serde_json::to_vec(card).unwrap_or_default());
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        body.hash(&mut hasher);
+        CardDoc { body, etag: format!("W/\"{:016x}\"", hasher.finish()) }
+    }
+}
+
+/// What the card builders need to know about one healthy backend.
+pub struct BackendCard<'a> {
+    pub name: &'a str,
+    pub card: &'a Value,
+    /// Origins and authorities (`http://10.0.0.5:8000`, `10.0.0.5:8000`) that identify the backend.
+    pub private_names: &'a [String],
+    pub has_jsonrpc: bool,
+    pub has_rest: bool,
+}
+
+/// The URL of a backend's own path behind the gateway, without a trailing slash.
+pub fn agent_base(public_base: &str, name: &str) -> String {
+    format!("{public_base}/agents/{name}")
+}
+
+fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>) -> Value {
+    let mut list = Vec::new();
+    if let Some(url) = jsonrpc_url {
+        list.push(json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": PROTOCOL_VERSION}));
+    }
+    if let Some(url) = rest_url {
+        list.push(json!({"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": PROTOCOL_VERSION}));
+    }
+    Value::Array(list)
+}
+
+/// The gateway's own card: its identity from config, its interfaces, and the union of the skills of
+/// `backends` (the first backend to declare a skill id supplies its description).
+pub fn gateway_card(info: &CardInfo, public_base: &str, backends: &[BackendCard<'_>]) -> Value {
+    let mut skills = Vec::new();
+    let mut seen = HashSet::new();
+    let mut input_modes = Vec::new();
+    let mut output_modes = Vec::new();
+    for backend in backends {
+        let defaults_in = backend.card.get("defaultInputModes");
+        let defaults_out = backend.card.get("defaultOutputModes");
+        push_unique(&mut input_modes, defaults_in);
+        push_unique(&mut output_modes, defaults_out);
+        let Some(Value::Array(list)) = backend.card.get("skills") else { continue };
+        for skill in list {
+            let Some(id) = skill.get("id").and_then(Value::as_str) else { continue };
+            if !seen.insert(id.to_string()) {
+                continue;
+            }
+            let mut skill = skill.clone();
+            // The gateway's defaults are a union, so each skill states its backend's own.
+            if let Value::Object(map) = &mut skill {
+                fill_default(map, "inputModes", defaults_in);
+                fill_default(map, "outputModes", defaults_out);
+            }
+            scrub(&mut skill, backend.private_names, &agent_base(public_base, backend.name));
+            skills.push(skill);
+        }
+    }
+    if input_modes.is_empty() {
+        input_modes.push(json!("text/plain"));
+    }
+    if output_modes.is_empty() {
+        output_modes.push(json!("text/plain"));
+    }
+    let mut card = json!({
+        "name": info.name,
+        "description": info.description,
+        "version": info.version,
+        "supportedInterfaces": interfaces(Some(format!("{public_base}/")), Some(public_base.to_string())),
+        "capabilities": {"streaming": true, "pushNotifications": false},
+        "defaultInputModes": input_modes,
+        "defaultOutputModes": output_modes,
+        "skills": skills,
+    });
+    if let Some(provider) = &info.provider {
+        card["provider"] = json!(provider);
+    }
+    card
+}
+
+/// A backend's own card as served at `/agents/{name}/.well-known/agent-card.json`: interfaces
+/// pointing at the gateway, the 0.3 top-level interface fields and signatures (no longer valid
+/// after the rewrite) removed, and every other mention of the backend rewritten.
+pub fn agent_card(public_base: &str, backend: &BackendCard<'_>) -> Value {
+    let base = agent_base(public_base, backend.name);
+    let mut card = backend.card.clone();
+    if let Value::Object(map) = &mut card {
+        for legacy in ["url", "preferredTransport", "additionalInterfaces", "protocolVersion", "signatures"] {
+            map.remove(legacy);
+        }
+    }
+    scrub(&mut card, backend.private_names, &base);
+    if let Value::Object(map) = &mut card {
+        let jsonrpc = backend.has_jsonrpc.then(|| format!("{base}/"));
+        let rest = backend.has_rest.then(|| base.clone());
+        map.insert("supportedInterfaces".into(), interfaces(jsonrpc, rest));
+    }
+    card
+}
+
+fn push_unique(into: &mut Vec<Value>, modes: Option<&Value>) {
+    if let Some(Value::Array(modes)) = modes {
+        for mode in modes {
+            if !into.contains(mode) {
+                into.push(mode.clone());
+            }
+        }
+    }
+}
+
+fn fill_default(skill: &mut Map<String, Value>, key: &str, default: Option<&Value>) {
+    if let Some(default) = default
+        && !skill.contains_key(key)
+    {
+        skill.insert(key.into(), default.clone());
+    }
+}
+
+/// Rewrites every string that names the backend: an origin becomes the backend's public base, a bare
+/// authority is redacted. `private_names` lists origins before authorities.
+fn scrub(value: &mut Value, private_names: &[String], public: &str) {
+    match value {
+        Value::String(s) => {
+            for name in private_names {
+                if s.contains(name.as_str()) {
+                    let replacement = if name.contains("://") { public } else { "[gateway]" };
+                    *s = s.replace(name.as_str(), replacement);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| scrub(v, private_names, public)),
+        Value::Object(map) => map.values_mut().for_each(|v| scrub(v, private_names, public)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backend_card() -> Value {
+        json!({
+            "name": "Echo Agent",
+            "description": "Echoes; docs at http://10.0.0.5:8000/docs",
+            "supportedInterfaces": [
+                {"url": "http://10.0.0.5:8000/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                {"url": "http://10.0.0.5:8000/a2a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+            ],
+            "url": "http://10.0.0.5:8000/a2a/jsonrpc",
+            "preferredTransport": "JSONRPC",
+            "iconUrl": "http://10.0.0.5:8000/icon.png",
+            "provider": {"organization": "x", "url": "http://10.0.0.5:8000/"},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["application/json"],
+            "capabilities": {"streaming": true},
+            "signatures": [{"protected": "x", "signature": "y"}],
+            "skills": [
+                {"id": "echo", "name": "Echo", "description": "runs on 10.0.0.5:8000", "tags": []},
+                {"id": "shout", "name": "Shout", "description": "d", "tags": [], "inputModes": ["application/json"]}
+            ],
+            "futureField": {"kept": true}
+        })
+    }
+
+    fn names() -> Vec<String> {
+        vec!["http://10.0.0.5:8000".into(), "10.0.0.5:8000".into()]
+    }
+
+    fn backend<'a>(card: &'a Value, names: &'a [String]) -> BackendCard<'a> {
+        BackendCard { name: "echo", card, private_names: names, has_jsonrpc: true, has_rest: true }
+    }
+
+    #[test]
+    fn gateway_card_unions_skills_and_hides_backends() {
+        let card = backend_card();
+        let names = names();
+        let other = json!({"skills": [{"id": "echo", "name": "dup"}, {"id": "review-pr", "name": "Review"}]});
+        let backends = [backend(&card, &names), BackendCard { name: "rev", card: &other, ..backend(&card, &names) }];
+        let out = gateway_card(&CardInfo::default(), "https://gw.example", &backends);
+        let ids: Vec<&str> = out["skills"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["echo", "shout", "review-pr"]);
+        assert_eq!(out["skills"][0]["name"], "Echo", "first declaration wins");
+        assert_eq!(out["skills"][0]["inputModes"], json!(["text/plain"]), "backend defaults made explicit");
+        assert_eq!(out["skills"][1]["inputModes"], json!(["application/json"]));
+        assert_eq!(out["supportedInterfaces"][0]["url"], "https://gw.example/");
+        assert_eq!(out["supportedInterfaces"][1]["url"], "https://gw.example");
+        let text = serde_json::to_string(&out).unwrap();
+        assert!(!text.contains("10.0.0.5"), "{text}");
+    }
+
+    #[test]
+    fn agent_card_points_at_the_agent_path_and_keeps_unknown_fields() {
+        let card = backend_card();
+        let names = names();
+        let out = agent_card("https://gw.example", &backend(&card, &names));
+        assert_eq!(out["supportedInterfaces"][0]["url"], "https://gw.example/agents/echo/");
+        assert_eq!(out["supportedInterfaces"][1]["url"], "https://gw.example/agents/echo");
+        assert_eq!(out["iconUrl"], "https://gw.example/agents/echo/icon.png");
+        assert_eq!(out["futureField"], json!({"kept": true}));
+        for gone in ["url", "preferredTransport", "signatures"] {
+            assert!(out.get(gone).is_none(), "{gone}");
+        }
+        let text = serde_json::to_string(&out).unwrap();
+        assert!(!text.contains("10.0.0.5"), "{text}");
+    }
+
+    #[test]
+    fn agent_card_lists_only_the_bindings_the_backend_has() {
+        let card = backend_card();
+        let names = names();
+        let only_rpc = BackendCard { has_rest: false, ..backend(&card, &names) };
+        let out = agent_card("http://gw", &only_rpc);
+        assert_eq!(out["supportedInterfaces"].as_array().unwrap().len(), 1);
+        assert_eq!(out["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
+    }
+
+    #[test]
+    fn etag_follows_content() {
+        let a = CardDoc::new(&json!({"a": 1}));
+        assert_eq!(a.etag, CardDoc::new(&json!({"a": 1})).etag);
+        assert_ne!(a.etag, CardDoc::new(&json!({"a": 2})).etag);
+        assert!(a.etag.starts_with("W/\""));
+    }
+}

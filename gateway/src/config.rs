@@ -1,0 +1,469 @@
+//! The gateway's configuration file: YAML, `${ENV}` references for secrets, strict keys, and
+//! validation that names the offending key path.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Why a configuration could not be loaded. Each message names the key path it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Syntax(String),
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+fn invalid(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { path: path.into(), message: message.into() }
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The URL callers use to reach the gateway; the gateway's cards point there.
+    /// Defaults to `http://<public listener address>`.
+    #[serde(default)]
+    pub public_url: Option<String>,
+    #[serde(default)]
+    pub listeners: Listeners,
+    #[serde(default)]
+    pub health: Health,
+    #[serde(default)]
+    pub routing: Routing,
+    #[serde(default)]
+    pub card: CardInfo,
+    #[serde(default)]
+    pub limits: Limits,
+    pub backends: Vec<Backend>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Listeners {
+    /// Address of the public A2A listener.
+    #[serde(default = "default_public_listener")]
+    pub public: SocketAddr,
+}
+
+impl Default for Listeners {
+    fn default() -> Self {
+        Listeners { public: default_public_listener() }
+    }
+}
+
+fn default_public_listener() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8080))
+}
+
+/// How the registry checks backends: it fetches each card every `interval`; `unhealthy_after`
+/// failures in a row take a backend out of routing and the card until a fetch succeeds again.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Health {
+    #[serde(default = "default_health_interval", with = "duration")]
+    pub interval: Duration,
+    #[serde(default = "default_health_timeout", with = "duration")]
+    pub timeout: Duration,
+    #[serde(default = "default_unhealthy_after")]
+    pub unhealthy_after: u32,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Health {
+            interval: default_health_interval(),
+            timeout: default_health_timeout(),
+            unhealthy_after: default_unhealthy_after(),
+        }
+    }
+}
+
+fn default_health_interval() -> Duration {
+    Duration::from_secs(10)
+}
+fn default_health_timeout() -> Duration {
+    Duration::from_secs(3)
+}
+fn default_unhealthy_after() -> u32 {
+    3
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Routing {
+    /// Skill used for a new task on the unified endpoint that names no skill and no known context.
+    #[serde(default)]
+    pub default_skill: Option<String>,
+    /// How long the task directory remembers a task after its last sighting.
+    #[serde(default = "default_task_ttl", with = "duration")]
+    pub task_ttl: Duration,
+}
+
+fn default_task_ttl() -> Duration {
+    Duration::from_secs(24 * 3600)
+}
+
+/// What the gateway's own card says about itself.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CardInfo {
+    #[serde(default = "default_card_name")]
+    pub name: String,
+    #[serde(default = "default_card_description")]
+    pub description: String,
+    #[serde(default = "default_card_version")]
+    pub version: String,
+    #[serde(default)]
+    pub provider: Option<Provider>,
+}
+
+impl Default for CardInfo {
+    fn default() -> Self {
+        CardInfo {
+            name: default_card_name(),
+            description: default_card_description(),
+            version: default_card_version(),
+            provider: None,
+        }
+    }
+}
+
+fn default_card_name() -> String {
+    "A2A Gateway".into()
+}
+fn default_card_description() -> String {
+    "One A2A endpoint for a fleet of agents.".into()
+}
+fn default_card_version() -> String {
+    env!("CARGO_PKG_VERSION").into()
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provider {
+    pub organization: String,
+    pub url: String,
+}
+
+/// Transport limits and timeouts on the way to backends.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Largest request body accepted from a caller.
+    #[serde(default = "default_max_request_bytes")]
+    pub max_request_bytes: usize,
+    /// Largest unary (non-stream) response accepted from a backend.
+    #[serde(default = "default_max_response_bytes")]
+    pub max_response_bytes: usize,
+    #[serde(default = "default_connect_timeout", with = "duration")]
+    pub connect_timeout: Duration,
+    /// How long a backend may take to send its response headers (a blocking send waits for the
+    /// whole task, so this is generous by default).
+    #[serde(default = "default_first_byte_timeout", with = "duration")]
+    pub first_byte_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_request_bytes: default_max_request_bytes(),
+            max_response_bytes: default_max_response_bytes(),
+            connect_timeout: default_connect_timeout(),
+            first_byte_timeout: default_first_byte_timeout(),
+        }
+    }
+}
+
+fn default_max_request_bytes() -> usize {
+    4 * 1024 * 1024
+}
+fn default_max_response_bytes() -> usize {
+    32 * 1024 * 1024
+}
+fn default_connect_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+fn default_first_byte_timeout() -> Duration {
+    Duration::from_secs(300)
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Backend {
+    /// Name of the backend; also its per-agent path `/agents/{name}/`.
+    pub name: String,
+    /// Base URL the gateway reaches the backend at. Interface paths from the backend's card are
+    /// joined to this origin, so a card cannot point the gateway at another host.
+    pub url: String,
+    #[serde(default = "default_card_path")]
+    pub card_path: String,
+    /// Overrides `health.interval` for this backend.
+    #[serde(default, with = "opt_duration")]
+    pub health_interval: Option<Duration>,
+}
+
+fn default_card_path() -> String {
+    "/.well-known/agent-card.json".into()
+}
+
+impl Config {
+    /// Reads, expands and validates a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
+        Config::parse(&text, &|name| std::env::var(name).ok())
+    }
+
+    /// Parses YAML text; `env` resolves `${NAME}` references inside string values.
+    pub fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let mut value: yaml_serde::Value =
+            yaml_serde::from_str(text).map_err(|e| ConfigError::Syntax(format!("YAML: {e}")))?;
+        expand_env(&mut value, "", env)?;
+        let config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            invalid(if path == "." { "(top level)".into() } else { path }, e.inner().to_string())
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks what types alone cannot: unique and path-safe names, usable URLs, sane numbers.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(url) = &self.public_url {
+            check_http_url("public_url", url)?;
+        }
+        if self.health.unhealthy_after == 0 {
+            return Err(invalid("health.unhealthy_after", "must be at least 1"));
+        }
+        if self.health.interval.is_zero() {
+            return Err(invalid("health.interval", "must be greater than zero"));
+        }
+        if self.backends.is_empty() {
+            return Err(invalid("backends", "at least one backend is required"));
+        }
+        let mut names = HashSet::new();
+        for (i, backend) in self.backends.iter().enumerate() {
+            let at = |key: &str| format!("backends[{i}].{key}");
+            if !is_path_safe_name(&backend.name) {
+                return Err(invalid(
+                    at("name"),
+                    "must be 1-64 characters of a-z, 0-9, '-' or '_' (it becomes the path /agents/{name}/)",
+                ));
+            }
+            if !names.insert(backend.name.as_str()) {
+                return Err(invalid(at("name"), format!("duplicate backend name '{}'", backend.name)));
+            }
+            check_http_url(&at("url"), &backend.url)?;
+            if !backend.card_path.starts_with('/') {
+                return Err(invalid(at("card_path"), "must start with '/'"));
+            }
+            if backend.health_interval.is_some_and(|d| d.is_zero()) {
+                return Err(invalid(at("health_interval"), "must be greater than zero"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The public URL without a trailing slash.
+    pub fn public_base(&self, bound: SocketAddr) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => format!("http://{bound}"),
+        }
+    }
+}
+
+fn is_path_safe_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+fn check_http_url(path: &str, url: &str) -> Result<(), ConfigError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| invalid(path, format!("not a URL ({e})")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid(path, "must be an http:// or https:// URL"));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(invalid(path, "must name a host"));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(invalid(path, "must not carry a query or fragment"));
+    }
+    Ok(())
+}
+
+/// Replaces `${NAME}` in every string of the document; `$${` stands for a literal `${`.
+fn expand_env(
+    value: &mut yaml_serde::Value,
+    path: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), ConfigError> {
+    use yaml_serde::Value;
+    match value {
+        Value::String(s) if s.contains("${") => *s = expand_str(s, path, env)?,
+        Value::Sequence(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                expand_env(item, &format!("{path}[{i}]"), env)?;
+            }
+        }
+        Value::Mapping(map) => {
+            for (key, item) in map.iter_mut() {
+                let key = key.as_str().unwrap_or("?");
+                let child = if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
+                expand_env(item, &child, env)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn expand_str(s: &str, path: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(start) = rest.find("${") {
+        if rest[..start].ends_with('$') {
+            out.push_str(&rest[..start - 1]);
+            out.push_str("${");
+            rest = &rest[start + 2..];
+            continue;
+        }
+        out.push_str(&rest[..start]);
+        let Some(len) = rest[start + 2..].find('}') else {
+            return Err(invalid(path, "unterminated ${...} reference"));
+        };
+        let name = &rest[start + 2..start + 2 + len];
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(invalid(path, format!("'${{{name}}}' is not a valid environment variable reference")));
+        }
+        let value = env(name).ok_or_else(|| invalid(path, format!("environment variable {name} is not set")))?;
+        out.push_str(&value);
+        rest = &rest[start + 3 + len..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Parses durations such as `250ms`, `10s`, `5m`, `1h`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().map_err(|_| format!("'{text}' is not a duration like 500ms, 10s, 5m"))?;
+    let seconds = match unit.trim() {
+        "ms" => number / 1000.0,
+        "s" => number,
+        "m" => number * 60.0,
+        "h" => number * 3600.0,
+        _ => return Err(format!("'{text}' has no unit: use ms, s, m or h")),
+    };
+    if !seconds.is_finite() || seconds < 0.0 || seconds > 1e9 {
+        return Err(format!("'{text}' is out of range"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+mod duration {
+    use serde::{Deserialize, Deserializer};
+    use std::time::Duration;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_duration(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+mod opt_duration {
+    use serde::{Deserialize, Deserializer};
+    use std::time::Duration;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            Some(text) => super::parse_duration(&text).map(Some).map_err(serde::de::Error::custom),
+            None => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    const MINIMAL: &str = "backends:\n  - name: echo\n    url: http://127.0.0.1:9001\n";
+
+    #[test]
+    fn minimal_config_gets_defaults() {
+        let config = Config::parse(MINIMAL, &no_env).unwrap();
+        assert_eq!(config.listeners.public, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(config.health.unhealthy_after, 3);
+        assert_eq!(config.backends[0].card_path, "/.well-known/agent-card.json");
+    }
+
+    #[test]
+    fn unknown_key_is_named_with_its_path() {
+        let text = "backends:\n  - name: echo\n    url: http://127.0.0.1:9001\n    colour: blue\n";
+        let err = Config::parse(text, &no_env).unwrap_err().to_string();
+        assert!(err.starts_with("backends[0]"), "{err}");
+        assert!(err.contains("colour"), "{err}");
+    }
+
+    #[test]
+    fn bad_url_is_named_with_its_path() {
+        let text = "backends:\n  - name: a\n    url: http://127.0.0.1:1\n  - name: b\n    url: ftp://x\n";
+        let err = Config::parse(text, &no_env).unwrap_err().to_string();
+        assert!(err.starts_with("backends[1].url:"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_and_unsafe_names_are_refused() {
+        let dup = "backends:\n  - {name: a, url: 'http://h:1'}\n  - {name: a, url: 'http://h:2'}\n";
+        assert!(Config::parse(dup, &no_env).unwrap_err().to_string().starts_with("backends[1].name"));
+        let bad = "backends:\n  - {name: 'A/b', url: 'http://h:1'}\n";
+        assert!(Config::parse(bad, &no_env).unwrap_err().to_string().starts_with("backends[0].name"));
+    }
+
+    #[test]
+    fn bad_duration_is_named_with_its_path() {
+        let text = format!("health:\n  interval: soon\n{MINIMAL}");
+        let err = Config::parse(&text, &no_env).unwrap_err().to_string();
+        assert!(err.starts_with("health.interval"), "{err}");
+    }
+
+    #[test]
+    fn env_references_are_expanded_and_missing_ones_named() {
+        let text = "public_url: '${GW_URL}'\nbackends:\n  - name: echo\n    url: 'http://${HOST}:9001'\n";
+        let env = |name: &str| match name {
+            "GW_URL" => Some("https://gw.example".to_string()),
+            "HOST" => Some("127.0.0.1".to_string()),
+            _ => None,
+        };
+        let config = Config::parse(text, &env).unwrap();
+        assert_eq!(config.public_url.as_deref(), Some("https://gw.example"));
+        assert_eq!(config.backends[0].url, "http://127.0.0.1:9001");
+        let err = Config::parse(text, &no_env).unwrap_err().to_string();
+        assert!(err.starts_with("public_url:") && err.contains("GW_URL"), "{err}");
+    }
+
+    #[test]
+    fn dollar_dollar_escapes_a_reference() {
+        assert_eq!(expand_str("a$${B}c", "p", &no_env).unwrap(), "a${B}c");
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+}

@@ -1,0 +1,69 @@
+//! `a2a-gateway demo`: the four example agents on ephemeral loopback ports with the gateway in front
+//! of them, and a banner with copy-paste examples.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use a2a_example_agents::{AgentKind, AgentOptions};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Backend, Config, Health};
+use crate::server;
+
+/// The demo's backends: (backend name, agent).
+const AGENTS: [(&str, AgentKind); 4] = [
+    ("echo", AgentKind::Echo),
+    ("review", AgentKind::Review),
+    ("clarify", AgentKind::Clarify),
+    ("slow", AgentKind::Slow),
+];
+
+pub async fn run(listen: SocketAddr, stop: CancellationToken) -> anyhow::Result<()> {
+    let mut backends = Vec::new();
+    for (name, kind) in AGENTS {
+        let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        tokio::spawn(a2a_example_agents::serve(kind, listener, AgentOptions::default(), stop.clone().cancelled_owned()));
+        backends.push(Backend {
+            name: name.to_string(),
+            url,
+            card_path: "/.well-known/agent-card.json".into(),
+            health_interval: None,
+        });
+    }
+    let config = Config {
+        public_url: None,
+        listeners: crate::config::Listeners { public: listen },
+        health: Health { interval: Duration::from_secs(5), ..Health::default() },
+        routing: Default::default(),
+        card: crate::config::CardInfo { name: "A2A Gateway (demo)".into(), ..Default::default() },
+        limits: Default::default(),
+        backends,
+    };
+    config.validate()?;
+    let listener = TcpListener::bind(listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e} (pick another with --listen)"))?;
+    let base = config.public_base(listener.local_addr()?);
+    println!("listening {base}");
+    println!("{}", banner(&base, &config));
+    server::run(config, listener, stop).await
+}
+
+fn banner(base: &str, config: &Config) -> String {
+    let mut out = format!(
+        "a2a-gateway demo\n\n  gateway        {base}\n  gateway card   {base}/.well-known/agent-card.json\n\n  agents (per-agent endpoint  <-  backend):\n"
+    );
+    for backend in &config.backends {
+        out.push_str(&format!("    {base}/agents/{}/  <-  {}\n", backend.name, backend.url));
+    }
+    let data = r#"{"diff":"--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-fn a() {}\n+fn a() { x.unwrap(); }","title":"PR #123","focus":["correctness"]}"#;
+    out.push_str(&format!(
+        "\n  A streamed task (skill review-pr, chosen by metadata.skillId):\n\n    curl -N {base}/message:stream \\\n      -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \\\n      -d '{{\"message\":{{\"messageId\":\"m-1\",\"role\":\"ROLE_USER\",\"parts\":[{{\"data\":{data}}}],\"metadata\":{{\"skillId\":\"review-pr\"}}}}}}'\n"
+    ));
+    out.push_str(&format!(
+        "\n  The same over JSON-RPC, to one agent's own endpoint:\n\n    curl -N {base}/agents/review/ \\\n      -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \\\n      -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendStreamingMessage\",\"params\":{{\"message\":{{\"messageId\":\"m-2\",\"role\":\"ROLE_USER\",\"parts\":[{{\"data\":{data}}}]}}}}}}'\n\n  Ctrl-C stops everything.\n"
+    ));
+    out
+}

@@ -1,0 +1,160 @@
+//! The task directory: which backend owns each task and context the gateway has seen, learned from
+//! answers and stream events. Task-scoped calls are routed by it; a task it does not know is
+//! answered as not found. A trait, so that replicas can share one (Redis) later; the in-memory
+//! implementation serves a single process.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+use futures::future::{BoxFuture, FutureExt};
+
+use crate::protocol::observe::{TaskFact, TaskState};
+
+/// What the directory knows about one task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskEntry {
+    pub backend: Arc<str>,
+    pub context_id: Option<String>,
+    pub state: Option<TaskState>,
+}
+
+pub trait TaskDirectory: Send + Sync + 'static {
+    /// The entry of a task, if the gateway has seen it.
+    fn task(&self, task_id: &str) -> BoxFuture<'_, Option<TaskEntry>>;
+    /// The backend that owns a context, if the gateway has seen it.
+    fn context_owner(&self, context_id: &str) -> BoxFuture<'_, Option<Arc<str>>>;
+    /// Records what `backend` said about a task. Never waits: implementations with I/O queue it.
+    /// The first backend to report a task or context owns it; a later claim by another is ignored.
+    fn record(&self, backend: &Arc<str>, fact: &TaskFact);
+    /// Forgets entries not seen for longer than the directory's time-to-live.
+    fn sweep(&self);
+}
+
+struct Seen<T> {
+    value: T,
+    at: Instant,
+}
+
+/// A single-process directory on concurrent hash maps.
+pub struct MemoryDirectory {
+    tasks: DashMap<String, Seen<TaskEntry>>,
+    contexts: DashMap<String, Seen<Arc<str>>>,
+    ttl: Duration,
+}
+
+impl MemoryDirectory {
+    pub fn new(ttl: Duration) -> MemoryDirectory {
+        MemoryDirectory { tasks: DashMap::new(), contexts: DashMap::new(), ttl }
+    }
+
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+}
+
+impl TaskDirectory for MemoryDirectory {
+    fn task(&self, task_id: &str) -> BoxFuture<'_, Option<TaskEntry>> {
+        let found = self.tasks.get(task_id).map(|e| e.value.clone());
+        futures::future::ready(found).boxed()
+    }
+
+    fn context_owner(&self, context_id: &str) -> BoxFuture<'_, Option<Arc<str>>> {
+        let found = self.contexts.get(context_id).map(|e| e.value.clone());
+        futures::future::ready(found).boxed()
+    }
+
+    fn record(&self, backend: &Arc<str>, fact: &TaskFact) {
+        let now = Instant::now();
+        if let Some(context_id) = &fact.context_id {
+            let mut seen = self
+                .contexts
+                .entry(context_id.clone())
+                .or_insert_with(|| Seen { value: backend.clone(), at: now });
+            if seen.value == *backend {
+                seen.at = now;
+            }
+        }
+        let Some(task_id) = &fact.task_id else { return };
+        let mut seen = self.tasks.entry(task_id.clone()).or_insert_with(|| Seen {
+            value: TaskEntry { backend: backend.clone(), context_id: None, state: None },
+            at: now,
+        });
+        if seen.value.backend != *backend {
+            tracing::warn!(task_id, claimed_by = %backend, owner = %seen.value.backend, "ignoring a second backend's claim on a task");
+            return;
+        }
+        seen.at = now;
+        if fact.context_id.is_some() {
+            seen.value.context_id.clone_from(&fact.context_id);
+        }
+        // A terminal state is final: a late non-terminal event (replayed snapshot) must not undo it.
+        match (seen.value.state, fact.state) {
+            (Some(old), _) if old.is_terminal() => {}
+            (_, Some(new)) => seen.value.state = Some(new),
+            _ => {}
+        }
+    }
+
+    fn sweep(&self) {
+        let ttl = self.ttl;
+        self.tasks.retain(|_, seen| seen.at.elapsed() < ttl);
+        self.contexts.retain(|_, seen| seen.at.elapsed() < ttl);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fact(task: &str, context: &str, state: Option<TaskState>) -> TaskFact {
+        TaskFact { task_id: Some(task.into()), context_id: Some(context.into()), state }
+    }
+
+    #[tokio::test]
+    async fn learns_tasks_and_contexts() {
+        let dir = MemoryDirectory::new(Duration::from_secs(60));
+        let echo: Arc<str> = Arc::from("echo");
+        dir.record(&echo, &fact("t1", "c1", Some(TaskState::Working)));
+        let entry = dir.task("t1").await.unwrap();
+        assert_eq!(entry.backend, echo);
+        assert_eq!(entry.context_id.as_deref(), Some("c1"));
+        assert_eq!(dir.context_owner("c1").await, Some(echo));
+        assert_eq!(dir.task("t2").await, None);
+    }
+
+    #[tokio::test]
+    async fn first_owner_wins() {
+        let dir = MemoryDirectory::new(Duration::from_secs(60));
+        let (a, b): (Arc<str>, Arc<str>) = (Arc::from("a"), Arc::from("b"));
+        dir.record(&a, &fact("t1", "c1", Some(TaskState::Working)));
+        dir.record(&b, &fact("t1", "c1", Some(TaskState::Completed)));
+        let entry = dir.task("t1").await.unwrap();
+        assert_eq!(entry.backend, a);
+        assert_eq!(entry.state, Some(TaskState::Working));
+        assert_eq!(dir.context_owner("c1").await, Some(a));
+    }
+
+    #[tokio::test]
+    async fn terminal_state_sticks() {
+        let dir = MemoryDirectory::new(Duration::from_secs(60));
+        let a: Arc<str> = Arc::from("a");
+        dir.record(&a, &fact("t1", "c1", Some(TaskState::Canceled)));
+        dir.record(&a, &fact("t1", "c1", Some(TaskState::Working)));
+        assert_eq!(dir.task("t1").await.unwrap().state, Some(TaskState::Canceled));
+    }
+
+    #[tokio::test]
+    async fn sweep_forgets_old_entries() {
+        let dir = MemoryDirectory::new(Duration::ZERO);
+        let a: Arc<str> = Arc::from("a");
+        dir.record(&a, &fact("t1", "c1", None));
+        dir.sweep();
+        assert!(dir.is_empty());
+        assert_eq!(dir.context_owner("c1").await, None);
+    }
+}

@@ -1,0 +1,21 @@
+//! a2a-gateway: one public A2A endpoint in front of a fleet of agents.
+//!
+//! The request path: [`server`] decodes each call ([`protocol::decode`]), runs the policy layers,
+//! routes it ([`routing`], with task ownership from [`directory`] and backends from [`registry`]),
+//! and forwards it ([`proxy`]), relaying answers and streams unchanged.
+
+pub mod card;
+pub mod config;
+pub mod demo;
+pub mod directory;
+pub mod list;
+pub mod protocol;
+pub mod proxy;
+pub mod registry;
+pub mod routing;
+pub mod server;
+
+/// Installs the process-wide TLS crypto provider (ring) once; reqwest is built without one.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

@@ -1,0 +1,141 @@
+//! The `a2a-gateway` command: serve, check a config, run the demo.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use a2a_gateway::config::Config;
+use a2a_gateway::{demo, install_crypto_provider, server};
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser)]
+#[command(name = "a2a-gateway", version, about = "One A2A endpoint in front of a fleet of agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the gateway with a configuration file.
+    Serve {
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+    /// Validate a configuration file; names the offending key and exits 1 on error.
+    Check { file: PathBuf },
+    /// Run the gateway with the example agents behind it.
+    Demo {
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+    },
+    /// Run one example agent (echo, review, clarify, slow); used by the tests.
+    #[command(hide = true)]
+    ExampleAgent {
+        kind: String,
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+        /// Card name override.
+        #[arg(long)]
+        name: Option<String>,
+        /// How long the slow agent works, in seconds.
+        #[arg(long)]
+        slow_secs: Option<f64>,
+        /// Delay between the review agent's steps, in milliseconds.
+        #[arg(long)]
+        step_ms: Option<u64>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Command::Check { file } = &cli.command {
+        return match Config::load(file) {
+            Ok(config) => {
+                println!("{}: ok ({} backends)", file.display(), config.backends.len());
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("{}: {error}", file.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
+    init_tracing();
+    install_crypto_provider();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("a2a-gateway: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command) -> anyhow::Result<()> {
+    let stop = CancellationToken::new();
+    tokio::spawn(cancel_on_signal(stop.clone()));
+    match command {
+        Command::Serve { config } => {
+            let config = Config::load(&config).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
+            let listener = tokio::net::TcpListener::bind(config.listeners.public).await?;
+            println!("listening http://{}", listener.local_addr()?);
+            server::run(config, listener, stop).await
+        }
+        Command::Demo { listen } => demo::run(listen, stop).await,
+        Command::ExampleAgent { kind, listen, name, slow_secs, step_ms } => {
+            let kind: a2a_example_agents::AgentKind =
+                kind.parse().map_err(|_| anyhow::anyhow!("unknown example agent '{kind}'"))?;
+            let mut options = a2a_example_agents::AgentOptions { name, ..Default::default() };
+            if let Some(secs) = slow_secs {
+                options.slow_duration = Duration::from_secs_f64(secs);
+            }
+            if let Some(ms) = step_ms {
+                options.step_delay = Duration::from_millis(ms);
+            }
+            let listener = tokio::net::TcpListener::bind(listen).await?;
+            println!("listening http://{}", listener.local_addr()?);
+            a2a_example_agents::serve(kind, listener, options, stop.cancelled_owned()).await?;
+            Ok(())
+        }
+        Command::Check { .. } => unreachable!("handled before the runtime starts"),
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}
+
+/// Cancels `stop` on SIGINT or SIGTERM.
+async fn cancel_on_signal(stop: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                stop.cancel();
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+    stop.cancel();
+}

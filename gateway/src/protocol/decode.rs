@@ -1,0 +1,433 @@
+//! Turns an HTTP request into an [`A2aCall`]: which binding and operation, which agent path, task,
+//! context and skill. Only the few fields routing and policies need are parsed; the body itself is
+//! forwarded unchanged.
+
+use a2a_policies::{A2aCall, A2aError, Binding, Operation};
+use http::{HeaderMap, Method};
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A request that could not be decoded, with what is needed to answer it in the caller's binding.
+#[derive(Debug)]
+pub struct Refusal {
+    pub binding: Binding,
+    pub rpc_id: Option<Value>,
+    pub error: A2aError,
+}
+
+/// Splits `/agents/{name}/rest` into the agent name and the rest (`/` when nothing follows).
+pub fn split_agent_path(path: &str) -> (Option<&str>, &str) {
+    let Some(after) = path.strip_prefix("/agents/") else {
+        return (None, path);
+    };
+    match after.find('/') {
+        Some(i) => (Some(&after[..i]), &after[i..]),
+        None => (Some(after), "/"),
+    }
+}
+
+/// Decodes one request. `path` and `query` are the request URI's.
+pub fn decode(
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<A2aCall, Refusal> {
+    let (agent, rest) = split_agent_path(path);
+    if agent.is_some_and(str::is_empty) {
+        return Err(rest_refusal(A2aError::MethodNotFound("no agent named in the path /agents/".into())));
+    }
+    let mut call = if rest == "/" && method == Method::POST {
+        decode_json_rpc(headers, body)?
+    } else {
+        decode_rest(method, rest, query, headers, body).map_err(rest_refusal)?
+    };
+    call.agent = agent.map(str::to_string);
+    Ok(call)
+}
+
+fn rest_refusal(error: A2aError) -> Refusal {
+    Refusal { binding: Binding::Rest, rpc_id: None, error }
+}
+
+/// Refuses a request whose `A2A-Version` is not 1.x. A missing header means 0.3 (as the reference
+/// SDK reads it), and this gateway speaks 1.0.
+fn check_version(headers: &HeaderMap) -> Result<(), A2aError> {
+    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim);
+    let version = version.filter(|v| !v.is_empty()).unwrap_or("0.3");
+    let major = version.split('.').next().unwrap_or("");
+    if major == "1" {
+        return Ok(());
+    }
+    Err(A2aError::VersionNotSupported(format!(
+        "A2A version '{version}' is not supported; send the header 'A2A-Version: 1.0'"
+    )))
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<A2aCall, Refusal> {
+    let refuse = |rpc_id: Option<Value>, error| Refusal { binding: Binding::JsonRpc, rpc_id, error };
+    let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    if first == Some(b'[') && serde_json::from_slice::<&RawValue>(body).is_ok() {
+        return Err(refuse(None, A2aError::InvalidRequest("batch requests are not supported".into())));
+    }
+    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
+        let error = if e.is_data() {
+            A2aError::InvalidRequest("the request must be a JSON-RPC 2.0 request object".into())
+        } else {
+            A2aError::Parse(format!("invalid JSON: {e}"))
+        };
+        refuse(None, error)
+    })?;
+    let rpc_id = match envelope.id {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id,
+        Some(_) => return Err(refuse(None, A2aError::InvalidRequest("'id' must be a string or a number".into()))),
+        None => return Err(refuse(None, A2aError::InvalidRequest("'id' is required".into()))),
+    };
+    if envelope.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        return Err(refuse(Some(rpc_id), A2aError::InvalidRequest("'jsonrpc' must be \"2.0\"".into())));
+    }
+    let Some(Value::String(method)) = envelope.method else {
+        return Err(refuse(Some(rpc_id), A2aError::InvalidRequest("'method' must be a string".into())));
+    };
+    let Some(operation) = Operation::from_method_name(&method) else {
+        return Err(refuse(Some(rpc_id), A2aError::MethodNotFound("Method not found".into())));
+    };
+    if let Err(error) = check_version(headers) {
+        return Err(refuse(Some(rpc_id), error));
+    }
+    let mut call = A2aCall::new(Binding::JsonRpc, operation);
+    let params = envelope.params.map(RawValue::get).unwrap_or("{}");
+    if let Err(error) = read_params(&mut call, params.as_bytes()) {
+        return Err(refuse(Some(rpc_id), error));
+    }
+    call.rpc_id = Some(rpc_id);
+    Ok(call)
+}
+
+/// The fields of a send request routing needs.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SendParams {
+    message: Option<MessageFields>,
+    metadata: Option<Metadata>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MessageFields {
+    task_id: Option<String>,
+    context_id: Option<String>,
+    metadata: Option<Metadata>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Metadata {
+    skill_id: Option<Value>,
+}
+
+/// The task a task-scoped JSON-RPC call names: `id` for task calls, `taskId` for push configs.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskParams {
+    id: Option<Value>,
+    task_id: Option<Value>,
+}
+
+fn read_params(call: &mut A2aCall, params: &[u8]) -> Result<(), A2aError> {
+    let bad = |e: serde_json::Error| A2aError::invalid_params(format!("invalid params: {e}"));
+    match call.operation {
+        Operation::SendMessage | Operation::SendStreamingMessage => {
+            let params: SendParams = serde_json::from_slice(params).map_err(bad)?;
+            read_send(call, params)
+        }
+        Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask => {
+            let params: TaskParams = serde_json::from_slice(params).map_err(bad)?;
+            call.task_id = Some(non_empty_string(params.id, "params.id")?);
+            Ok(())
+        }
+        Operation::CreateTaskPushNotificationConfig
+        | Operation::GetTaskPushNotificationConfig
+        | Operation::ListTaskPushNotificationConfigs
+        | Operation::DeleteTaskPushNotificationConfig => {
+            let params: TaskParams = serde_json::from_slice(params).map_err(bad)?;
+            call.task_id = Some(non_empty_string(params.task_id, "params.taskId")?);
+            Ok(())
+        }
+        Operation::ListTasks | Operation::GetExtendedAgentCard => {
+            serde_json::from_slice::<&RawValue>(params).map_err(bad)?;
+            Ok(())
+        }
+    }
+}
+
+fn read_send(call: &mut A2aCall, params: SendParams) -> Result<(), A2aError> {
+    let Some(message) = params.message else {
+        return Err(A2aError::invalid_params("'message' is required"));
+    };
+    call.task_id = message.task_id.filter(|s| !s.is_empty());
+    call.context_id = message.context_id.filter(|s| !s.is_empty());
+    // The message's own skill wins over the request's: it is the more specific of the two.
+    let skill = message.metadata.and_then(|m| m.skill_id).or_else(|| params.metadata.and_then(|m| m.skill_id));
+    call.skill_id = match skill {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        Some(_) => return Err(A2aError::invalid_params("'metadata.skillId' must be a non-empty string")),
+    };
+    Ok(())
+}
+
+fn non_empty_string(value: Option<Value>, name: &str) -> Result<String, A2aError> {
+    match value {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s),
+        _ => Err(A2aError::invalid_params(format!("'{name}' is required and must be a non-empty string"))),
+    }
+}
+
+fn decode_rest(
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<A2aCall, A2aError> {
+    let (operation, task_id) = rest_operation(method, path)?;
+    check_version(headers)?;
+    let mut call = A2aCall::new(Binding::Rest, operation);
+    call.task_id = task_id;
+    call.rest_path = Some(match query {
+        Some(q) => format!("{path}?{q}"),
+        None => path.to_string(),
+    });
+    if operation.is_send() {
+        let params: SendParams = serde_json::from_slice(body).map_err(|e| {
+            if e.is_data() {
+                A2aError::invalid_params(format!("invalid request body: {e}"))
+            } else {
+                A2aError::Parse(format!("invalid JSON: {e}"))
+            }
+        })?;
+        read_send(&mut call, params)?;
+    }
+    Ok(call)
+}
+
+/// Maps an HTTP+JSON method and path (below the binding's base) to an operation and task id.
+fn rest_operation(method: &Method, path: &str) -> Result<(Operation, Option<String>), A2aError> {
+    let not_found = || A2aError::MethodNotFound(format!("no A2A operation at {method} {path}"));
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let is = |m: Method| *method == m;
+    let op = match segments.as_slice() {
+        ["message:send"] if is(Method::POST) => (Operation::SendMessage, None),
+        ["message:stream"] if is(Method::POST) => (Operation::SendStreamingMessage, None),
+        ["tasks"] if is(Method::GET) => (Operation::ListTasks, None),
+        ["extendedAgentCard"] if is(Method::GET) => (Operation::GetExtendedAgentCard, None),
+        ["tasks", task] => {
+            if let Some(id) = task.strip_suffix(":cancel") {
+                if !is(Method::POST) {
+                    return Err(not_found());
+                }
+                (Operation::CancelTask, Some(id))
+            } else if let Some(id) = task.strip_suffix(":subscribe") {
+                if !is(Method::GET) && !is(Method::POST) {
+                    return Err(not_found());
+                }
+                (Operation::SubscribeToTask, Some(id))
+            } else if is(Method::GET) && !task.contains(':') {
+                (Operation::GetTask, Some(*task))
+            } else {
+                return Err(not_found());
+            }
+        }
+        ["tasks", task, "pushNotificationConfigs"] if is(Method::POST) => {
+            (Operation::CreateTaskPushNotificationConfig, Some(*task))
+        }
+        ["tasks", task, "pushNotificationConfigs"] if is(Method::GET) => {
+            (Operation::ListTaskPushNotificationConfigs, Some(*task))
+        }
+        ["tasks", task, "pushNotificationConfigs", config] if !config.is_empty() && is(Method::GET) => {
+            (Operation::GetTaskPushNotificationConfig, Some(*task))
+        }
+        ["tasks", task, "pushNotificationConfigs", config] if !config.is_empty() && is(Method::DELETE) => {
+            (Operation::DeleteTaskPushNotificationConfig, Some(*task))
+        }
+        _ => return Err(not_found()),
+    };
+    let task_id = match op.1 {
+        None => None,
+        Some(raw) => Some(percent_decode(raw).filter(|id| !id.is_empty()).ok_or_else(not_found)?),
+    };
+    Ok((op.0, task_id))
+}
+
+/// Decodes `%XX` escapes of a path segment; `None` when the escapes are malformed or not UTF-8.
+fn percent_decode(segment: &str) -> Option<String> {
+    if !segment.contains('%') {
+        return Some(segment.to_string());
+    }
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = segment.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v1() -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert("a2a-version", "1.0".parse().unwrap());
+        h
+    }
+
+    fn rpc(body: &str) -> Result<A2aCall, Refusal> {
+        decode(&Method::POST, "/", None, &v1(), body.as_bytes())
+    }
+
+    #[test]
+    fn json_rpc_send_reads_skill_task_and_context() {
+        let call = rpc(r#"{"jsonrpc":"2.0","id":"r1","method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}],"taskId":"t1","contextId":"c1","metadata":{"skillId":"echo"}}}}"#).unwrap();
+        assert_eq!(call.binding, Binding::JsonRpc);
+        assert_eq!(call.operation, Operation::SendMessage);
+        assert_eq!(call.rpc_id, Some(Value::from("r1")));
+        assert_eq!(call.task_id.as_deref(), Some("t1"));
+        assert_eq!(call.context_id.as_deref(), Some("c1"));
+        assert_eq!(call.skill_id.as_deref(), Some("echo"));
+    }
+
+    #[test]
+    fn request_metadata_skill_is_used_when_the_message_has_none() {
+        let call = rpc(r#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"parts":[]},"metadata":{"skillId":"review-pr"}}}"#).unwrap();
+        assert_eq!(call.skill_id.as_deref(), Some("review-pr"));
+        assert!(call.operation.is_streaming());
+    }
+
+    #[test]
+    fn json_rpc_task_calls_read_the_task_id() {
+        let call = rpc(r#"{"jsonrpc":"2.0","id":2,"method":"CancelTask","params":{"id":"abc"}}"#).unwrap();
+        assert_eq!((call.operation, call.task_id.as_deref()), (Operation::CancelTask, Some("abc")));
+        let call = rpc(r#"{"jsonrpc":"2.0","id":2,"method":"GetTaskPushNotificationConfig","params":{"taskId":"abc","id":"x"}}"#).unwrap();
+        assert_eq!(call.task_id.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn json_rpc_errors_carry_the_request_id_when_known() {
+        let e = rpc(r#"{"jsonrpc":"2.0","id":"r9","method":"tasks/list","params":{}}"#).unwrap_err();
+        assert!(matches!(e.error, A2aError::MethodNotFound(_)));
+        assert_eq!(e.rpc_id, Some(Value::from("r9")));
+        let e = rpc(r#"{"jsonrpc":"2.0","id":"r9","method":"GetTask","params":{}}"#).unwrap_err();
+        assert!(matches!(e.error, A2aError::InvalidParams { .. }));
+        let e = rpc(r#"{"jsonrpc":"2.0","#).unwrap_err();
+        assert!(matches!(e.error, A2aError::Parse(_)));
+        assert_eq!(e.rpc_id, None);
+        let e = rpc(r#"[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]"#).unwrap_err();
+        assert!(matches!(e.error, A2aError::InvalidRequest(_)));
+        let e = rpc(r#"{"jsonrpc":"1.0","id":1,"method":"GetTask","params":{"id":"x"}}"#).unwrap_err();
+        assert!(matches!(e.error, A2aError::InvalidRequest(_)));
+        let e = rpc(r#"{"jsonrpc":"2.0","method":"GetTask","params":{"id":"x"}}"#).unwrap_err();
+        assert!(matches!(e.error, A2aError::InvalidRequest(_)));
+        let e = rpc(r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"metadata":{"skillId":5}}}}"#)
+            .unwrap_err();
+        assert!(matches!(e.error, A2aError::InvalidParams { .. }));
+    }
+
+    #[test]
+    fn missing_or_foreign_version_header_is_refused_like_the_sdk() {
+        let body = br#"{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{}}}"#;
+        let e = decode(&Method::POST, "/", None, &HeaderMap::new(), body).unwrap_err();
+        assert!(matches!(e.error, A2aError::VersionNotSupported(_)));
+        let mut two = HeaderMap::new();
+        two.insert("a2a-version", "2.0".parse().unwrap());
+        assert!(decode(&Method::POST, "/", None, &two, body).is_err());
+        let mut minor = HeaderMap::new();
+        minor.insert("a2a-version", "1.1".parse().unwrap());
+        assert!(decode(&Method::POST, "/", None, &minor, body).is_ok());
+    }
+
+    #[test]
+    fn rest_paths_map_to_operations() {
+        let cases = [
+            (Method::POST, "/message:send", Operation::SendMessage, None),
+            (Method::POST, "/message:stream", Operation::SendStreamingMessage, None),
+            (Method::GET, "/tasks", Operation::ListTasks, None),
+            (Method::GET, "/tasks/t1", Operation::GetTask, Some("t1")),
+            (Method::POST, "/tasks/t1:cancel", Operation::CancelTask, Some("t1")),
+            (Method::GET, "/tasks/t1:subscribe", Operation::SubscribeToTask, Some("t1")),
+            (Method::POST, "/tasks/t1:subscribe", Operation::SubscribeToTask, Some("t1")),
+            (Method::POST, "/tasks/t1/pushNotificationConfigs", Operation::CreateTaskPushNotificationConfig, Some("t1")),
+            (Method::GET, "/tasks/t1/pushNotificationConfigs", Operation::ListTaskPushNotificationConfigs, Some("t1")),
+            (Method::GET, "/tasks/t1/pushNotificationConfigs/c", Operation::GetTaskPushNotificationConfig, Some("t1")),
+            (Method::DELETE, "/tasks/t1/pushNotificationConfigs/c", Operation::DeleteTaskPushNotificationConfig, Some("t1")),
+            (Method::GET, "/extendedAgentCard", Operation::GetExtendedAgentCard, None),
+            (Method::GET, "/tasks/a%2Db", Operation::GetTask, Some("a-b")),
+        ];
+        for (method, path, op, task) in cases {
+            let body: &[u8] = if op.is_send() { br#"{"message":{}}"# } else { b"" };
+            let call = decode(&method, path, None, &v1(), body).unwrap_or_else(|e| panic!("{path}: {e:?}"));
+            assert_eq!(call.binding, Binding::Rest);
+            assert_eq!(call.operation, op, "{path}");
+            assert_eq!(call.task_id.as_deref(), task, "{path}");
+            assert_eq!(call.rest_path.as_deref(), Some(path));
+        }
+    }
+
+    #[test]
+    fn rest_unknown_paths_and_methods_are_not_found() {
+        for (method, path) in [
+            (Method::GET, "/nope/nope"),
+            (Method::GET, "/message:send"),
+            (Method::DELETE, "/tasks/t1"),
+            (Method::GET, "/tasks/t1:cancel"),
+            (Method::GET, "/tasks/t1:explode"),
+            (Method::GET, "/tasks/%zz"),
+            (Method::GET, "/"),
+        ] {
+            let e = decode(&method, path, None, &v1(), b"").unwrap_err();
+            assert!(matches!(e.error, A2aError::MethodNotFound(_)), "{method} {path}");
+            assert_eq!(e.binding, Binding::Rest);
+        }
+    }
+
+    #[test]
+    fn rest_send_bodies_are_checked() {
+        let e = decode(&Method::POST, "/message:send", None, &v1(), br#"{"message":"#).unwrap_err();
+        assert!(matches!(e.error, A2aError::Parse(_)));
+        let e = decode(&Method::POST, "/message:send", None, &v1(), br#"{"metadata":{}}"#).unwrap_err();
+        assert!(matches!(e.error, A2aError::InvalidParams { .. }));
+    }
+
+    #[test]
+    fn agent_paths_are_split_off() {
+        assert_eq!(split_agent_path("/agents/echo/"), (Some("echo"), "/"));
+        assert_eq!(split_agent_path("/agents/echo"), (Some("echo"), "/"));
+        assert_eq!(split_agent_path("/agents/echo/tasks/t:cancel"), (Some("echo"), "/tasks/t:cancel"));
+        assert_eq!(split_agent_path("/tasks"), (None, "/tasks"));
+        let call = decode(&Method::GET, "/agents/echo/tasks/t1", Some("historyLength=2"), &v1(), b"").unwrap();
+        assert_eq!(call.agent.as_deref(), Some("echo"));
+        assert_eq!(call.rest_path.as_deref(), Some("/tasks/t1?historyLength=2"));
+        let call = decode(&Method::POST, "/agents/echo/", None, &v1(), br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#).unwrap();
+        assert_eq!((call.binding, call.agent.as_deref()), (Binding::JsonRpc, Some("echo")));
+    }
+}

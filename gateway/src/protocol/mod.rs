@@ -1,0 +1,14 @@
+//! A2A 1.0 on the wire, as far as the gateway needs it: decoding requests into an [`A2aCall`],
+//! rendering errors in the caller's binding, framing SSE, and reading task facts out of answers.
+//!
+//! [`A2aCall`]: a2a_policies::A2aCall
+
+pub mod decode;
+pub mod errors;
+pub mod observe;
+pub mod sse;
+
+/// The protocol version this gateway speaks to callers and backends.
+pub const PROTOCOL_VERSION: &str = "1.0";
+/// Media type of HTTP+JSON success bodies.
+pub const A2A_JSON: &str = "application/a2a+json";

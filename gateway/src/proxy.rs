@@ -1,0 +1,259 @@
+//! Forwards a call to its backend and relays the answer. Request bodies go out as the caller sent
+//! them; unary answers come back byte for byte; SSE streams are relayed chunk by chunk as they arrive,
+//! with a tap that reads a copy of each event to learn task ownership and state.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_policies::{A2aCall, A2aError, Binding};
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
+use reqwest::Url;
+
+use crate::directory::TaskDirectory;
+use crate::protocol::observe::fact_in;
+use crate::protocol::sse::SseParser;
+use crate::registry::Backend;
+
+/// Caller headers that carry A2A meaning and go on to the backend. Everything else — credentials,
+/// cookies, hop-by-hop and forwarding headers — stays at the gateway.
+const REQUEST_HEADERS: [HeaderName; 9] = [
+    header::CONTENT_TYPE,
+    header::ACCEPT,
+    header::CACHE_CONTROL,
+    HeaderName::from_static("a2a-version"),
+    HeaderName::from_static("a2a-extensions"),
+    HeaderName::from_static("x-a2a-extensions"),
+    HeaderName::from_static("traceparent"),
+    HeaderName::from_static("tracestate"),
+    HeaderName::from_static("last-event-id"),
+];
+
+/// Backend headers relayed to the caller.
+const RESPONSE_HEADERS: [HeaderName; 6] = [
+    header::CONTENT_TYPE,
+    header::CACHE_CONTROL,
+    header::RETRY_AFTER,
+    HeaderName::from_static("a2a-version"),
+    HeaderName::from_static("a2a-extensions"),
+    HeaderName::from_static("x-a2a-extensions"),
+];
+
+pub struct Forwarder {
+    client: reqwest::Client,
+    directory: Arc<dyn TaskDirectory>,
+    max_response_bytes: usize,
+    first_byte_timeout: Duration,
+}
+
+/// A backend's unary answer, read whole.
+pub struct Unary {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Forwarder {
+    pub fn new(
+        client: reqwest::Client,
+        directory: Arc<dyn TaskDirectory>,
+        max_response_bytes: usize,
+        first_byte_timeout: Duration,
+    ) -> Forwarder {
+        Forwarder { client, directory, max_response_bytes, first_byte_timeout }
+    }
+
+    /// Sends the call to `backend` and relays its answer to the caller.
+    pub async fn forward(
+        &self,
+        backend: &Backend,
+        call: &A2aCall,
+        method: &Method,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<Body>, A2aError> {
+        let response = self.send(backend, call, method, headers, body).await?;
+        let status = response.status();
+        let mut out_headers = relayed_headers(response.headers());
+        if is_event_stream(response.headers()) {
+            out_headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
+            // Asks reverse proxies in front of the gateway not to buffer the stream either.
+            out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+            let mut tap = Tap::new(call.binding, backend.name.clone(), self.directory.clone());
+            let name = backend.name.clone();
+            let relay = response.bytes_stream().map(move |chunk| match chunk {
+                Ok(bytes) => {
+                    tap.observe(&bytes);
+                    Ok(bytes)
+                }
+                Err(error) => {
+                    tracing::warn!(backend = %name, %error, "backend stream broke off");
+                    Err(std::io::Error::other("the agent's stream broke off"))
+                }
+            });
+            return Ok(build_response(status, out_headers, Body::from_stream(relay)));
+        }
+        let body = self.read_whole(&backend.name, response).await?;
+        if status.is_success()
+            && let Some(fact) = fact_in(call.binding, &body)
+        {
+            self.directory.record(&backend.name, &fact);
+        }
+        Ok(build_response(status, out_headers, Body::from(body)))
+    }
+
+    /// Sends the call and reads the whole answer (for calls the gateway post-processes).
+    pub async fn unary(
+        &self,
+        backend: &Backend,
+        call: &A2aCall,
+        method: &Method,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Unary, A2aError> {
+        let response = self.send(backend, call, method, headers, body).await?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = self.read_whole(&backend.name, response).await?;
+        Ok(Unary { status, headers, body })
+    }
+
+    async fn send(
+        &self,
+        backend: &Backend,
+        call: &A2aCall,
+        method: &Method,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<reqwest::Response, A2aError> {
+        let url = target(backend, call)?;
+        let mut request = self.client.request(method.clone(), url);
+        for name in &REQUEST_HEADERS {
+            for value in headers.get_all(name) {
+                request = request.header(name, value);
+            }
+        }
+        if !body.is_empty() || *method == Method::POST {
+            request = request.body(body);
+        }
+        match tokio::time::timeout(self.first_byte_timeout, request.send()).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(error)) => {
+                tracing::warn!(backend = %backend.name, %error, "backend request failed");
+                Err(unreachable(backend))
+            }
+            Err(_) => {
+                tracing::warn!(backend = %backend.name, "backend did not answer in time");
+                Err(A2aError::BackendUnavailable(format!("the agent '{}' did not answer in time", backend.name)))
+            }
+        }
+    }
+
+    async fn read_whole(&self, name: &str, response: reqwest::Response) -> Result<Bytes, A2aError> {
+        let too_large = || A2aError::InvalidAgentResponse(format!("the agent '{name}' sent an oversized answer"));
+        if response.content_length().is_some_and(|n| n > self.max_response_bytes as u64) {
+            return Err(too_large());
+        }
+        let mut stream = response.bytes_stream();
+        let mut first: Option<Bytes> = None;
+        let mut rest = BytesMut::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|error| {
+                tracing::warn!(backend = name, %error, "backend answer broke off");
+                A2aError::BackendUnavailable(format!("the agent '{name}' broke off its answer"))
+            })?;
+            let total = first.as_ref().map_or(0, Bytes::len) + rest.len() + chunk.len();
+            if total > self.max_response_bytes {
+                return Err(too_large());
+            }
+            // Most answers arrive in one chunk: keep it as is, copy only when there are more.
+            match &first {
+                None => first = Some(chunk),
+                Some(_) => rest.extend_from_slice(&chunk),
+            }
+        }
+        Ok(match first {
+            None => Bytes::new(),
+            Some(first) if rest.is_empty() => first,
+            Some(first) => {
+                let mut all = BytesMut::with_capacity(first.len() + rest.len());
+                all.extend_from_slice(&first);
+                all.extend_from_slice(&rest);
+                all.freeze()
+            }
+        })
+    }
+}
+
+fn unreachable(backend: &Backend) -> A2aError {
+    A2aError::BackendUnavailable(format!("the agent '{}' could not be reached; try again later", backend.name))
+}
+
+/// The backend URL of a call: its JSON-RPC endpoint, or its HTTP+JSON base plus the operation path.
+fn target(backend: &Backend, call: &A2aCall) -> Result<Url, A2aError> {
+    let missing = || {
+        A2aError::UnsupportedOperation(format!(
+            "the agent '{}' does not offer the {} binding; use the other binding",
+            backend.name, call.binding
+        ))
+    };
+    match call.binding {
+        Binding::JsonRpc => backend.jsonrpc_url.clone().ok_or_else(missing),
+        Binding::Rest => {
+            let base = backend.rest_url.as_ref().ok_or_else(missing)?;
+            let path = call.rest_path.as_deref().unwrap_or("");
+            Url::parse(&format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
+        }
+    }
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
+}
+
+fn relayed_headers(from: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for name in &RESPONSE_HEADERS {
+        for value in from.get_all(name) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+fn build_response(status: StatusCode, headers: HeaderMap, body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    response
+}
+
+/// Reads a copy of a relayed stream: parses SSE events and records what they say about tasks.
+/// It runs on each chunk before the chunk is handed on, so the directory knows a task before the
+/// caller can ask about it; it never waits on anything.
+struct Tap {
+    parser: SseParser,
+    binding: Binding,
+    backend: Arc<str>,
+    directory: Arc<dyn TaskDirectory>,
+}
+
+impl Tap {
+    fn new(binding: Binding, backend: Arc<str>, directory: Arc<dyn TaskDirectory>) -> Tap {
+        Tap { parser: SseParser::new(), binding, backend, directory }
+    }
+
+    fn observe(&mut self, chunk: &[u8]) {
+        let (binding, backend, directory) = (self.binding, &self.backend, &self.directory);
+        self.parser.feed(chunk, &mut |data| {
+            if let Some(fact) = fact_in(binding, data) {
+                directory.record(backend, &fact);
+            }
+        });
+    }
+}

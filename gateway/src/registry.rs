@@ -1,0 +1,378 @@
+//! The backend registry: fetches each backend's Agent Card at start and then periodically, keeps
+//! health (N failed fetches in a row make a backend unhealthy until one succeeds), and publishes an
+//! immutable [`Snapshot`] — healthy backends, the skill index and the rendered cards — that the
+//! request path reads without locks.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use reqwest::Url;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::card::{self, BackendCard, CardDoc};
+use crate::config::{self, Config};
+
+/// One backend as the request path sees it.
+#[derive(Debug)]
+pub struct Backend {
+    pub name: Arc<str>,
+    pub healthy: bool,
+    /// Where the gateway sends JSON-RPC calls (from the card's interface, on the configured origin).
+    pub jsonrpc_url: Option<Url>,
+    /// Base of the HTTP+JSON binding; operation paths are appended.
+    pub rest_url: Option<Url>,
+    pub skills: Vec<String>,
+}
+
+/// Everything routing and the card endpoints need, swapped as a whole when anything changes.
+pub struct Snapshot {
+    /// In configuration order.
+    pub backends: Vec<Arc<Backend>>,
+    by_name: HashMap<Arc<str>, usize>,
+    /// Skill id → indices of healthy backends that declare it.
+    by_skill: HashMap<String, Vec<usize>>,
+    pub gateway_card: CardDoc,
+    agent_cards: HashMap<Arc<str>, CardDoc>,
+}
+
+impl Snapshot {
+    pub fn backend(&self, name: &str) -> Option<&Arc<Backend>> {
+        self.by_name.get(name).map(|&i| &self.backends[i])
+    }
+
+    /// Healthy backends declaring `skill`.
+    pub fn with_skill(&self, skill: &str) -> Vec<&Arc<Backend>> {
+        self.by_skill.get(skill).map(|list| list.iter().map(|&i| &self.backends[i]).collect()).unwrap_or_default()
+    }
+
+    /// Skill ids of healthy backends, sorted.
+    pub fn skill_ids(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = self.by_skill.keys().map(String::as_str).collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The per-agent card of a healthy backend.
+    pub fn agent_card(&self, name: &str) -> Option<&CardDoc> {
+        self.agent_cards.get(name)
+    }
+}
+
+/// What the health loop knows about one backend between rounds.
+struct BackendState {
+    config: config::Backend,
+    base: Url,
+    card_url: Url,
+    card: Option<Arc<Value>>,
+    healthy: bool,
+    failures: u32,
+}
+
+pub struct Registry {
+    states: Mutex<Vec<BackendState>>,
+    snapshot: ArcSwap<Snapshot>,
+    card_info: config::CardInfo,
+    public_base: String,
+    health: config::Health,
+    client: reqwest::Client,
+    round_robin: AtomicUsize,
+}
+
+/// Why a card fetch did not count as a successful health check.
+#[derive(Debug, thiserror::Error)]
+enum CheckError {
+    #[error("card fetch failed: {0}")]
+    Fetch(#[from] reqwest::Error),
+    #[error("card fetch answered HTTP {0}")]
+    Status(u16),
+    #[error("card is not JSON: {0}")]
+    Json(serde_json::Error),
+    #[error("card offers no A2A 1.0 JSONRPC or HTTP+JSON interface")]
+    NoInterface,
+}
+
+impl Registry {
+    pub fn new(config: &Config, public_base: String, client: reqwest::Client) -> anyhow::Result<Arc<Registry>> {
+        let mut states = Vec::new();
+        for backend in &config.backends {
+            let base = Url::parse(&backend.url)?;
+            let card_url = Url::parse(&format!("{}{}", backend.url.trim_end_matches('/'), backend.card_path))?;
+            states.push(BackendState {
+                config: backend.clone(),
+                base,
+                card_url,
+                card: None,
+                healthy: false,
+                failures: 0,
+            });
+        }
+        let registry = Arc::new(Registry {
+            snapshot: ArcSwap::from_pointee(build_snapshot(&states, &config.card, &public_base)),
+            states: Mutex::new(states),
+            card_info: config.card.clone(),
+            public_base,
+            health: config.health.clone(),
+            client,
+            round_robin: AtomicUsize::new(0),
+        });
+        Ok(registry)
+    }
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.load_full()
+    }
+
+    /// Picks one of `candidates` in turn.
+    pub fn pick<'a>(&self, candidates: &[&'a Arc<Backend>]) -> Option<&'a Arc<Backend>> {
+        if candidates.is_empty() {
+            return None;
+        }
+        let n = self.round_robin.fetch_add(1, Ordering::Relaxed);
+        Some(candidates[n % candidates.len()])
+    }
+
+    /// Checks every backend once, concurrently; used at start so the first requests find backends.
+    pub async fn check_all(self: &Arc<Self>) {
+        let count = self.states.lock().map(|s| s.len()).unwrap_or(0);
+        futures::future::join_all((0..count).map(|i| self.check(i))).await;
+    }
+
+    /// Runs the periodic checks until `stop` is cancelled.
+    pub fn spawn_health_loops(self: &Arc<Self>, stop: CancellationToken) {
+        let intervals: Vec<Duration> = match self.states.lock() {
+            Ok(states) => states.iter().map(|s| s.config.health_interval.unwrap_or(self.health.interval)).collect(),
+            Err(_) => return,
+        };
+        for (i, interval) in intervals.into_iter().enumerate() {
+            let registry = self.clone();
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let mut ticker = tokio::time::interval(interval);
+                ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                ticker.tick().await; // the first tick is immediate; check_all covered it
+                loop {
+                    tokio::select! {
+                        _ = stop.cancelled() => break,
+                        _ = ticker.tick() => registry.check(i).await,
+                    }
+                }
+            });
+        }
+    }
+
+    async fn check(&self, index: usize) {
+        let Some((card_url, name)) = self.states.lock().ok().and_then(|states| {
+            states.get(index).map(|s| (s.card_url.clone(), s.config.name.clone()))
+        }) else {
+            return;
+        };
+        let result = self.fetch_card(card_url).await;
+        let changed = {
+            let Ok(mut states) = self.states.lock() else { return };
+            let state = &mut states[index];
+            let was_healthy = state.healthy;
+            let changed = match result {
+                Ok(card) => {
+                    state.failures = 0;
+                    state.healthy = true;
+                    let card_changed = state.card.as_deref() != Some(&card);
+                    if card_changed {
+                        state.card = Some(Arc::new(card));
+                    }
+                    card_changed || !was_healthy
+                }
+                Err(error) => {
+                    state.failures = state.failures.saturating_add(1);
+                    tracing::warn!(backend = %name, failures = state.failures, %error, "health check failed");
+                    if state.failures >= self.health.unhealthy_after {
+                        state.healthy = false;
+                    }
+                    was_healthy && !state.healthy
+                }
+            };
+            if changed {
+                tracing::info!(backend = %name, healthy = state.healthy, "backend state changed");
+                let snapshot = build_snapshot(&states, &self.card_info, &self.public_base);
+                self.snapshot.store(Arc::new(snapshot));
+            }
+            changed
+        };
+        let _ = changed;
+    }
+
+    async fn fetch_card(&self, url: Url) -> Result<Value, CheckError> {
+        let response = self
+            .client
+            .get(url)
+            .header("a2a-version", crate::protocol::PROTOCOL_VERSION)
+            .timeout(self.health.timeout)
+            .send()
+            .await?;
+        if !response.status().is_success() {
+            return Err(CheckError::Status(response.status().as_u16()));
+        }
+        let bytes = response.bytes().await?;
+        let card: Value = serde_json::from_slice(&bytes).map_err(CheckError::Json)?;
+        let (jsonrpc, rest) = interface_paths(&card);
+        if jsonrpc.is_none() && rest.is_none() {
+            return Err(CheckError::NoInterface);
+        }
+        Ok(card)
+    }
+}
+
+/// The paths of the card's first A2A 1.x JSONRPC and HTTP+JSON interfaces.
+fn interface_paths(card: &Value) -> (Option<String>, Option<String>) {
+    let mut jsonrpc = None;
+    let mut rest = None;
+    let Some(Value::Array(list)) = card.get("supportedInterfaces") else {
+        return (None, None);
+    };
+    for interface in list {
+        let version = interface.get("protocolVersion").and_then(Value::as_str).unwrap_or("1.0");
+        if version.split('.').next() != Some("1") {
+            continue;
+        }
+        let Some(url) = interface.get("url").and_then(Value::as_str) else { continue };
+        let Some(path) = url_path(url) else { continue };
+        let slot = match interface.get("protocolBinding").and_then(Value::as_str) {
+            Some("JSONRPC") => &mut jsonrpc,
+            Some("HTTP+JSON") => &mut rest,
+            _ => continue,
+        };
+        if slot.is_none() {
+            *slot = Some(path);
+        }
+    }
+    (jsonrpc, rest)
+}
+
+/// The path of an absolute or root-relative URL.
+fn url_path(url: &str) -> Option<String> {
+    match Url::parse(url) {
+        Ok(parsed) => Some(parsed.path().to_string()),
+        Err(_) if url.starts_with('/') => Some(url.to_string()),
+        Err(_) => None,
+    }
+}
+
+/// The interface path on the configured origin: a card cannot send the gateway to another host.
+fn on_origin(base: &Url, path: &str) -> Url {
+    let mut url = base.clone();
+    url.set_path(path);
+    url.set_query(None);
+    url
+}
+
+/// Strings that identify a backend's location, for redaction from the cards the gateway serves.
+fn private_names(state: &BackendState, card: &Value, public_base: &str) -> Vec<String> {
+    let mut urls = vec![state.base.clone()];
+    if let Some(Value::Array(list)) = card.get("supportedInterfaces") {
+        urls.extend(list.iter().filter_map(|i| i.get("url")?.as_str()).filter_map(|u| Url::parse(u).ok()));
+    }
+    if let Some(url) = card.get("url").and_then(Value::as_str).and_then(|u| Url::parse(u).ok()) {
+        urls.push(url);
+    }
+    let mut origins = Vec::new();
+    let mut authorities = Vec::new();
+    for url in urls {
+        let Some(host) = url.host_str() else { continue };
+        let authority = match url.port_or_known_default() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        };
+        let origin = url.origin().ascii_serialization();
+        // A name the gateway's own URL contains cannot be redacted without breaking that URL.
+        for (list, name) in [(&mut origins, origin), (&mut authorities, authority)] {
+            if !public_base.contains(&name) && !list.contains(&name) {
+                list.push(name);
+            }
+        }
+    }
+    origins.extend(authorities);
+    origins
+}
+
+fn build_snapshot(states: &[BackendState], info: &config::CardInfo, public_base: &str) -> Snapshot {
+    let mut backends = Vec::with_capacity(states.len());
+    let mut by_name = HashMap::new();
+    let mut by_skill: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut agent_cards = HashMap::new();
+    let mut healthy_cards = Vec::new();
+    let names: Vec<(usize, Vec<String>)> = states
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((i, private_names(s, s.card.as_deref()?, public_base))))
+        .collect();
+    for (i, state) in states.iter().enumerate() {
+        let name: Arc<str> = Arc::from(state.config.name.as_str());
+        let card = state.card.as_deref().filter(|_| state.healthy);
+        let (jsonrpc, rest) = card.map(interface_paths).unwrap_or_default();
+        let skills: Vec<String> = card
+            .and_then(|c| c.get("skills")?.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| Some(s.get("id")?.as_str()?.to_string()))
+            .collect();
+        for skill in &skills {
+            let list = by_skill.entry(skill.clone()).or_default();
+            if !list.contains(&i) {
+                list.push(i);
+            }
+        }
+        if let Some(card) = card {
+            healthy_cards.push((i, card));
+        }
+        backends.push(Arc::new(Backend {
+            name: name.clone(),
+            healthy: card.is_some(),
+            jsonrpc_url: jsonrpc.map(|p| on_origin(&state.base, &p)),
+            rest_url: rest.map(|p| on_origin(&state.base, p.trim_end_matches('/'))),
+            skills,
+        }));
+        by_name.insert(name, i);
+    }
+    let views: Vec<BackendCard<'_>> = healthy_cards
+        .iter()
+        .map(|&(i, card)| BackendCard {
+            name: &states[i].config.name,
+            card,
+            private_names: names.iter().find(|(j, _)| *j == i).map(|(_, n)| n.as_slice()).unwrap_or(&[]),
+            has_jsonrpc: backends[i].jsonrpc_url.is_some(),
+            has_rest: backends[i].rest_url.is_some(),
+        })
+        .collect();
+    for view in &views {
+        agent_cards.insert(backends[by_name[view.name]].name.clone(), CardDoc::new(&card::agent_card(public_base, view)));
+    }
+    let gateway_card = CardDoc::new(&card::gateway_card(info, public_base, &views));
+    Snapshot { backends, by_name, by_skill, gateway_card, agent_cards }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn interface_paths_prefer_1_x_and_skip_0_3() {
+        let card = json!({"supportedInterfaces": [
+            {"url": "http://x/old", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": "http://x/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": "http://x/a2a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://x/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+        ]});
+        assert_eq!(interface_paths(&card), (Some("/a2a/jsonrpc".into()), Some("/a2a/rest".into())));
+        assert_eq!(interface_paths(&json!({"url": "http://x/"})), (None, None));
+    }
+
+    #[test]
+    fn interfaces_are_joined_to_the_configured_origin() {
+        let base = Url::parse("http://10.0.0.5:8000").unwrap();
+        assert_eq!(on_origin(&base, "/a2a/jsonrpc").as_str(), "http://10.0.0.5:8000/a2a/jsonrpc");
+    }
+}

@@ -1,0 +1,274 @@
+//! The public listener: card endpoints, and the A2A service stack every call goes through. The stack
+//! is assembled in one place, [`a2a_stack`], so the request path reads top to bottom.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use a2a_policies::{A2aCall, A2aError, Binding, Operation};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::routing::get;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower::{Layer, Service, ServiceExt};
+
+use crate::card::CardDoc;
+use crate::config::Config;
+use crate::directory::{MemoryDirectory, TaskDirectory};
+use crate::protocol::decode::{decode, split_agent_path};
+use crate::protocol::errors::render;
+use crate::proxy::Forwarder;
+use crate::registry::Registry;
+use crate::routing;
+
+/// Everything a request may need, shared by all requests.
+pub struct Gateway {
+    pub config: Config,
+    pub registry: Arc<Registry>,
+    pub directory: Arc<dyn TaskDirectory>,
+    pub forwarder: Forwarder,
+}
+
+impl Gateway {
+    pub fn new(config: Config, public_base: String) -> anyhow::Result<Arc<Gateway>> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.limits.connect_timeout)
+            .tcp_nodelay(true)
+            // Backends are reached directly; an HTTP(S)_PROXY in the environment is for callers.
+            .no_proxy()
+            .build()?;
+        let registry = Registry::new(&config, public_base, client.clone())?;
+        let directory: Arc<dyn TaskDirectory> = Arc::new(MemoryDirectory::new(config.routing.task_ttl));
+        let forwarder = Forwarder::new(
+            client,
+            directory.clone(),
+            config.limits.max_response_bytes,
+            config.limits.first_byte_timeout,
+        );
+        Ok(Arc::new(Gateway { config, registry, directory, forwarder }))
+    }
+}
+
+/// Runs the gateway on `listener` until `stop` is cancelled.
+pub async fn run(config: Config, listener: TcpListener, stop: CancellationToken) -> anyhow::Result<()> {
+    let public_base = config.public_base(listener.local_addr()?);
+    let gateway = Gateway::new(config, public_base)?;
+    gateway.registry.check_all().await;
+    gateway.registry.spawn_health_loops(stop.clone());
+    spawn_directory_sweeper(gateway.directory.clone(), stop.clone());
+    axum::serve(listener, app(gateway)).with_graceful_shutdown(stop.cancelled_owned()).await?;
+    Ok(())
+}
+
+fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, stop: CancellationToken) {
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = ticker.tick() => directory.sweep(),
+            }
+        }
+    });
+}
+
+/// The public router: cards, then every other request through the A2A stack.
+pub fn app(gateway: Arc<Gateway>) -> Router {
+    Router::new()
+        .route("/.well-known/agent-card.json", get(gateway_card))
+        .route("/agents/{name}/.well-known/agent-card.json", get(agent_card))
+        .with_state(gateway.clone())
+        .fallback_service(a2a_stack(gateway))
+}
+
+/// The A2A request path, outermost first. Policies (authentication, limits, validation, audit) slot
+/// in between decoding and forwarding.
+pub fn a2a_stack(
+    gateway: Arc<Gateway>,
+) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static {
+    tower::ServiceBuilder::new()
+        .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes })
+        .service(ForwardService { gateway })
+}
+
+async fn gateway_card(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response<Body> {
+    serve_card(&gateway.registry.snapshot().gateway_card, &headers)
+}
+
+async fn agent_card(
+    State(gateway): State<Arc<Gateway>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Response<Body> {
+    let snapshot = gateway.registry.snapshot();
+    if let Some(card) = snapshot.agent_card(&name) {
+        return serve_card(card, &headers);
+    }
+    let error = match snapshot.backend(&name) {
+        Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
+        None => A2aError::AgentNotFound(name),
+    };
+    render(&error, Binding::Rest, None).into_response()
+}
+
+fn serve_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
+    let etag = HeaderValue::from_str(&card.etag).unwrap_or(HeaderValue::from_static("W/\"0\""));
+    let not_modified = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|tag| tag.trim() == card.etag || tag.trim() == "*");
+    let mut response = if not_modified {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        let mut r = Response::new(Body::from(card.body.clone()));
+        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        r
+    };
+    response.headers_mut().insert(header::ETAG, etag);
+    // Cards change with backend health: clients may cache, but must revalidate.
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// Reads the body (refusing oversize ones before reading them whole), decodes the call into an
+/// [`A2aCall`] extension, and renders any refusal from the layers inside in the caller's binding.
+/// This is the one place where protocol errors become responses.
+#[derive(Clone)]
+pub struct DecodeLayer {
+    max_body: usize,
+}
+
+impl<S> Layer<S> for DecodeLayer {
+    type Service = DecodeService<S>;
+    fn layer(&self, inner: S) -> DecodeService<S> {
+        DecodeService { inner, max_body: self.max_body }
+    }
+}
+
+#[derive(Clone)]
+pub struct DecodeService<S> {
+    inner: S,
+    max_body: usize,
+}
+
+impl<S> Service<Request<Body>> for DecodeService<S>
+where
+    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let inner = self.inner.clone();
+        let max_body = self.max_body;
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let binding = binding_of(&parts.method, parts.uri.path());
+            let bytes = match read_body(&parts.headers, body, max_body).await {
+                Ok(bytes) => bytes,
+                Err(error) => return Ok(render(&error, binding, None).into_response()),
+            };
+            let call = match decode(&parts.method, parts.uri.path(), parts.uri.query(), &parts.headers, &bytes) {
+                Ok(call) => call,
+                Err(refusal) => {
+                    return Ok(render(&refusal.error, refusal.binding, refusal.rpc_id.as_ref()).into_response());
+                }
+            };
+            let (binding, rpc_id) = (call.binding, call.rpc_id.clone());
+            let mut request = Request::from_parts(parts, bytes);
+            request.extensions_mut().insert(call);
+            match inner.oneshot(request).await {
+                Ok(response) => Ok(response),
+                Err(error) => {
+                    tracing::debug!(%error, "request refused");
+                    Ok(render(&error, binding, rpc_id.as_ref()).into_response())
+                }
+            }
+        })
+    }
+}
+
+/// The binding a request uses, known from its method and path alone (before the body is read).
+fn binding_of(method: &Method, path: &str) -> Binding {
+    if *method == Method::POST && split_agent_path(path).1 == "/" { Binding::JsonRpc } else { Binding::Rest }
+}
+
+async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes, A2aError> {
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(A2aError::PayloadTooLarge(max));
+    }
+    match Limited::new(body, max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(A2aError::PayloadTooLarge(max)),
+        Err(_) => Err(A2aError::InvalidRequest("the request body could not be read".into())),
+    }
+}
+
+/// The innermost service: routes the decoded call and forwards it.
+#[derive(Clone)]
+pub struct ForwardService {
+    gateway: Arc<Gateway>,
+}
+
+impl Service<Request<Bytes>> for ForwardService {
+    type Response = Response<Body>;
+    type Error = A2aError;
+    type Future = BoxFuture<'static, Result<Response<Body>, A2aError>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+        let gateway = self.gateway.clone();
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let call = parts.extensions.get::<A2aCall>().ok_or(A2aError::Internal)?;
+            let snapshot = gateway.registry.snapshot();
+            match call.operation {
+                // The gateway does not publish backends' extended cards: they are per-caller and
+                // would bypass the card rewrite.
+                Operation::GetExtendedAgentCard => Err(A2aError::ExtendedCardNotConfigured),
+                Operation::ListTasks => {
+                    crate::list::list_tasks(
+                        &gateway.forwarder,
+                        gateway.directory.as_ref(),
+                        &snapshot,
+                        call,
+                        &parts.method,
+                        &parts.headers,
+                        body,
+                    )
+                    .await
+                }
+                _ => {
+                    let router = routing::Router {
+                        snapshot: &snapshot,
+                        registry: &gateway.registry,
+                        directory: gateway.directory.as_ref(),
+                        default_skill: gateway.config.routing.default_skill.as_deref(),
+                    };
+                    let backend = router.route(call).await?;
+                    gateway.forwarder.forward(&backend, call, &parts.method, &parts.headers, body).await
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,130 @@
+//! What the gateway learned about a request when it decoded it: the request extension every policy
+//! and the router read instead of parsing the body again.
+
+use std::fmt;
+
+/// The wire binding a caller used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Binding {
+    /// JSON-RPC 2.0 over HTTP POST.
+    JsonRpc,
+    /// HTTP+JSON ("REST") with operation-specific paths.
+    Rest,
+}
+
+impl fmt::Display for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Binding::JsonRpc => "JSONRPC",
+            Binding::Rest => "HTTP+JSON",
+        })
+    }
+}
+
+/// An A2A operation, named as in A2A 1.0 (the gRPC method names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    SendMessage,
+    SendStreamingMessage,
+    GetTask,
+    ListTasks,
+    CancelTask,
+    SubscribeToTask,
+    CreateTaskPushNotificationConfig,
+    GetTaskPushNotificationConfig,
+    ListTaskPushNotificationConfigs,
+    DeleteTaskPushNotificationConfig,
+    GetExtendedAgentCard,
+}
+
+impl Operation {
+    /// Every operation, in the order of the specification.
+    pub const ALL: [Operation; 11] = [
+        Operation::SendMessage,
+        Operation::SendStreamingMessage,
+        Operation::GetTask,
+        Operation::ListTasks,
+        Operation::CancelTask,
+        Operation::SubscribeToTask,
+        Operation::CreateTaskPushNotificationConfig,
+        Operation::GetTaskPushNotificationConfig,
+        Operation::ListTaskPushNotificationConfigs,
+        Operation::DeleteTaskPushNotificationConfig,
+        Operation::GetExtendedAgentCard,
+    ];
+
+    /// The A2A 1.0 JSON-RPC method name.
+    pub fn method_name(self) -> &'static str {
+        match self {
+            Operation::SendMessage => "SendMessage",
+            Operation::SendStreamingMessage => "SendStreamingMessage",
+            Operation::GetTask => "GetTask",
+            Operation::ListTasks => "ListTasks",
+            Operation::CancelTask => "CancelTask",
+            Operation::SubscribeToTask => "SubscribeToTask",
+            Operation::CreateTaskPushNotificationConfig => "CreateTaskPushNotificationConfig",
+            Operation::GetTaskPushNotificationConfig => "GetTaskPushNotificationConfig",
+            Operation::ListTaskPushNotificationConfigs => "ListTaskPushNotificationConfigs",
+            Operation::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
+            Operation::GetExtendedAgentCard => "GetExtendedAgentCard",
+        }
+    }
+
+    /// Looks an operation up by its A2A 1.0 JSON-RPC method name.
+    pub fn from_method_name(name: &str) -> Option<Operation> {
+        Operation::ALL.into_iter().find(|op| op.method_name() == name)
+    }
+
+    /// Whether the answer is an SSE stream.
+    pub fn is_streaming(self) -> bool {
+        matches!(self, Operation::SendStreamingMessage | Operation::SubscribeToTask)
+    }
+
+    /// Whether the operation creates or continues a task with a message.
+    pub fn is_send(self) -> bool {
+        matches!(self, Operation::SendMessage | Operation::SendStreamingMessage)
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.method_name())
+    }
+}
+
+/// A decoded A2A request. Holds only what policies and routing need; the body bytes travel
+/// unchanged beside it as the request body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct A2aCall {
+    pub binding: Binding,
+    pub operation: Operation,
+    /// The JSON-RPC request id, echoed in every answer (JSON-RPC only).
+    pub rpc_id: Option<serde_json::Value>,
+    /// The agent named by a per-agent path (`/agents/{name}/…`), if any.
+    pub agent: Option<String>,
+    /// The task the call is about: `params.id` of task calls, `message.taskId` of a continuation.
+    pub task_id: Option<String>,
+    /// `message.contextId` of a send.
+    pub context_id: Option<String>,
+    /// Explicit skill requested with `metadata.skillId` on the message or the request.
+    pub skill_id: Option<String>,
+    /// For HTTP+JSON: the operation's path below the binding's base (e.g. `/tasks/abc:cancel`),
+    /// with the query string, as it goes to the backend.
+    pub rest_path: Option<String>,
+}
+
+impl A2aCall {
+    /// A call with only binding and operation known; the decoder fills in the rest.
+    pub fn new(binding: Binding, operation: Operation) -> A2aCall {
+        A2aCall {
+            binding,
+            operation,
+            rpc_id: None,
+            agent: None,
+            task_id: None,
+            context_id: None,
+            skill_id: None,
+            rest_path: None,
+        }
+    }
+}

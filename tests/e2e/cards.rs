@@ -1,0 +1,66 @@
+//! The gateway's own card and the per-agent cards.
+
+use a2a_e2e::{config, example_agent, gateway, get_json, wait_for_skills};
+
+use crate::BIN;
+
+#[tokio::test]
+async fn gateway_card_is_the_union_of_backend_skills_and_hides_backends() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let review = example_agent(BIN, "review", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url), ("review", &review.url)], "")).await;
+    let card = wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+
+    let interfaces = card["supportedInterfaces"].as_array().unwrap();
+    assert_eq!(interfaces.len(), 2);
+    assert_eq!(interfaces[0]["url"], format!("{}/", gw.url));
+    assert_eq!(interfaces[0]["protocolBinding"], "JSONRPC");
+    assert_eq!(interfaces[1]["url"], gw.url);
+    assert_eq!(interfaces[1]["protocolBinding"], "HTTP+JSON");
+    assert_eq!(card["capabilities"]["streaming"], true);
+
+    // The review skill keeps its inputSchema extension for callers to read.
+    let review_skill = card["skills"].as_array().unwrap().iter().find(|s| s["id"] == "review-pr").unwrap();
+    assert!(review_skill["inputSchema"].is_object(), "{review_skill}");
+
+    let text = card.to_string();
+    for backend in [&echo, &review] {
+        assert!(!text.contains(&format!(":{}", backend.port())), "backend port leaked: {text}");
+        assert!(!text.contains("/a2a/"), "backend path leaked: {text}");
+    }
+}
+
+#[tokio::test]
+async fn per_agent_card_points_at_the_agent_path_behind_the_gateway() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+
+    let (status, card) = get_json(&format!("{}/agents/echo/.well-known/agent-card.json", gw.url)).await;
+    assert_eq!(status, 200);
+    let urls: Vec<&str> = card["supportedInterfaces"].as_array().unwrap().iter().map(|i| i["url"].as_str().unwrap()).collect();
+    assert_eq!(urls, [format!("{}/agents/echo/", gw.url), format!("{}/agents/echo", gw.url)]);
+    assert_eq!(card["skills"][0]["id"], "echo");
+    assert!(!card.to_string().contains(&format!(":{}", echo.port())), "{card}");
+
+    let (status, body) = get_json(&format!("{}/agents/nobody/.well-known/agent-card.json", gw.url)).await;
+    assert_eq!(status, 404);
+    assert_eq!(body["error"]["status"], "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn cards_carry_an_etag_and_answer_if_none_match_with_304() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let client = a2a_e2e::client();
+    for path in ["/.well-known/agent-card.json", "/agents/echo/.well-known/agent-card.json"] {
+        let url = format!("{}{path}", gw.url);
+        let first = client.get(&url).send().await.unwrap();
+        let etag = first.headers()["etag"].to_str().unwrap().to_string();
+        let again = client.get(&url).header("If-None-Match", &etag).send().await.unwrap();
+        assert_eq!(again.status().as_u16(), 304, "{path}");
+        let stale = client.get(&url).header("If-None-Match", "W/\"stale\"").send().await.unwrap();
+        assert_eq!(stale.status().as_u16(), 200, "{path}");
+    }
+}

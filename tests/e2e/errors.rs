@@ -1,0 +1,94 @@
+//! Bad input gets a clear error in the caller's binding: JSON-RPC error objects with the request id,
+//! or an HTTP status with a google.rpc.Status JSON body.
+
+use a2a_e2e::{Proc, client, config, example_agent, gateway, wait_for_skills};
+use serde_json::Value;
+
+use crate::BIN;
+
+async fn setup() -> (Proc, Proc) {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "limits:\n  max_request_bytes: 65536\n")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    (echo, gw)
+}
+
+async fn post(url: &str, body: &'static str, version: Option<&str>) -> (u16, Value) {
+    let mut request = client().post(url).header("content-type", "application/json").body(body);
+    if let Some(version) = version {
+        request = request.header("A2A-Version", version);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or_else(|_| panic!("error body is JSON: {text}")))
+}
+
+#[tokio::test]
+async fn json_rpc_errors_are_error_objects() {
+    let (_echo, gw) = setup().await;
+    let root = format!("{}/", gw.url);
+    let cases: [(&str, Option<&str>, i64); 8] = [
+        (r#"{"jsonrpc":"2.0","#, Some("1.0"), -32700),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]"#, Some("1.0"), -32600),
+        (r#"{"jsonrpc":"2.0","id":1}"#, Some("1.0"), -32600),
+        (r#"{"jsonrpc":"2.0","id":"r","method":"tasks/list","params":{}}"#, Some("1.0"), -32601),
+        (r#"{"jsonrpc":"2.0","id":"r","method":"GetTask","params":{}}"#, Some("1.0"), -32602),
+        (r#"{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{}}"#, Some("1.0"), -32602),
+        (r#"{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{}}}"#, None, -32009),
+        (r#"{"jsonrpc":"2.0","id":"r","method":"GetExtendedAgentCard","params":{}}"#, Some("1.0"), -32007),
+    ];
+    for (body, version, code) in cases {
+        let (status, answer) = post(&root, body, version).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(answer["jsonrpc"], "2.0", "{body}");
+        assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
+        assert!(answer["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+        if code != -32700 && code != -32600 {
+            assert_eq!(answer["id"], "r", "{body}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn rest_errors_carry_a_status_and_a_json_body() {
+    let (_echo, gw) = setup().await;
+    let cases: [(&str, &str, &'static str, u16, &str); 5] = [
+        ("POST", "/message:send", r#"{"message":"#, 400, "INVALID_ARGUMENT"),
+        ("POST", "/message:send", r#"{"metadata":{}}"#, 400, "INVALID_ARGUMENT"),
+        ("GET", "/nope/nope", "", 404, "NOT_FOUND"),
+        ("DELETE", "/tasks/x", "", 404, "NOT_FOUND"),
+        ("GET", "/agents/nobody/tasks/x", "", 404, "NOT_FOUND"),
+    ];
+    for (method, path, body, status, code) in cases {
+        let request = client()
+            .request(method.parse().unwrap(), format!("{}{path}", gw.url))
+            .header("A2A-Version", "1.0")
+            .header("content-type", "application/json")
+            .body(body);
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "{method} {path}");
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["error"]["status"], code, "{method} {path}: {answer}");
+        assert_eq!(answer["error"]["code"], status);
+    }
+    let (status, answer) = post(&format!("{}/message:send", gw.url), r#"{"message":{}}"#, None).await;
+    assert_eq!((status, answer["error"]["details"][0]["reason"].as_str()), (400, Some("VERSION_NOT_SUPPORTED")));
+}
+
+#[tokio::test]
+async fn an_oversize_body_is_refused_before_it_is_read() {
+    let (_echo, gw) = setup().await;
+    let big = format!(r#"{{"message":{{"parts":[{{"text":"{}"}}]}}}}"#, "x".repeat(200_000));
+    let response = client()
+        .post(format!("{}/message:send", gw.url))
+        .header("A2A-Version", "1.0")
+        .header("content-type", "application/json")
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 413);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["error"]["details"][0]["reason"], "PAYLOAD_TOO_LARGE");
+}

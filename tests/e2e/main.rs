@@ -1,0 +1,13 @@
+//! End-to-end tests: the real `a2a-gateway` binary in front of real agents (the Rust example agents,
+//! a2a-sdk Python agents, and purpose-built stream backends), all on ephemeral loopback ports.
+
+mod cards;
+mod cli;
+mod errors;
+mod health;
+mod python_sdk;
+mod routing;
+mod streaming;
+
+/// The gateway binary cargo built for this test run.
+pub const BIN: &str = env!("CARGO_BIN_EXE_a2a-gateway");

@@ -1,0 +1,209 @@
+//! Routing: by per-agent path, by explicit skill, by known context; task-scoped calls reach the
+//! backend that owns the task.
+
+use std::time::Duration;
+
+use a2a_e2e::{Proc, config, example_agent, gateway, get_json, rest_post, rpc, stream_events, text_message, wait_for_skills};
+use serde_json::{Value, json};
+
+use crate::BIN;
+
+/// The A2A requests an example agent has received that mention `operation`.
+async fn seen(agent: &Proc, operation: &str) -> usize {
+    let (_, requests) = get_json(&format!("{}/debug/requests", agent.url)).await;
+    requests.as_array().expect("debug requests list").iter().filter(|r| r.to_string().contains(operation)).count()
+}
+
+async fn two_backends(a: &str, b: &str) -> (Proc, Proc, Proc) {
+    let first = example_agent(BIN, a, &["--slow-secs", "30"]).await;
+    let second = example_agent(BIN, b, &["--slow-secs", "30"]).await;
+    let gw = gateway(BIN, &config(&[(a, &first.url), (b, &second.url)], "")).await;
+    (first, second, gw)
+}
+
+#[tokio::test]
+async fn per_agent_paths_reach_that_agent_in_both_bindings() {
+    let (echo, review, gw) = two_backends("echo", "review").await;
+    wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+
+    let answer = rpc(&format!("{}/agents/echo/", gw.url), "SendMessage", json!({"message": text_message("hi rpc", None)})).await;
+    assert_eq!(answer["id"], "t-1");
+    assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    assert_eq!(answer["result"]["task"]["artifacts"][0]["parts"][0]["text"], "hi rpc");
+
+    let (status, task) =
+        rest_post(&format!("{}/agents/echo/message:send", gw.url), json!({"message": text_message("hi rest", None)})).await;
+    assert_eq!(status, 200, "{task}");
+    assert_eq!(task["task"]["artifacts"][0]["parts"][0]["text"], "hi rest");
+
+    assert_eq!(seen(&echo, "SendMessage").await + seen(&echo, "message:send").await, 2);
+    assert_eq!(seen(&review, "SendMessage").await + seen(&review, "message:send").await, 0);
+}
+
+#[tokio::test]
+async fn explicit_skill_on_the_unified_endpoint_picks_the_backend() {
+    let (echo, review, gw) = two_backends("echo", "review").await;
+    wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+
+    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("to echo", Some("echo"))})).await;
+    assert_eq!(answer["result"]["task"]["artifacts"][0]["parts"][0]["text"], "to echo", "{answer}");
+
+    // Skill on the request's metadata instead of the message's.
+    let mut message = text_message("x", None);
+    message["parts"] = json!([{"data": {"diff": "--- a\n+++ b\n", "title": "PR 1"}}]);
+    let events = stream_events(&format!("{}/message:stream", gw.url), json!({"message": message, "metadata": {"skillId": "review-pr"}})).await;
+    let last = events.last().expect("events");
+    assert_eq!(last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{events:?}");
+    assert!(seen(&review, "message:stream").await >= 1);
+    assert_eq!(seen(&echo, "message:stream").await, 0);
+}
+
+#[tokio::test]
+async fn a_known_context_routes_a_message_without_a_skill() {
+    let (echo, clarify, gw) = two_backends("echo", "clarify").await;
+    wait_for_skills(&gw.url, &["echo", "clarify"]).await;
+    let first = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("one", Some("echo"))})).await;
+    let context = first["result"]["task"]["contextId"].as_str().expect("context id").to_string();
+
+    let mut message = text_message("two", None);
+    message["contextId"] = json!(context);
+    let second = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": message})).await;
+    assert_eq!(second["result"]["task"]["contextId"], json!(context), "{second}");
+    assert_eq!(second["result"]["task"]["artifacts"][0]["parts"][0]["text"], "two");
+    assert_eq!(seen(&echo, "SendMessage").await, 2);
+    assert_eq!(seen(&clarify, "SendMessage").await, 0);
+}
+
+#[tokio::test]
+async fn no_skill_no_context_lists_the_available_skills() {
+    let (_echo, _review, gw) = two_backends("echo", "review").await;
+    wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("where?", None)})).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("echo") && message.contains("review-pr"), "{message}");
+    assert_eq!(answer["error"]["data"][0]["metadata"]["availableSkills"], "echo,review-pr");
+
+    let (status, body) = rest_post(&format!("{}/message:send", gw.url), json!({"message": text_message("x", Some("nope"))})).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["details"][0]["reason"], "INVALID_PARAMS");
+}
+
+#[tokio::test]
+async fn a_configured_default_skill_takes_messages_that_name_none() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "routing:\n  default_skill: echo\n")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("default", None)})).await;
+    assert_eq!(answer["result"]["task"]["artifacts"][0]["parts"][0]["text"], "default", "{answer}");
+}
+
+#[tokio::test]
+async fn get_and_continue_reach_the_owning_backend() {
+    let (clarify, echo, gw) = two_backends("clarify", "echo").await;
+    wait_for_skills(&gw.url, &["clarify", "echo"]).await;
+    let root = format!("{}/", gw.url);
+
+    let first = rpc(&root, "SendMessage", json!({"message": text_message("deploy it", Some("clarify"))})).await;
+    let task = &first["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{first}");
+    let (task_id, context_id) = (task["id"].as_str().unwrap().to_string(), task["contextId"].as_str().unwrap().to_string());
+
+    let got = rpc(&root, "GetTask", json!({"id": task_id})).await;
+    assert_eq!(got["result"]["id"], json!(task_id), "{got}");
+    let (status, got) = a2a_e2e::get_json(&format!("{}/tasks/{task_id}", gw.url)).await;
+    assert_eq!((status, got["id"].as_str()), (200, Some(task_id.as_str())), "{got}");
+
+    // The continuation names the task only; no skill, and it must still reach clarify.
+    let mut message = text_message("to production", None);
+    message["taskId"] = json!(task_id);
+    message["contextId"] = json!(context_id);
+    let second = rpc(&root, "SendMessage", json!({"message": message})).await;
+    assert_eq!(second["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{second}");
+    assert_eq!(seen(&clarify, "GetTask").await, 1);
+    assert_eq!(seen(&echo, "GetTask").await, 0);
+    assert_eq!(seen(&echo, "SendMessage").await, 0);
+}
+
+#[tokio::test]
+async fn cancel_and_subscribe_reach_the_owning_backend() {
+    let (echo, slow, gw) = two_backends("echo", "slow").await;
+    wait_for_skills(&gw.url, &["echo", "slow"]).await;
+    let root = format!("{}/", gw.url);
+
+    let started = rpc(
+        &root,
+        "SendMessage",
+        json!({"message": text_message("take your time", Some("slow")), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let task_id = started["result"]["task"]["id"].as_str().expect("task id").to_string();
+
+    // Subscribe over HTTP+JSON; the first event is the task snapshot.
+    let client = a2a_e2e::client();
+    let response = client
+        .get(format!("{}/tasks/{task_id}:subscribe", gw.url))
+        .header("A2A-Version", "1.0")
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let subscription = tokio::spawn(async move { response.bytes().await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let canceled = rpc(&root, "CancelTask", json!({"id": task_id})).await;
+    assert_eq!(canceled["result"]["status"]["state"], "TASK_STATE_CANCELED", "{canceled}");
+
+    let bytes = tokio::time::timeout(Duration::from_secs(10), subscription).await.expect("stream ends").unwrap();
+    let events: Vec<Value> = a2a_e2e::sse_data(&bytes).iter().map(|d| serde_json::from_str(d).unwrap()).collect();
+    assert_eq!(events[0]["task"]["id"], json!(task_id), "{events:?}");
+    assert_eq!(events.last().unwrap()["statusUpdate"]["status"]["state"], "TASK_STATE_CANCELED", "{events:?}");
+
+    assert_eq!(seen(&slow, "CancelTask").await, 1);
+    assert_eq!(seen(&echo, "CancelTask").await, 0);
+    assert_eq!(seen(&echo, "subscribe").await, 0);
+}
+
+#[tokio::test]
+async fn unknown_and_foreign_tasks_are_not_found() {
+    let (_echo, _review, gw) = two_backends("echo", "review").await;
+    wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+    let root = format!("{}/", gw.url);
+
+    let missing = rpc(&root, "GetTask", json!({"id": "00000000-0000-0000-0000-000000000000"})).await;
+    assert_eq!(missing["error"]["code"], -32001, "{missing}");
+    assert_eq!(missing["id"], "t-1");
+    let (status, body) = get_json(&format!("{}/tasks/00000000-0000-0000-0000-000000000000", gw.url)).await;
+    assert_eq!((status, body["error"]["status"].as_str()), (404, Some("NOT_FOUND")));
+    let (status, _) = rest_post(&format!("{}/tasks/nope:cancel", gw.url), json!({})).await;
+    assert_eq!(status, 404);
+
+    // A task of echo asked for through review's path does not exist there.
+    let made = rpc(&root, "SendMessage", json!({"message": text_message("mine", Some("echo"))})).await;
+    let task_id = made["result"]["task"]["id"].as_str().unwrap();
+    let foreign = rpc(&format!("{}/agents/review/", gw.url), "GetTask", json!({"id": task_id})).await;
+    assert_eq!(foreign["error"]["code"], -32001, "{foreign}");
+    let mine = rpc(&format!("{}/agents/echo/", gw.url), "GetTask", json!({"id": task_id})).await;
+    assert_eq!(mine["result"]["id"], json!(task_id), "{mine}");
+}
+
+#[tokio::test]
+async fn list_tasks_lists_what_the_gateway_routed() {
+    let (_echo, _clarify, gw) = two_backends("echo", "clarify").await;
+    wait_for_skills(&gw.url, &["echo", "clarify"]).await;
+    let root = format!("{}/", gw.url);
+    let a = rpc(&root, "SendMessage", json!({"message": text_message("a", Some("echo"))})).await;
+    let b = rpc(&root, "SendMessage", json!({"message": text_message("b", Some("clarify"))})).await;
+    let ids = [a["result"]["task"]["id"].clone(), b["result"]["task"]["id"].clone()];
+
+    let listed = rpc(&root, "ListTasks", json!({})).await;
+    let got: Vec<Value> = listed["result"]["tasks"].as_array().expect("tasks").iter().map(|t| t["id"].clone()).collect();
+    assert_eq!(got.len(), 2, "{listed}");
+    assert!(ids.iter().all(|id| got.contains(id)), "{listed}");
+
+    let (status, one) = get_json(&format!("{}/agents/echo/tasks", gw.url)).await;
+    assert_eq!(status, 200, "{one}");
+    let got: Vec<Value> = one["tasks"].as_array().unwrap().iter().map(|t| t["id"].clone()).collect();
+    assert_eq!(got, [ids[0].clone()]);
+}

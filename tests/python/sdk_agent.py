@@ -1,0 +1,291 @@
+"""An A2A agent built from the official a2a-sdk 1.3.0 server classes, for interop tests.
+
+It is a real SDK agent (AgentExecutor + DefaultRequestHandler + InMemoryTaskStore + the SDK's
+route factories, served by uvicorn), so the gateway is tested against the reference
+implementation's wire behaviour rather than a hand-written imitation.
+
+    python sdk_agent.py --port N [--host 127.0.0.1] [--kind echo|clarify|slow]
+                        [--name NAME] [--v03] [--duration SECONDS] [--log-level LEVEL]
+
+Endpoints on http://HOST:PORT:
+    GET  /.well-known/agent-card.json   the card
+    POST /a2a/jsonrpc                   JSON-RPC 2.0 (1.0 methods; with --v03 also the 0.3 ones)
+         /a2a/rest/...                  HTTP+JSON (1.0 paths; with --v03 also /a2a/rest/v1/...)
+
+Kinds and their skill ids:
+    echo    py-echo     working status, then the input text as artifact "echo", then completed
+    clarify py-clarify  first turn: input-required; a follow-up on the same task: completed,
+                        with an artifact "answer" holding the follow-up text
+    slow    py-slow     working for --duration seconds (default 10) with a status update every
+                        second, then artifact "slow" and completed; cancel ends it as canceled
+
+Once the server accepts connections it prints exactly one line to stdout,
+`READY http://HOST:PORT` (the real port, also with --port 0), and flushes. Logs go to stderr.
+SIGTERM / SIGINT shut it down gracefully with exit status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import uvicorn
+from a2a.helpers import get_message_text, new_task_from_user_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentProvider,
+    AgentSkill,
+    TaskState,
+)
+from a2a.utils.constants import TransportProtocol
+from starlette.applications import Starlette
+
+JSONRPC_PATH = '/a2a/jsonrpc'
+REST_PATH = '/a2a/rest'
+CARD_PATH = '/.well-known/agent-card.json'
+
+log = logging.getLogger('sdk_agent')
+
+
+@dataclass(frozen=True)
+class Kind:
+    skill_id: str
+    skill_name: str
+    description: str
+    examples: tuple[str, ...]
+
+
+KINDS = {
+    'echo': Kind(
+        'py-echo', 'Echo', 'Returns the input text as an artifact named "echo".', ('hello',)
+    ),
+    'clarify': Kind(
+        'py-clarify',
+        'Clarify',
+        'Asks a clarifying question (input-required), then completes on the follow-up.',
+        ('book a table',),
+    ),
+    'slow': Kind(
+        'py-slow',
+        'Slow',
+        'Works for a while, one status update per second; can be canceled.',
+        ('take your time',),
+    ),
+}
+
+
+class BaseExecutor(AgentExecutor):
+    """Common start/cancel handling; subclasses implement `run`."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        if context.current_task is None:
+            task = new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+            task_id, context_id = task.id, task.context_id
+        else:
+            task_id, context_id = context.current_task.id, context.current_task.context_id
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        await self.run(context, updater)
+
+    async def run(self, context: RequestContext, updater: TaskUpdater) -> None:
+        raise NotImplementedError
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        # The framework awaits this before cancelling execute(), so the CANCELED status still
+        # reaches the open event queue (and any open stream).
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.cancel(updater.new_agent_message([new_text_part('canceled on request')]))
+
+
+class EchoExecutor(BaseExecutor):
+    async def run(self, context: RequestContext, updater: TaskUpdater) -> None:
+        text = get_message_text(context.message)
+        await updater.start_work(updater.new_agent_message([new_text_part('echoing')]))
+        await updater.add_artifact([new_text_part(text)], name='echo', last_chunk=True)
+        await updater.complete()
+
+
+class ClarifyExecutor(BaseExecutor):
+    async def run(self, context: RequestContext, updater: TaskUpdater) -> None:
+        current = context.current_task
+        if current is None or current.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
+            question = 'Which detail should I use? Reply on this task to continue.'
+            await updater.requires_input(updater.new_agent_message([new_text_part(question)]))
+            return
+        answer = get_message_text(context.message)
+        await updater.start_work(updater.new_agent_message([new_text_part('thanks, finishing')]))
+        await updater.add_artifact([new_text_part(answer)], name='answer', last_chunk=True)
+        await updater.complete(updater.new_agent_message([new_text_part(f'done with: {answer}')]))
+
+
+class SlowExecutor(BaseExecutor):
+    def __init__(self, duration: float) -> None:
+        self.duration = duration
+
+    async def run(self, context: RequestContext, updater: TaskUpdater) -> None:
+        steps = max(1, round(self.duration))
+        await updater.start_work(updater.new_agent_message([new_text_part(f'step 0/{steps}')]))
+        for step in range(1, steps + 1):
+            await asyncio.sleep(self.duration / steps)
+            await updater.update_status(
+                TaskState.TASK_STATE_WORKING,
+                updater.new_agent_message([new_text_part(f'step {step}/{steps}')]),
+            )
+        await updater.add_artifact(
+            [new_text_part(f'finished after {steps} steps')], name='slow', last_chunk=True
+        )
+        await updater.complete()
+
+
+def build_card(kind: str, name: str, base_url: str, v03: bool) -> AgentCard:
+    spec = KINDS[kind]
+    jsonrpc_url, rest_url = f'{base_url}{JSONRPC_PATH}', f'{base_url}{REST_PATH}'
+    # 1.0 first: SDK clients take the first interface of a binding they support, and prefer
+    # 1.0 among interfaces of the same binding anyway.
+    interfaces = [
+        AgentInterface(
+            url=jsonrpc_url, protocol_binding=TransportProtocol.JSONRPC, protocol_version='1.0'
+        ),
+        AgentInterface(
+            url=rest_url, protocol_binding=TransportProtocol.HTTP_JSON, protocol_version='1.0'
+        ),
+    ]
+    if v03:
+        interfaces += [
+            AgentInterface(
+                url=jsonrpc_url, protocol_binding=TransportProtocol.JSONRPC, protocol_version='0.3'
+            ),
+            AgentInterface(
+                url=rest_url, protocol_binding=TransportProtocol.HTTP_JSON, protocol_version='0.3'
+            ),
+        ]
+    return AgentCard(
+        name=name,
+        description=spec.description,
+        version='1.0.0',
+        supported_interfaces=interfaces,
+        provider=AgentProvider(organization='a2a-gateway interop tests', url='http://127.0.0.1/'),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        default_input_modes=['text/plain'],
+        default_output_modes=['text/plain'],
+        skills=[
+            AgentSkill(
+                id=spec.skill_id,
+                name=spec.skill_name,
+                description=spec.description,
+                tags=['test', kind],
+                examples=list(spec.examples),
+            )
+        ],
+    )
+
+
+def build_app(card: AgentCard, executor: AgentExecutor, v03: bool) -> Starlette:
+    handler = DefaultRequestHandler(
+        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        # Force-closes still-running tasks (e.g. a slow one) so shutdown does not hang.
+        await handler.aclose()
+
+    routes = [
+        *create_agent_card_routes(card, card_url=CARD_PATH),
+        *create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=v03),
+        *create_rest_routes(handler, enable_v0_3_compat=v03, path_prefix=REST_PATH),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def make_executor(kind: str, duration: float) -> AgentExecutor:
+    if kind == 'echo':
+        return EchoExecutor()
+    if kind == 'clarify':
+        return ClarifyExecutor()
+    return SlowExecutor(duration)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    p.add_argument('--port', type=int, required=True, help='TCP port; 0 picks a free one')
+    p.add_argument('--host', default='127.0.0.1', help='bind address (default 127.0.0.1)')
+    p.add_argument('--kind', choices=sorted(KINDS), default='echo')
+    p.add_argument('--name', help='card name (default "Python SDK <kind> agent")')
+    p.add_argument(
+        '--v03', action='store_true', help='also serve and advertise A2A 0.3 (SDK compat)'
+    )
+    p.add_argument(
+        '--duration', type=float, default=10.0, help='slow kind: seconds of work (default 10)'
+    )
+    p.add_argument('--log-level', default='warning', help='uvicorn/SDK log level (default warning)')
+    return p.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    # Bind ourselves so --port 0 works and the card can carry the real port.
+    family = socket.AF_INET6 if ':' in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((args.host, args.port))
+    sock.listen(128)
+    sock.setblocking(False)
+    port = sock.getsockname()[1]
+    url_host = f'[{args.host}]' if family == socket.AF_INET6 else args.host
+    base_url = f'http://{url_host}:{port}'
+
+    name = args.name or f'Python SDK {args.kind} agent'
+    card = build_card(args.kind, name, base_url, args.v03)
+    app = build_app(card, make_executor(args.kind, args.duration), args.v03)
+    config = uvicorn.Config(
+        app,
+        log_level=args.log_level,
+        access_log=args.log_level in ('debug', 'info'),
+        timeout_graceful_shutdown=3,
+        lifespan='on',
+    )
+    server = uvicorn.Server(config)
+
+    # uvicorn re-raises the captured SIGTERM after its graceful shutdown; with a Python handler
+    # in place (restored by uvicorn) that re-raise is harmless and we exit 0.
+    def _on_signal(_sig: int, _frame: object) -> None:
+        server.should_exit = True
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if serving.done():
+            await serving  # startup failed: propagate the error
+            raise SystemExit('sdk_agent: server stopped during startup')
+        await asyncio.sleep(0.01)
+    print(f'READY {base_url}', flush=True)
+    log.info('%s (%s, skill %s) on %s', name, args.kind, KINDS[args.kind].skill_id, base_url)
+    await serving
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    asyncio.run(serve(args))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
