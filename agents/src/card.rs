@@ -48,30 +48,19 @@ fn strip_weak(tag: &str) -> &str {
 
 /// 64-bit FNV-1a: enough to tell card versions apart, and stable across builds.
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// `GET /.well-known/agent-card.json`
 pub async fn get(State(app): State<Arc<App>>, method: Method, uri: Uri, headers: HeaderMap) -> Response {
-    let recording = Recording {
-        operation: Some("GetAgentCard".into()),
-        ..Recording::new(Binding::Card)
-    };
+    let recording = Recording { operation: Some("GetAgentCard".into()), ..Recording::new(Binding::Card) };
     app.recorder.record(&method, &uri, &headers, recording);
     let card = &app.card;
-    if headers
-        .get(header::IF_NONE_MATCH)
-        .is_some_and(|tag| card.matches(tag))
-    {
+    if headers.get(header::IF_NONE_MATCH).is_some_and(|tag| card.matches(tag)) {
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, card.etag.clone())]).into_response();
     }
     (
-        [
-            (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
-            (header::ETAG, card.etag.clone()),
-        ],
+        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json")), (header::ETAG, card.etag.clone())],
         card.body.clone(),
     )
         .into_response()
@@ -189,35 +178,17 @@ fn describe(kind: AgentKind, base: &str, name: Option<&str>) -> AgentCard {
             },
         ),
     };
-    let default_input_modes = if kind == AgentKind::Review {
-        vec![TEXT, JSON]
-    } else {
-        vec![TEXT]
-    };
+    let default_input_modes = if kind == AgentKind::Review { vec![TEXT, JSON] } else { vec![TEXT] };
     AgentCard {
         name: name.unwrap_or(default_name).to_owned(),
         description,
         supported_interfaces: [
-            Interface {
-                url: format!("{base}{JSONRPC_PATH}"),
-                protocol_binding: "JSONRPC",
-                protocol_version: "1.0",
-            },
-            Interface {
-                url: format!("{base}{REST_PREFIX}"),
-                protocol_binding: "HTTP+JSON",
-                protocol_version: "1.0",
-            },
+            Interface { url: format!("{base}{JSONRPC_PATH}"), protocol_binding: "JSONRPC", protocol_version: "1.0" },
+            Interface { url: format!("{base}{REST_PREFIX}"), protocol_binding: "HTTP+JSON", protocol_version: "1.0" },
         ],
-        provider: Provider {
-            organization: "a2a-gateway example agents",
-            url: format!("{base}/"),
-        },
+        provider: Provider { organization: "a2a-gateway example agents", url: format!("{base}/") },
         version: env!("CARGO_PKG_VERSION"),
-        capabilities: Capabilities {
-            streaming: true,
-            push_notifications: false,
-        },
+        capabilities: Capabilities { streaming: true, push_notifications: false },
         default_input_modes,
         default_output_modes: vec![TEXT, JSON],
         skills: vec![skill],

@@ -92,10 +92,7 @@ impl A2aError {
 
     /// JSON-RPC protocol-level errors carry no ErrorInfo in the SDK; A2A errors do.
     fn has_error_info_in_jsonrpc(&self) -> bool {
-        !matches!(
-            self,
-            Self::Parse(_) | Self::InvalidRequest(_) | Self::MethodNotFound
-        )
+        !matches!(self, Self::Parse(_) | Self::InvalidRequest(_) | Self::MethodNotFound)
     }
 
     fn error_info(&self) -> [ErrorInfo; 1] {
@@ -123,14 +120,7 @@ impl A2aError {
             Self::Parse(detail) => format!("Failed to load JSON: {detail}"),
             other => other.to_string(),
         };
-        RestErrorBody {
-            error: RestStatus {
-                code: status.as_u16(),
-                status: name,
-                message,
-                details: self.error_info(),
-            },
-        }
+        RestErrorBody { error: RestStatus { code: status.as_u16(), status: name, message, details: self.error_info() } }
     }
 }
 

@@ -65,8 +65,7 @@ fn decode_request(
     body: &[u8],
     recording: &mut Recording,
 ) -> Result<(Value, Operation), (Value, A2aError)> {
-    let request: Value =
-        serde_json::from_slice(body).map_err(|e| (Value::Null, A2aError::Parse(e.to_string())))?;
+    let request: Value = serde_json::from_slice(body).map_err(|e| (Value::Null, A2aError::Parse(e.to_string())))?;
     let Value::Object(mut request) = request else {
         return Err((
             Value::Null,
@@ -85,9 +84,7 @@ fn decode_request(
         return Err((id, invalid_request("method must be a string")));
     };
     recording.operation = Some(method.clone());
-    let params = request
-        .remove("params")
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let params = request.remove("params").unwrap_or_else(|| Value::Object(Map::new()));
     recording.task_id = requests::task_id_hint(&params);
     if !METHODS.contains(&method.as_str()) {
         return Err((id, A2aError::MethodNotFound));
@@ -132,11 +129,7 @@ struct Success<'a, T> {
 
 impl<'a, T> Success<'a, T> {
     fn new(result: &'a T, id: &'a Value) -> Self {
-        Self {
-            result,
-            id,
-            jsonrpc: "2.0",
-        }
+        Self { result, id, jsonrpc: "2.0" }
     }
 }
 
@@ -149,11 +142,7 @@ struct Failure<'a> {
 
 /// JSON-RPC errors travel with HTTP 200 and a plain JSON body, streams included.
 fn failure(id: &Value, error: &A2aError) -> Response {
-    json(&Failure {
-        error: error.jsonrpc_object(),
-        id,
-        jsonrpc: "2.0",
-    })
+    json(&Failure { error: error.jsonrpc_object(), id, jsonrpc: "2.0" })
 }
 
 fn json(body: &impl Serialize) -> Response {

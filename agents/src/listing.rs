@@ -29,18 +29,17 @@ pub fn list(store: &TaskStore, request: &ListTasksRequest) -> Result<ListTasksRe
     let history_length = requests::history_length(request.history_length)?;
     let after = match request.status_timestamp_after.as_deref().filter(|t| !t.is_empty()) {
         None => None,
-        Some(text) => Some(parse_rfc3339(text).ok_or_else(|| {
-            A2aError::InvalidParams("statusTimestampAfter must be an RFC 3339 timestamp".into())
-        })?),
+        Some(text) => Some(
+            parse_rfc3339(text)
+                .ok_or_else(|| A2aError::InvalidParams("statusTimestampAfter must be an RFC 3339 timestamp".into()))?,
+        ),
     };
     // The token is the creation number of the last task of the previous page.
     let before = match request.page_token.as_deref().filter(|t| !t.is_empty()) {
         None => None,
-        Some(token) => Some(
-            token
-                .parse::<u64>()
-                .map_err(|_| A2aError::InvalidParams("pageToken is not valid".into()))?,
-        ),
+        Some(token) => {
+            Some(token.parse::<u64>().map_err(|_| A2aError::InvalidParams("pageToken is not valid".into()))?)
+        }
     };
     let context_id = request.context_id.as_deref().filter(|c| !c.is_empty());
     let matching: Vec<(u64, Task)> = store
@@ -67,20 +66,11 @@ pub fn list(store: &TaskStore, request: &ListTasksRequest) -> Result<ListTasksRe
         .into_iter()
         .map(|(_, task)| ListedTask::new(task.with_history_length(history_length), include_artifacts))
         .collect();
-    Ok(ListTasksResponse {
-        tasks,
-        page_size,
-        total_size,
-        next_page_token,
-    })
+    Ok(ListTasksResponse { tasks, page_size, total_size, next_page_token })
 }
 
 fn updated_after(task: &Task, after: i64) -> bool {
-    task.status
-        .timestamp
-        .as_deref()
-        .and_then(parse_rfc3339)
-        .is_some_and(|at| at > after)
+    task.status.timestamp.as_deref().and_then(parse_rfc3339).is_some_and(|at| at > after)
 }
 
 #[derive(Debug, Serialize)]
@@ -98,11 +88,8 @@ struct ListedTask {
 
 impl ListedTask {
     fn new(task: Task, include_artifacts: bool) -> Self {
-        let artifacts = if include_artifacts {
-            task.artifacts.into_iter().map(ListedArtifact::from).collect()
-        } else {
-            Vec::new()
-        };
+        let artifacts =
+            if include_artifacts { task.artifacts.into_iter().map(ListedArtifact::from).collect() } else { Vec::new() };
         Self {
             id: task.id,
             context_id: task.context_id,
@@ -223,11 +210,7 @@ mod tests {
         Task {
             id: id.into(),
             context_id: context.into(),
-            status: TaskStatus {
-                state,
-                message: None,
-                timestamp: timestamp.map(str::to_owned),
-            },
+            status: TaskStatus { state, message: None, timestamp: timestamp.map(str::to_owned) },
             artifacts: vec![],
             history: vec![message],
             metadata: None,
@@ -269,39 +252,24 @@ mod tests {
         let by = |request: ListTasksRequest| {
             list(&store, &request).map(|r| ids(&r).iter().map(|s| s.to_string()).collect::<Vec<_>>())
         };
-        let context = ListTasksRequest {
-            context_id: Some("c1".into()),
-            ..ListTasksRequest::default()
-        };
+        let context = ListTasksRequest { context_id: Some("c1".into()), ..ListTasksRequest::default() };
         assert_eq!(by(context), Ok(vec!["c".into(), "a".into()]));
-        let working = ListTasksRequest {
-            status: Some(TaskState::Working),
-            ..ListTasksRequest::default()
-        };
+        let working = ListTasksRequest { status: Some(TaskState::Working), ..ListTasksRequest::default() };
         assert_eq!(by(working), Ok(vec!["b".into()]));
         let recent = ListTasksRequest {
             status_timestamp_after: Some("2026-12-02T10:30:00Z".into()),
             ..ListTasksRequest::default()
         };
         assert_eq!(by(recent), Ok(vec!["c".into(), "b".into()]));
-        let bad = ListTasksRequest {
-            status_timestamp_after: Some("soon".into()),
-            ..ListTasksRequest::default()
-        };
+        let bad = ListTasksRequest { status_timestamp_after: Some("soon".into()), ..ListTasksRequest::default() };
         assert!(by(bad).is_err());
     }
 
     #[test]
     fn pages_through_with_tokens() {
         let store = store_with_three();
-        let first = list(
-            &store,
-            &ListTasksRequest {
-                page_size: Some(2),
-                ..ListTasksRequest::default()
-            },
-        )
-        .expect("page 1");
+        let first =
+            list(&store, &ListTasksRequest { page_size: Some(2), ..ListTasksRequest::default() }).expect("page 1");
         assert_eq!(ids(&first), ["c", "b"]);
         assert_eq!(first.total_size, 3);
         let second = list(
@@ -315,10 +283,7 @@ mod tests {
         .expect("page 2");
         assert_eq!(ids(&second), ["a"]);
         assert_eq!(second.next_page_token, "");
-        let bad_token = ListTasksRequest {
-            page_token: Some("x".into()),
-            ..ListTasksRequest::default()
-        };
+        let bad_token = ListTasksRequest { page_token: Some("x".into()), ..ListTasksRequest::default() };
         assert!(list(&store, &bad_token).is_err());
     }
 }

@@ -43,10 +43,7 @@ pub enum TaskState {
 impl TaskState {
     /// No further change can happen to a task in this state.
     pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            Self::Completed | Self::Failed | Self::Canceled | Self::Rejected
-        )
+        matches!(self, Self::Completed | Self::Failed | Self::Canceled | Self::Rejected)
     }
 
     /// The agent waits for the caller; a stream ends here too.
@@ -93,31 +90,20 @@ pub struct Part {
 
 impl Part {
     pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            text: Some(text.into()),
-            ..Self::default()
-        }
+        Self { text: Some(text.into()), ..Self::default() }
     }
 
     pub fn data(data: Value) -> Self {
-        Self {
-            data: Some(data),
-            ..Self::default()
-        }
+        Self { data: Some(data), ..Self::default() }
     }
 
     /// How many of the content fields are set; a valid part has exactly one.
     pub fn content_count(&self) -> usize {
         // `data: null` arrives as None through serde, so it counts as absent, like ProtoJSON.
-        [
-            self.text.is_some(),
-            self.raw.is_some(),
-            self.url.is_some(),
-            self.data.is_some(),
-        ]
-        .into_iter()
-        .filter(|set| *set)
-        .count()
+        [self.text.is_some(), self.raw.is_some(), self.url.is_some(), self.data.is_some()]
+            .into_iter()
+            .filter(|set| *set)
+            .count()
     }
 }
 
@@ -164,10 +150,7 @@ impl Message {
 
     /// The text parts joined together, the way the agents read their input.
     pub fn joined_text(&self) -> String {
-        self.parts
-            .iter()
-            .filter_map(|part| part.text.as_deref())
-            .collect()
+        self.parts.iter().filter_map(|part| part.text.as_deref()).collect()
     }
 
     /// The first data part's payload, where structured input lives.
@@ -270,9 +253,7 @@ impl StreamResponse {
     /// The state a stream ends on: terminal or interrupted, carried by a status update.
     pub fn closes_stream(&self) -> bool {
         match self {
-            Self::StatusUpdate(update) => {
-                update.status.state.is_terminal() || update.status.state.is_interrupted()
-            }
+            Self::StatusUpdate(update) => update.status.state.is_terminal() || update.status.state.is_interrupted(),
             Self::Task(task) => task.status.state.is_terminal(),
             Self::Message(_) | Self::ArtifactUpdate(_) => false,
         }
@@ -300,11 +281,7 @@ mod tests {
         let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: "t".into(),
             context_id: "c".into(),
-            status: TaskStatus {
-                state: TaskState::Working,
-                message: None,
-                timestamp: None,
-            },
+            status: TaskStatus { state: TaskState::Working, message: None, timestamp: None },
             metadata: None,
         });
         assert_eq!(
@@ -316,18 +293,11 @@ mod tests {
 
     #[test]
     fn history_length_keeps_the_newest() {
-        let msg = |id: &str| Message {
-            message_id: id.into(),
-            ..Message::agent_text("t", "c", "x")
-        };
+        let msg = |id: &str| Message { message_id: id.into(), ..Message::agent_text("t", "c", "x") };
         let task = Task {
             id: "t".into(),
             context_id: "c".into(),
-            status: TaskStatus {
-                state: TaskState::Completed,
-                message: None,
-                timestamp: None,
-            },
+            status: TaskStatus { state: TaskState::Completed, message: None, timestamp: None },
             artifacts: vec![],
             history: vec![msg("1"), msg("2"), msg("3")],
             metadata: None,

@@ -42,7 +42,7 @@ pub enum Unary {
 
 /// What an operation produces.
 pub enum Reply {
-    Unary(Unary),
+    Unary(Box<Unary>),
     Stream(BoxStream<'static, StreamResponse>),
 }
 
@@ -57,14 +57,16 @@ pub struct Agent {
 impl Agent {
     pub async fn execute(&self, operation: Operation) -> Result<Reply, A2aError> {
         match operation {
-            Operation::SendMessage(request) => self.send(request).await.map(Reply::Unary),
+            Operation::SendMessage(request) => self.send(request).await.map(|sent| Reply::Unary(Box::new(sent))),
             Operation::SendStreamingMessage(request) => self.send_streaming(request).map(Reply::Stream),
-            Operation::GetTask(request) => self.get(&request).map(|t| Reply::Unary(Unary::Task(t))),
-            Operation::ListTasks(request) => listing::list(&self.store, &request).map(|l| Reply::Unary(Unary::List(l))),
+            Operation::GetTask(request) => self.get(&request).map(|t| Reply::Unary(Box::new(Unary::Task(t)))),
+            Operation::ListTasks(request) => {
+                listing::list(&self.store, &request).map(|l| Reply::Unary(Box::new(Unary::List(l))))
+            }
             Operation::CancelTask(request) => {
                 requests::require_id(&request.id)?;
                 let task = self.store.cancel(&request.id, "cancelled by request")?;
-                Ok(Reply::Unary(Unary::Task(task)))
+                Ok(Reply::Unary(Box::new(Unary::Task(task))))
             }
             Operation::SubscribeToTask(request) => {
                 requests::require_id(&request.id)?;
@@ -90,13 +92,11 @@ impl Agent {
         let history_length = request.history_length()?;
         let return_immediately = request.return_immediately();
         let (mut subscription, _) = self.start_turn(request)?;
-        let task_id = subscription.snapshot.id.clone();
-        if !return_immediately {
-            self.wait_until_at_rest(&task_id, &mut subscription.events).await;
-        }
         let task = if return_immediately {
             subscription.snapshot
         } else {
+            let task_id = subscription.snapshot.id;
+            self.wait_until_at_rest(&task_id, &mut subscription.events).await;
             self.store.get(&task_id).ok_or(A2aError::TaskNotFound)?
         };
         Ok(Unary::Sent(StreamResponse::Task(task.with_history_length(history_length))))
@@ -106,7 +106,8 @@ impl Agent {
     fn send_streaming(&self, request: SendMessageRequest) -> Result<BoxStream<'static, StreamResponse>, A2aError> {
         let history_length = request.history_length()?;
         let (subscription, is_new) = self.start_turn(request)?;
-        let first = is_new.then(|| StreamResponse::Task(subscription.snapshot.clone().with_history_length(history_length)));
+        let first =
+            is_new.then(|| StreamResponse::Task(subscription.snapshot.clone().with_history_length(history_length)));
         Ok(self.live(first, subscription))
     }
 
@@ -115,8 +116,8 @@ impl Agent {
     fn start_turn(&self, request: SendMessageRequest) -> Result<(Subscription, bool), A2aError> {
         request.validate()?;
         self.behaviour.check(&request.message)?;
-        let (subscription, is_new) = match request.task_id() {
-            Some(task_id) => (self.store.continue_with(task_id, request.message)?, false),
+        let (subscription, is_new) = match request.task_id().map(str::to_owned) {
+            Some(task_id) => (self.store.continue_with(&task_id, request.message)?, false),
             None => (self.store.create(new_task(request.message)), true),
         };
         let message = subscription
@@ -125,10 +126,7 @@ impl Agent {
             .last()
             .cloned()
             .ok_or_else(|| A2aError::Internal("task without its message".into()))?;
-        let input = TurnInput {
-            task: subscription.snapshot.clone(),
-            message,
-        };
+        let input = TurnInput { task: subscription.snapshot.clone(), message };
         turn::spawn(Arc::clone(&self.store), Arc::clone(&self.behaviour), input);
         Ok((subscription, is_new))
     }
@@ -172,21 +170,13 @@ fn at_rest(task: &Task) -> bool {
 /// A new task in `TASK_STATE_SUBMITTED` holding the message; the caller's contextId is kept.
 fn new_task(mut message: Message) -> Task {
     let id = new_id();
-    let context_id = message
-        .context_id
-        .clone()
-        .filter(|c| !c.is_empty())
-        .unwrap_or_else(new_id);
+    let context_id = message.context_id.clone().filter(|c| !c.is_empty()).unwrap_or_else(new_id);
     message.task_id = Some(id.clone());
     message.context_id = Some(context_id.clone());
     Task {
         id,
         context_id,
-        status: TaskStatus {
-            state: TaskState::Submitted,
-            message: None,
-            timestamp: None,
-        },
+        status: TaskStatus { state: TaskState::Submitted, message: None, timestamp: None },
         artifacts: Vec::new(),
         history: vec![message],
         metadata: None,

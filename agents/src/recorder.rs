@@ -41,12 +41,7 @@ pub struct Recording {
 
 impl Recording {
     pub fn new(binding: Binding) -> Self {
-        Self {
-            binding,
-            operation: None,
-            jsonrpc_id: None,
-            task_id: None,
-        }
+        Self { binding, operation: None, jsonrpc_id: None, task_id: None }
     }
 }
 
@@ -109,10 +104,7 @@ impl Recorder {
     }
 
     pub fn clear(&self) {
-        self.records
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.records.lock().unwrap_or_else(PoisonError::into_inner).clear();
     }
 }
 

@@ -91,9 +91,7 @@ impl SendMessageRequest {
             return Err(invalid("message.parts must hold at least one part"));
         }
         if let Some(index) = message.parts.iter().position(|p| p.content_count() != 1) {
-            return Err(invalid(&format!(
-                "message.parts[{index}] must set exactly one of text, raw, url, data"
-            )));
+            return Err(invalid(&format!("message.parts[{index}] must set exactly one of text, raw, url, data")));
         }
         self.history_length().map(|_| ())
     }
@@ -103,10 +101,7 @@ impl SendMessageRequest {
     }
 
     pub fn return_immediately(&self) -> bool {
-        self.configuration
-            .as_ref()
-            .and_then(|c| c.return_immediately)
-            .unwrap_or(false)
+        self.configuration.as_ref().and_then(|c| c.return_immediately).unwrap_or(false)
     }
 
     /// The task the message continues, if any (ProtoJSON's empty string means unset).
@@ -128,20 +123,14 @@ pub fn task_id_hint(params: &Value) -> Option<String> {
 
 /// A task id must be present.
 pub fn require_id(id: &str) -> Result<(), A2aError> {
-    if id.is_empty() {
-        Err(invalid("id is required"))
-    } else {
-        Ok(())
-    }
+    if id.is_empty() { Err(invalid("id is required")) } else { Ok(()) }
 }
 
 /// `historyLength` must not be negative; `None` keeps the whole history.
 pub fn history_length(value: Option<i64>) -> Result<Option<usize>, A2aError> {
     match value {
         None => Ok(None),
-        Some(n) => usize::try_from(n)
-            .map(Some)
-            .map_err(|_| invalid("historyLength must be non-negative")),
+        Some(n) => usize::try_from(n).map(Some).map_err(|_| invalid("historyLength must be non-negative")),
     }
 }
 
@@ -198,9 +187,7 @@ mod lenient {
             Some(BoolOrText::Text(text)) => match text.as_str() {
                 "true" | "1" => Ok(Some(true)),
                 "false" | "0" => Ok(Some(false)),
-                _ => Err(serde::de::Error::custom(format!(
-                    "expected a boolean, got {text:?}"
-                ))),
+                _ => Err(serde::de::Error::custom(format!("expected a boolean, got {text:?}"))),
             },
         }
     }
@@ -226,22 +213,22 @@ mod tests {
 
     #[test]
     fn bad_shapes_name_the_field() {
-        let error = decode::<SendMessageRequest>(json!({"message": {"role": "ROLE_NOBODY"}}))
-            .expect_err("bad role");
+        let error = decode::<SendMessageRequest>(json!({"message": {"role": "ROLE_NOBODY"}})).expect_err("bad role");
         assert!(matches!(&error, A2aError::InvalidParams(m) if m.contains("message.role")), "{error:?}");
         assert!(decode::<SendMessageRequest>(json!({})).is_err());
     }
 
     #[test]
     fn messages_need_id_parts_and_single_content() {
-        let check = |message: Value| {
-            decode::<SendMessageRequest>(json!({ "message": message }))
-                .and_then(|r| r.validate())
-        };
+        let check =
+            |message: Value| decode::<SendMessageRequest>(json!({ "message": message })).and_then(|r| r.validate());
         assert!(check(json!({"role": "ROLE_USER", "parts": [{"text": "x"}]})).is_err());
         assert!(check(json!({"messageId": "m", "role": "ROLE_USER", "parts": []})).is_err());
-        assert!(check(json!({"messageId": "m", "role": "ROLE_USER",
-            "parts": [{"text": "x", "data": {}}]})).is_err());
+        assert!(
+            check(json!({"messageId": "m", "role": "ROLE_USER",
+            "parts": [{"text": "x", "data": {}}]}))
+            .is_err()
+        );
         assert!(check(json!({"messageId": "m", "role": "ROLE_USER", "parts": [{}]})).is_err());
         assert!(check(json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"data": {"a": 1}}]})).is_ok());
     }

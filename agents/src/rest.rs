@@ -48,10 +48,9 @@ impl Route {
 
     fn task_id(&self) -> Option<&str> {
         match self {
-            Self::GetTask(id)
-            | Self::CancelTask(id)
-            | Self::SubscribeToTask(id)
-            | Self::PushNotificationConfig(id) => Some(id),
+            Self::GetTask(id) | Self::CancelTask(id) | Self::SubscribeToTask(id) | Self::PushNotificationConfig(id) => {
+                Some(id)
+            }
             _ => None,
         }
     }
@@ -80,19 +79,14 @@ pub async fn handle(
             }
             return match miss {
                 Miss::NotFound => (StatusCode::NOT_FOUND, "Not Found").into_response(),
-                Miss::MethodNotAllowed => {
-                    (StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed").into_response()
-                }
+                Miss::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed").into_response(),
             };
         }
     };
     let body = parse_body(&body);
     let recording = Recording {
         operation: Some(route.name().to_owned()),
-        task_id: route
-            .task_id()
-            .map(str::to_owned)
-            .or_else(|| body.as_ref().ok().and_then(requests::task_id_hint)),
+        task_id: route.task_id().map(str::to_owned).or_else(|| body.as_ref().ok().and_then(requests::task_id_hint)),
         ..Recording::new(Binding::Rest)
     };
     app.recorder.record(&method, &uri, &headers, recording);
@@ -153,10 +147,7 @@ fn parse_body(body: &[u8]) -> Result<Value, A2aError> {
 fn query_with_id(uri: &Uri, id: String) -> Result<Value, A2aError> {
     let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(uri)
         .map_err(|e| A2aError::InvalidParams(format!("invalid query string: {e}")))?;
-    let mut params: Map<String, Value> = pairs
-        .into_iter()
-        .map(|(key, value)| (key, Value::String(value)))
-        .collect();
+    let mut params: Map<String, Value> = pairs.into_iter().map(|(key, value)| (key, Value::String(value))).collect();
     if !id.is_empty() {
         params.insert("id".into(), Value::String(id));
     }
@@ -165,14 +156,14 @@ fn query_with_id(uri: &Uri, id: String) -> Result<Value, A2aError> {
 
 /// The part of the path after `/a2a/rest` or `/{tenant}/a2a/rest`.
 fn strip_prefix(path: &str) -> Option<&str> {
-    let after = |path: &'_ str| {
-        path.strip_prefix(REST_PREFIX)
-            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
-    };
-    after(path).or_else(|| {
+    after_prefix(path).or_else(|| {
         let tenant_end = path.get(1..)?.find('/')? + 1;
-        after(&path[tenant_end..])
+        after_prefix(&path[tenant_end..])
     })
+}
+
+fn after_prefix(path: &str) -> Option<&str> {
+    path.strip_prefix(REST_PREFIX).filter(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 fn route(method: &Method, path: &str) -> Result<Route, Miss> {
@@ -188,9 +179,7 @@ fn route(method: &Method, path: &str) -> Result<Route, Miss> {
         ["extendedAgentCard"] => allowed(get, Route::GetExtendedAgentCard),
         ["tasks", task] => match task.rsplit_once(':') {
             Some((id, "cancel")) if !id.is_empty() => allowed(post, Route::CancelTask(id.into())),
-            Some((id, "subscribe")) if !id.is_empty() => {
-                allowed(post || get, Route::SubscribeToTask(id.into()))
-            }
+            Some((id, "subscribe")) if !id.is_empty() => allowed(post || get, Route::SubscribeToTask(id.into())),
             Some(_) => Err(Miss::NotFound),
             None if task.is_empty() => Err(Miss::NotFound),
             None => allowed(get, Route::GetTask((*task).into())),

@@ -49,10 +49,7 @@ struct Slot {
 
 impl Slot {
     fn subscription(&self) -> Subscription {
-        Subscription {
-            snapshot: self.task.clone(),
-            events: self.events.subscribe(),
-        }
+        Subscription { snapshot: self.task.clone(), events: self.events.subscribe() }
     }
 }
 
@@ -69,12 +66,7 @@ impl TaskStore {
         let seq = inner.next_seq;
         inner.next_seq += 1;
         let (events, _) = broadcast::channel(EVENT_BUFFER);
-        let slot = Slot {
-            seq,
-            task,
-            events,
-            turn: None,
-        };
+        let slot = Slot { seq, task, events, turn: None };
         let subscription = slot.subscription();
         inner.tasks.insert(slot.task.id.clone(), slot);
         subscription
@@ -87,10 +79,7 @@ impl TaskStore {
         let task = &mut slot.task;
         let state = task.status.state;
         if state.is_terminal() {
-            return Err(A2aError::InvalidParams(format!(
-                "Task {task_id} is in terminal state: {}",
-                state.as_str()
-            )));
+            return Err(A2aError::InvalidParams(format!("Task {task_id} is in terminal state: {}", state.as_str())));
         }
         if !state.is_interrupted() {
             return Err(A2aError::UnsupportedOperation(format!(
@@ -98,11 +87,7 @@ impl TaskStore {
                 state.as_str()
             )));
         }
-        if message
-            .context_id
-            .as_deref()
-            .is_some_and(|id| !id.is_empty() && id != task.context_id)
-        {
+        if message.context_id.as_deref().is_some_and(|id| !id.is_empty() && id != task.context_id) {
             return Err(A2aError::InvalidParams(format!(
                 "message.contextId does not match the context of task {task_id}"
             )));
@@ -123,10 +108,7 @@ impl TaskStore {
         let slot = inner.tasks.get(task_id).ok_or(A2aError::TaskNotFound)?;
         let state = slot.task.status.state;
         if state.is_terminal() {
-            return Err(A2aError::InvalidParams(format!(
-                "Task {task_id} is in terminal state: {}",
-                state.as_str()
-            )));
+            return Err(A2aError::InvalidParams(format!("Task {task_id} is in terminal state: {}", state.as_str())));
         }
         Ok(slot.subscription())
     }
@@ -138,12 +120,8 @@ impl TaskStore {
     /// Every task with its creation number, newest first.
     pub fn all_newest_first(&self) -> Vec<(u64, Task)> {
         let inner = self.lock();
-        let mut all: Vec<_> = inner
-            .tasks
-            .values()
-            .map(|slot| (slot.seq, slot.task.clone()))
-            .collect();
-        all.sort_by(|a, b| b.0.cmp(&a.0));
+        let mut all: Vec<_> = inner.tasks.values().map(|slot| (slot.seq, slot.task.clone())).collect();
+        all.sort_by_key(|(seq, _)| std::cmp::Reverse(*seq));
         all
     }
 
@@ -221,10 +199,8 @@ fn apply(task: &mut Task, event: &StreamResponse) {
             task.status = update.status.clone();
         }
         StreamResponse::ArtifactUpdate(update) => {
-            let existing = task
-                .artifacts
-                .iter_mut()
-                .find(|artifact| artifact.artifact_id == update.artifact.artifact_id);
+            let existing =
+                task.artifacts.iter_mut().find(|artifact| artifact.artifact_id == update.artifact.artifact_id);
             match existing {
                 Some(artifact) if update.append => {
                     artifact.parts.extend(update.artifact.parts.iter().cloned());
@@ -247,11 +223,7 @@ mod tests {
         Task {
             id: id.into(),
             context_id: "ctx".into(),
-            status: TaskStatus {
-                state: TaskState::Submitted,
-                message: None,
-                timestamp: None,
-            },
+            status: TaskStatus { state: TaskState::Submitted, message: None, timestamp: None },
             artifacts: vec![],
             history: vec![user("m0")],
             metadata: None,
@@ -259,22 +231,14 @@ mod tests {
     }
 
     fn user(id: &str) -> Message {
-        Message {
-            message_id: id.into(),
-            role: Role::User,
-            ..Message::agent_text("t", "ctx", "hi")
-        }
+        Message { message_id: id.into(), role: Role::User, ..Message::agent_text("t", "ctx", "hi") }
     }
 
     fn status(state: TaskState, text: &str) -> StreamResponse {
         StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: "t".into(),
             context_id: "ctx".into(),
-            status: TaskStatus {
-                state,
-                message: Some(Message::agent_text("t", "ctx", text)),
-                timestamp: None,
-            },
+            status: TaskStatus { state, message: Some(Message::agent_text("t", "ctx", text)), timestamp: None },
             metadata: None,
         })
     }
@@ -326,25 +290,17 @@ mod tests {
     fn nothing_is_published_after_cancel() {
         let store = TaskStore::default();
         store.create(new_task("t"));
-        let canceled = store
-            .cancel("t", "bye")
-            .expect("cancelable");
+        let canceled = store.cancel("t", "bye").expect("cancelable");
         assert_eq!(canceled.status.state, TaskState::Canceled);
         assert_eq!(store.publish("t", status(TaskState::Working, "late")), Err(TaskClosed));
-        assert_eq!(
-            store.cancel("t", "again").err(),
-            Some(A2aError::TaskNotCancelable)
-        );
+        assert_eq!(store.cancel("t", "again").err(), Some(A2aError::TaskNotCancelable));
     }
 
     #[test]
     fn follow_ups_only_on_interrupted_tasks() {
         let store = TaskStore::default();
         store.create(new_task("t"));
-        assert!(matches!(
-            store.continue_with("t", user("m1")),
-            Err(A2aError::UnsupportedOperation(_))
-        ));
+        assert!(matches!(store.continue_with("t", user("m1")), Err(A2aError::UnsupportedOperation(_))));
         let _ = store.publish("t", status(TaskState::InputRequired, "which?"));
         let sub = store.continue_with("t", user("m1")).expect("accepted");
         let ids: Vec<_> = sub.snapshot.history.iter().map(|m| m.message_id.as_str()).collect();
@@ -353,10 +309,7 @@ mod tests {
         assert!(sub.snapshot.status.message.is_none());
         assert_eq!(store.continue_with("nope", user("m2")).err(), Some(A2aError::TaskNotFound));
         let _ = store.publish("t", status(TaskState::Completed, "done"));
-        assert!(matches!(
-            store.continue_with("t", user("m2")),
-            Err(A2aError::InvalidParams(_))
-        ));
+        assert!(matches!(store.continue_with("t", user("m2")), Err(A2aError::InvalidParams(_))));
         assert!(matches!(store.subscribe("t"), Err(A2aError::InvalidParams(_))));
     }
 }

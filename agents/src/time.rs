@@ -24,12 +24,7 @@ pub fn format_micros(micros: i64) -> String {
     let days = secs.div_euclid(SECS_PER_DAY);
     let of_day = secs.rem_euclid(SECS_PER_DAY);
     let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{frac:06}Z",
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60
-    )
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{frac:06}Z", of_day / 3600, of_day / 60 % 60, of_day % 60)
 }
 
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` into microseconds since the epoch.
@@ -40,19 +35,12 @@ pub fn parse_rfc3339(text: &str) -> Option<i64> {
     }
     let num = |range: std::ops::Range<usize>| -> Option<i64> {
         let slice = text.get(range)?;
-        slice
-            .bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| slice.parse().ok())?
+        slice.bytes().all(|b| b.is_ascii_digit()).then(|| slice.parse().ok())?
     };
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
     let separators_ok = bytes[4] == b'-' && bytes[7] == b'-' && bytes[13] == b':' && bytes[16] == b':';
-    let in_range = (1..=12).contains(&month)
-        && (1..=31).contains(&day)
-        && hour < 24
-        && minute < 60
-        && second < 61;
+    let in_range = (1..=12).contains(&month) && (1..=31).contains(&day) && hour < 24 && minute < 60 && second < 61;
     if !separators_ok || !in_range {
         return None;
     }
@@ -128,14 +116,8 @@ mod tests {
     fn parses_what_it_formats_and_common_variants() {
         let micros = 1_796_206_880_834_415;
         assert_eq!(parse_rfc3339(&format_micros(micros)), Some(micros));
-        assert_eq!(
-            parse_rfc3339("2026-12-02T10:21:20Z"),
-            Some(micros - 834_415)
-        );
-        assert_eq!(
-            parse_rfc3339("2026-12-02T11:21:20.834415+01:00"),
-            Some(micros)
-        );
+        assert_eq!(parse_rfc3339("2026-12-02T10:21:20Z"), Some(micros - 834_415));
+        assert_eq!(parse_rfc3339("2026-12-02T11:21:20.834415+01:00"), Some(micros));
         assert_eq!(parse_rfc3339("2026-12-02T10:21:20.8Z"), Some(micros - 34_415));
     }
 

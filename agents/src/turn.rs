@@ -33,12 +33,7 @@ pub struct Updater {
 
 impl Updater {
     fn new(store: Arc<TaskStore>, task: &Task) -> Self {
-        Self {
-            store,
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            last_state: None,
-        }
+        Self { store, task_id: task.id.clone(), context_id: task.context_id.clone(), last_state: None }
     }
 
     /// Moves the task to `state`, with an agent message saying `text` when given.
@@ -47,11 +42,7 @@ impl Updater {
         let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: self.task_id.clone(),
             context_id: self.context_id.clone(),
-            status: TaskStatus {
-                state,
-                message,
-                timestamp: Some(now_rfc3339()),
-            },
+            status: TaskStatus { state, message, timestamp: Some(now_rfc3339()) },
             metadata: None,
         });
         self.store.publish(&self.task_id, event)?;
@@ -81,8 +72,7 @@ impl Updater {
 
     /// Whether this turn left the task terminal or waiting for the caller.
     fn at_rest(&self) -> bool {
-        self.last_state
-            .is_some_and(|state| state.is_terminal() || state.is_interrupted())
+        self.last_state.is_some_and(|state| state.is_terminal() || state.is_interrupted())
     }
 }
 
@@ -92,9 +82,7 @@ pub fn spawn(store: Arc<TaskStore>, behaviour: Arc<Behaviour>, input: TurnInput)
     let task_id = input.task.id.clone();
     let mut updater = Updater::new(Arc::clone(&store), &input.task);
     let job = tokio::spawn(async move {
-        let outcome = AssertUnwindSafe(behaviour.run(&input, &mut updater))
-            .catch_unwind()
-            .await;
+        let outcome = AssertUnwindSafe(behaviour.run(&input, &mut updater)).catch_unwind().await;
         let reason = match outcome {
             // Canceled: the canceled status is already published.
             Ok(Err(TaskClosed)) => return,

@@ -20,11 +20,7 @@ pub fn require_v1(headers: &HeaderMap) -> Result<(), A2aError> {
         Some(value) => String::from_utf8_lossy(value.as_bytes()).trim().to_owned(),
     };
     let major = asked.split('.').next().unwrap_or_default();
-    if major == "1" {
-        Ok(())
-    } else {
-        Err(A2aError::VersionNotSupported(asked))
-    }
+    if major == "1" { Ok(()) } else { Err(A2aError::VersionNotSupported(asked)) }
 }
 
 #[cfg(test)]
@@ -49,18 +45,12 @@ mod tests {
 
     #[test]
     fn missing_means_0_3() {
-        assert_eq!(
-            with(None),
-            Err(A2aError::VersionNotSupported("0.3".into()))
-        );
+        assert_eq!(with(None), Err(A2aError::VersionNotSupported("0.3".into())));
     }
 
     #[test]
     fn other_majors_are_refused() {
-        assert_eq!(
-            with(Some("2.0")),
-            Err(A2aError::VersionNotSupported("2.0".into()))
-        );
+        assert_eq!(with(Some("2.0")), Err(A2aError::VersionNotSupported("2.0".into())));
         assert!(with(Some("0.3")).is_err());
         assert!(with(Some("")).is_err());
     }

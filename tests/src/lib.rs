@@ -177,6 +177,8 @@ pub async fn python_client(args: &[&str]) -> (bool, Vec<Value>, String) {
 }
 
 pub fn client() -> reqwest::Client {
+    // reqwest is built without a TLS provider; it wants one chosen even for plain HTTP.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(60)).build().expect("client")
 }
 

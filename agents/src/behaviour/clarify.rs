@@ -12,12 +12,7 @@ pub const QUESTION: &str = "Which environment: staging or production?";
 
 pub fn run(input: &TurnInput, updater: &mut Updater) -> Result<(), TaskClosed> {
     // The task's first user message is the request; any later one answers the question.
-    let request = input
-        .task
-        .history
-        .iter()
-        .find(|message| message.role == Role::User)
-        .unwrap_or(&input.message);
+    let request = input.task.history.iter().find(|message| message.role == Role::User).unwrap_or(&input.message);
     if request.message_id == input.message.message_id {
         return updater.status(TaskState::InputRequired, Some(QUESTION));
     }

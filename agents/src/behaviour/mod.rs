@@ -29,13 +29,9 @@ impl Behaviour {
     pub fn new(kind: AgentKind, options: &AgentOptions) -> Self {
         match kind {
             AgentKind::Echo => Self::Echo,
-            AgentKind::Review => Self::Review {
-                step_delay: options.step_delay,
-            },
+            AgentKind::Review => Self::Review { step_delay: options.step_delay },
             AgentKind::Clarify => Self::Clarify,
-            AgentKind::Slow => Self::Slow {
-                duration: options.slow_duration,
-            },
+            AgentKind::Slow => Self::Slow { duration: options.slow_duration },
         }
     }
 

@@ -64,18 +64,8 @@ const RULES: [Rule; 6] = [
         severity: "info",
         message: "clone() in changed code; check that a borrow would not do",
     },
-    Rule {
-        needle: "println!",
-        focus: Focus::Style,
-        severity: "info",
-        message: "consider structured logging",
-    },
-    Rule {
-        needle: "TODO",
-        focus: Focus::Style,
-        severity: "info",
-        message: "unresolved TODO",
-    },
+    Rule { needle: "println!", focus: Focus::Style, severity: "info", message: "consider structured logging" },
+    Rule { needle: "TODO", focus: Focus::Style, severity: "info", message: "unresolved TODO" },
 ];
 
 /// The findings a text-only request gets (the same as the reference harness agent's).
@@ -87,12 +77,7 @@ pub fn examples() -> Vec<Finding> {
             severity: "warning",
             message: "unwrap() on a Result from user input",
         },
-        Finding {
-            file: "src/main.rs".into(),
-            line: 7,
-            severity: "info",
-            message: "consider structured logging",
-        },
+        Finding { file: "src/main.rs".into(), line: 7, severity: "info", message: "consider structured logging" },
     ]
 }
 

@@ -54,9 +54,7 @@ impl ReviewInput {
     }
 
     fn from_fields(fields: &Map<String, Value>) -> Result<Self, String> {
-        if let Some(extra) = fields
-            .keys()
-            .find(|key| !matches!(key.as_str(), "diff" | "title" | "focus" | "language"))
+        if let Some(extra) = fields.keys().find(|key| !matches!(key.as_str(), "diff" | "title" | "focus" | "language"))
         {
             return Err(format!("unknown property {extra:?}"));
         }
@@ -64,19 +62,12 @@ impl ReviewInput {
             None => return Err("missing required property \"diff\"".into()),
             Some(value) => string(value, "diff", 1, MAX_DIFF_CHARS)?,
         };
-        let title = fields
-            .get("title")
-            .map(|value| string(value, "title", 0, MAX_TITLE_CHARS))
-            .transpose()?;
+        let title = fields.get("title").map(|value| string(value, "title", 0, MAX_TITLE_CHARS)).transpose()?;
         if let Some(language) = fields.get("language") {
             string(language, "language", 0, usize::MAX)?;
         }
         let focus = fields.get("focus").map(focus_list).transpose()?.unwrap_or_default();
-        Ok(Self {
-            diff: Some(diff),
-            title,
-            focus,
-        })
+        Ok(Self { diff: Some(diff), title, focus })
     }
 
     pub fn findings(&self) -> Vec<Finding> {
@@ -88,18 +79,13 @@ impl ReviewInput {
 
     /// What the report names the change: the title, else the message's first text part.
     pub fn pr_name(&self, message: &Message) -> String {
-        self.title
-            .clone()
-            .or_else(|| message.parts.iter().find_map(|part| part.text.clone()))
-            .unwrap_or_default()
+        self.title.clone().or_else(|| message.parts.iter().find_map(|part| part.text.clone())).unwrap_or_default()
     }
 }
 
 /// A string of `min..=max` characters (JSON Schema counts code points).
 fn string(value: &Value, name: &str, min: usize, max: usize) -> Result<String, String> {
-    let text = value
-        .as_str()
-        .ok_or_else(|| format!("\"{name}\" must be a string"))?;
+    let text = value.as_str().ok_or_else(|| format!("\"{name}\" must be a string"))?;
     let chars = text.chars().count();
     if chars < min {
         return Err(format!("\"{name}\" must not be empty"));
@@ -111,9 +97,7 @@ fn string(value: &Value, name: &str, min: usize, max: usize) -> Result<String, S
 }
 
 fn focus_list(value: &Value) -> Result<Vec<Focus>, String> {
-    let items = value
-        .as_array()
-        .ok_or_else(|| "\"focus\" must be an array".to_owned())?;
+    let items = value.as_array().ok_or_else(|| "\"focus\" must be an array".to_owned())?;
     let mut focus = Vec::with_capacity(items.len());
     for item in items {
         let parsed = item
@@ -134,11 +118,7 @@ mod tests {
     use crate::model::{Part, Role};
 
     fn message(parts: Vec<Part>) -> Message {
-        Message {
-            role: Role::User,
-            parts,
-            ..Message::agent_text("t", "c", "")
-        }
+        Message { role: Role::User, parts, ..Message::agent_text("t", "c", "") }
     }
 
     fn check(data: Value) -> Result<ReviewInput, A2aError> {

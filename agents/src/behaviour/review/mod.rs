@@ -17,11 +17,7 @@ use crate::turn::{TurnInput, Updater};
 
 pub use input::input_schema;
 
-const STEPS: [&str; 3] = [
-    "step 1/3: fetching diff",
-    "step 2/3: analysing changes",
-    "step 3/3: writing findings",
-];
+const STEPS: [&str; 3] = ["step 1/3: fetching diff", "step 2/3: analysing changes", "step 3/3: writing findings"];
 
 pub fn check(message: &Message) -> Result<(), A2aError> {
     input::ReviewInput::from_message(message).map(|_| ())

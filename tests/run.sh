@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: bootstraps the Python interop environment (a2a-sdk in
+# tests/.venv), then checks formatting and lints, then runs every test — unit tests and the
+# end-to-end tests that start the real gateway binary and real agents on loopback.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash tests/setup-python.sh
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
