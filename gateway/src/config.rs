@@ -363,7 +363,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "h" => number * 3600.0,
         _ => return Err(format!("'{text}' has no unit: use ms, s, m or h")),
     };
-    if !seconds.is_finite() || seconds < 0.0 || seconds > 1e9 {
+    if !seconds.is_finite() || !(0.0..=1e9).contains(&seconds) {
         return Err(format!("'{text}' is out of range"));
     }
     Ok(Duration::from_secs_f64(seconds))

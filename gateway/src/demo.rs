@@ -24,7 +24,12 @@ pub async fn run(listen: SocketAddr, stop: CancellationToken) -> anyhow::Result<
     for (name, kind) in AGENTS {
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let url = format!("http://{}", listener.local_addr()?);
-        tokio::spawn(a2a_example_agents::serve(kind, listener, AgentOptions::default(), stop.clone().cancelled_owned()));
+        tokio::spawn(a2a_example_agents::serve(
+            kind,
+            listener,
+            AgentOptions::default(),
+            stop.clone().cancelled_owned(),
+        ));
         backends.push(Backend {
             name: name.to_string(),
             url,

@@ -71,10 +71,8 @@ impl TaskDirectory for MemoryDirectory {
     fn record(&self, backend: &Arc<str>, fact: &TaskFact) {
         let now = Instant::now();
         if let Some(context_id) = &fact.context_id {
-            let mut seen = self
-                .contexts
-                .entry(context_id.clone())
-                .or_insert_with(|| Seen { value: backend.clone(), at: now });
+            let mut seen =
+                self.contexts.entry(context_id.clone()).or_insert_with(|| Seen { value: backend.clone(), at: now });
             if seen.value == *backend {
                 seen.at = now;
             }

@@ -65,7 +65,10 @@ pub async fn list_tasks(
                 return Ok(response);
             }
             tracing::warn!(backend = %backend.name, status = %answer.status, "ListTasks failed at a backend");
-            return Err(A2aError::BackendUnavailable(format!("could not list the tasks of the agent '{}'", backend.name)));
+            return Err(A2aError::BackendUnavailable(format!(
+                "could not list the tasks of the agent '{}'",
+                backend.name
+            )));
         };
         if targets.len() == 1 {
             next_page_token = listed.next_page_token;
@@ -88,7 +91,9 @@ pub async fn list_tasks(
         "totalSize": tasks.len(),
     });
     Ok(match call.binding {
-        Binding::JsonRpc => json_response(&json!({"result": result, "id": call.rpc_id, "jsonrpc": "2.0"}), "application/json"),
+        Binding::JsonRpc => {
+            json_response(&json!({"result": result, "id": call.rpc_id, "jsonrpc": "2.0"}), "application/json")
+        }
         Binding::Rest => json_response(&result, A2A_JSON),
     })
 }

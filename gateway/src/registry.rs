@@ -165,9 +165,12 @@ impl Registry {
     }
 
     async fn check(&self, index: usize) {
-        let Some((card_url, name)) = self.states.lock().ok().and_then(|states| {
-            states.get(index).map(|s| (s.card_url.clone(), s.config.name.clone()))
-        }) else {
+        let Some((card_url, name)) = self
+            .states
+            .lock()
+            .ok()
+            .and_then(|states| states.get(index).map(|s| (s.card_url.clone(), s.config.name.clone())))
+        else {
             return;
         };
         let result = self.fetch_card(card_url).await;
@@ -347,7 +350,8 @@ fn build_snapshot(states: &[BackendState], info: &config::CardInfo, public_base:
         })
         .collect();
     for view in &views {
-        agent_cards.insert(backends[by_name[view.name]].name.clone(), CardDoc::new(&card::agent_card(public_base, view)));
+        agent_cards
+            .insert(backends[by_name[view.name]].name.clone(), CardDoc::new(&card::agent_card(public_base, view)));
     }
     let gateway_card = CardDoc::new(&card::gateway_card(info, public_base, &views));
     Snapshot { backends, by_name, by_skill, gateway_card, agent_cards }

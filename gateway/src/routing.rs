@@ -25,8 +25,7 @@ impl Router<'_> {
             return self.task_owner(call, task_id).await;
         }
         if let Some(agent) = &call.agent {
-            let backend =
-                self.snapshot.backend(agent).ok_or_else(|| A2aError::AgentNotFound(agent.clone()))?;
+            let backend = self.snapshot.backend(agent).ok_or_else(|| A2aError::AgentNotFound(agent.clone()))?;
             return usable(backend);
         }
         if let Some(skill) = &call.skill_id {

@@ -38,7 +38,8 @@ async fn per_agent_card_points_at_the_agent_path_behind_the_gateway() {
 
     let (status, card) = get_json(&format!("{}/agents/echo/.well-known/agent-card.json", gw.url)).await;
     assert_eq!(status, 200);
-    let urls: Vec<&str> = card["supportedInterfaces"].as_array().unwrap().iter().map(|i| i["url"].as_str().unwrap()).collect();
+    let urls: Vec<&str> =
+        card["supportedInterfaces"].as_array().unwrap().iter().map(|i| i["url"].as_str().unwrap()).collect();
     assert_eq!(urls, [format!("{}/agents/echo/", gw.url), format!("{}/agents/echo", gw.url)]);
     assert_eq!(card["skills"][0]["id"], "echo");
     assert!(!card.to_string().contains(&format!(":{}", echo.port())), "{card}");

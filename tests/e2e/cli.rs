@@ -20,7 +20,8 @@ fn check(yaml: &str) -> (bool, String) {
 fn check_accepts_a_good_config_and_names_the_bad_key() {
     let (ok, text) = check("backends:\n  - name: echo\n    url: http://127.0.0.1:9001\n");
     assert!(ok, "{text}");
-    let (ok, text) = check("backends:\n  - name: echo\n    url: http://127.0.0.1:9001\n  - name: two\n    url: not a url\n");
+    let (ok, text) =
+        check("backends:\n  - name: echo\n    url: http://127.0.0.1:9001\n  - name: two\n    url: not a url\n");
     assert!(!ok);
     assert!(text.contains("backends[1].url"), "{text}");
     let (ok, text) = check("health:\n  interval: often\nbackends:\n  - {name: a, url: 'http://h:1'}\n");
@@ -44,7 +45,11 @@ async fn demo_runs_the_example_agents_behind_the_gateway() {
     let events = a2a_e2e::stream_events(&format!("{}/message:stream", demo.url), json!({"message": message})).await;
     let states: Vec<&str> = events.iter().filter_map(|e| e["statusUpdate"]["status"]["state"].as_str()).collect();
     assert_eq!(states, ["TASK_STATE_WORKING"; 3].iter().copied().chain(["TASK_STATE_COMPLETED"]).collect::<Vec<_>>());
-    assert!(events.iter().any(|e| e["artifactUpdate"]["artifact"]["parts"][0]["data"]["findings"].is_array()), "{events:?}");
-    let echo = rpc(&format!("{}/agents/echo/", demo.url), "SendMessage", json!({"message": text_message("hi", None)})).await;
+    assert!(
+        events.iter().any(|e| e["artifactUpdate"]["artifact"]["parts"][0]["data"]["findings"].is_array()),
+        "{events:?}"
+    );
+    let echo =
+        rpc(&format!("{}/agents/echo/", demo.url), "SendMessage", json!({"message": text_message("hi", None)})).await;
     assert_eq!(echo["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
 }

@@ -19,10 +19,12 @@ async fn unhealthy_backend_leaves_card_and_routing_until_it_recovers() {
     review.kill().await;
     wait_for_skills(&gw.url, &["echo"]).await;
 
-    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("x", Some("review-pr"))})).await;
+    let answer =
+        rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("x", Some("review-pr"))})).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     assert_eq!(answer["error"]["data"][0]["metadata"]["availableSkills"], "echo");
-    let (status, body) = rest_post(&format!("{}/agents/review/message:send", gw.url), json!({"message": text_message("x", None)})).await;
+    let (status, body) =
+        rest_post(&format!("{}/agents/review/message:send", gw.url), json!({"message": text_message("x", None)})).await;
     assert_eq!(status, 503, "{body}");
     assert_eq!(body["error"]["status"], "UNAVAILABLE");
     let (status, _) = get_json(&format!("{}/agents/review/.well-known/agent-card.json", gw.url)).await;
@@ -53,6 +55,7 @@ async fn a_backend_that_died_between_checks_gets_a_clean_error() {
     assert!(!message.contains("127.0.0.1") && !message.contains("refused"), "no internals: {message}");
     assert!(started.elapsed() < Duration::from_secs(30), "answered, not hung");
 
-    let (status, body) = rest_post(&format!("{}/message:send", gw.url), json!({"message": text_message("x", Some("echo"))})).await;
+    let (status, body) =
+        rest_post(&format!("{}/message:send", gw.url), json!({"message": text_message("x", Some("echo"))})).await;
     assert_eq!((status, body["error"]["status"].as_str()), (503, Some("UNAVAILABLE")), "{body}");
 }

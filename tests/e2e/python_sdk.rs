@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use a2a_e2e::{Proc, config, example_agent, gateway, python_agent, python_client, rest_post, rpc, stream_events, text_message, wait_for_skills};
+use a2a_e2e::{
+    Proc, config, example_agent, gateway, python_agent, python_client, rest_post, rpc, stream_events, text_message,
+    wait_for_skills,
+};
 use serde_json::json;
 
 use crate::BIN;
@@ -28,7 +31,21 @@ async fn sdk_client_uses_one_agent_behind_the_gateway_in_both_bindings() {
     let (_agents, gw) = rust_fleet().await;
     for binding in ["jsonrpc", "rest"] {
         let echo = format!("{}/agents/echo", gw.url);
-        sdk(&["--base", &echo, "--binding", binding, "--flow", "card", "--flow", "send", "--flow", "stream", "--flow", "get"]).await;
+        sdk(&[
+            "--base",
+            &echo,
+            "--binding",
+            binding,
+            "--flow",
+            "card",
+            "--flow",
+            "send",
+            "--flow",
+            "stream",
+            "--flow",
+            "get",
+        ])
+        .await;
         let clarify = format!("{}/agents/clarify", gw.url);
         sdk(&["--base", &clarify, "--binding", binding, "--flow", "multiturn"]).await;
         let slow = format!("{}/agents/slow", gw.url);
@@ -49,7 +66,8 @@ async fn sdk_agents_serve_behind_the_gateway() {
     let echo = python_agent("echo", &[]).await;
     let clarify = python_agent("clarify", &[]).await;
     let slow = python_agent("slow", &["--duration", "30"]).await;
-    let gw = gateway(BIN, &config(&[("pyecho", &echo.url), ("pyclarify", &clarify.url), ("pyslow", &slow.url)], "")).await;
+    let gw =
+        gateway(BIN, &config(&[("pyecho", &echo.url), ("pyclarify", &clarify.url), ("pyslow", &slow.url)], "")).await;
     let card = wait_for_skills(&gw.url, &["py-echo", "py-clarify", "py-slow"]).await;
     assert!(!card.to_string().contains(&format!(":{}", echo.port())), "{card}");
     let root = format!("{}/", gw.url);
@@ -63,7 +81,11 @@ async fn sdk_agents_serve_behind_the_gateway() {
     assert_eq!(got["result"]["id"], task["id"], "{got}");
 
     // Streaming over HTTP+JSON.
-    let events = stream_events(&format!("{}/message:stream", gw.url), json!({"message": text_message("streamed", Some("py-echo"))})).await;
+    let events = stream_events(
+        &format!("{}/message:stream", gw.url),
+        json!({"message": text_message("streamed", Some("py-echo"))}),
+    )
+    .await;
     assert!(events[0]["task"]["id"].is_string(), "{events:?}");
     assert_eq!(events.last().unwrap()["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{events:?}");
 

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use a2a_e2e::{Proc, config, example_agent, gateway, get_json, rest_post, rpc, stream_events, text_message, wait_for_skills};
+use a2a_e2e::{
+    Proc, config, example_agent, gateway, get_json, rest_post, rpc, stream_events, text_message, wait_for_skills,
+};
 use serde_json::{Value, json};
 
 use crate::BIN;
@@ -26,13 +28,15 @@ async fn per_agent_paths_reach_that_agent_in_both_bindings() {
     let (echo, review, gw) = two_backends("echo", "review").await;
     wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
 
-    let answer = rpc(&format!("{}/agents/echo/", gw.url), "SendMessage", json!({"message": text_message("hi rpc", None)})).await;
+    let answer =
+        rpc(&format!("{}/agents/echo/", gw.url), "SendMessage", json!({"message": text_message("hi rpc", None)})).await;
     assert_eq!(answer["id"], "t-1");
     assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
     assert_eq!(answer["result"]["task"]["artifacts"][0]["parts"][0]["text"], "hi rpc");
 
     let (status, task) =
-        rest_post(&format!("{}/agents/echo/message:send", gw.url), json!({"message": text_message("hi rest", None)})).await;
+        rest_post(&format!("{}/agents/echo/message:send", gw.url), json!({"message": text_message("hi rest", None)}))
+            .await;
     assert_eq!(status, 200, "{task}");
     assert_eq!(task["task"]["artifacts"][0]["parts"][0]["text"], "hi rest");
 
@@ -45,13 +49,18 @@ async fn explicit_skill_on_the_unified_endpoint_picks_the_backend() {
     let (echo, review, gw) = two_backends("echo", "review").await;
     wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
 
-    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("to echo", Some("echo"))})).await;
+    let answer =
+        rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("to echo", Some("echo"))})).await;
     assert_eq!(answer["result"]["task"]["artifacts"][0]["parts"][0]["text"], "to echo", "{answer}");
 
     // Skill on the request's metadata instead of the message's.
     let mut message = text_message("x", None);
     message["parts"] = json!([{"data": {"diff": "--- a\n+++ b\n", "title": "PR 1"}}]);
-    let events = stream_events(&format!("{}/message:stream", gw.url), json!({"message": message, "metadata": {"skillId": "review-pr"}})).await;
+    let events = stream_events(
+        &format!("{}/message:stream", gw.url),
+        json!({"message": message, "metadata": {"skillId": "review-pr"}}),
+    )
+    .await;
     let last = events.last().expect("events");
     assert_eq!(last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{events:?}");
     assert_eq!(seen(&review, "SendStreamingMessage").await, 1);
@@ -62,7 +71,8 @@ async fn explicit_skill_on_the_unified_endpoint_picks_the_backend() {
 async fn a_known_context_routes_a_message_without_a_skill() {
     let (echo, clarify, gw) = two_backends("echo", "clarify").await;
     wait_for_skills(&gw.url, &["echo", "clarify"]).await;
-    let first = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("one", Some("echo"))})).await;
+    let first =
+        rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("one", Some("echo"))})).await;
     let context = first["result"]["task"]["contextId"].as_str().expect("context id").to_string();
 
     let mut message = text_message("two", None);
@@ -84,7 +94,8 @@ async fn no_skill_no_context_lists_the_available_skills() {
     assert!(message.contains("echo") && message.contains("review-pr"), "{message}");
     assert_eq!(answer["error"]["data"][0]["metadata"]["availableSkills"], "echo,review-pr");
 
-    let (status, body) = rest_post(&format!("{}/message:send", gw.url), json!({"message": text_message("x", Some("nope"))})).await;
+    let (status, body) =
+        rest_post(&format!("{}/message:send", gw.url), json!({"message": text_message("x", Some("nope"))})).await;
     assert_eq!(status, 400);
     assert_eq!(body["error"]["details"][0]["reason"], "INVALID_PARAMS");
 }
@@ -107,7 +118,8 @@ async fn get_and_continue_reach_the_owning_backend() {
     let first = rpc(&root, "SendMessage", json!({"message": text_message("deploy it", Some("clarify"))})).await;
     let task = &first["result"]["task"];
     assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{first}");
-    let (task_id, context_id) = (task["id"].as_str().unwrap().to_string(), task["contextId"].as_str().unwrap().to_string());
+    let (task_id, context_id) =
+        (task["id"].as_str().unwrap().to_string(), task["contextId"].as_str().unwrap().to_string());
 
     let got = rpc(&root, "GetTask", json!({"id": task_id})).await;
     assert_eq!(got["result"]["id"], json!(task_id), "{got}");
@@ -199,7 +211,8 @@ async fn list_tasks_lists_what_the_gateway_routed() {
     let ids = [a["result"]["task"]["id"].clone(), b["result"]["task"]["id"].clone()];
 
     let listed = rpc(&root, "ListTasks", json!({})).await;
-    let got: Vec<Value> = listed["result"]["tasks"].as_array().expect("tasks").iter().map(|t| t["id"].clone()).collect();
+    let got: Vec<Value> =
+        listed["result"]["tasks"].as_array().expect("tasks").iter().map(|t| t["id"].clone()).collect();
     assert_eq!(got.len(), 2, "{listed}");
     assert!(ids.iter().all(|id| got.contains(id)), "{listed}");
 

@@ -149,13 +149,9 @@ async fn events_are_relayed_one_at_a_time_without_buffering() {
     let gw = gateway_for(&backend).await;
     let body = json!({"jsonrpc": "2.0", "id": "t-1", "method": "SendStreamingMessage",
         "params": {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "go"}], "metadata": {"skillId": "lockstep"}}}});
-    let response = a2a_e2e::client()
-        .post(format!("{}/", gw.url))
-        .header("A2A-Version", "1.0")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let request = a2a_e2e::client().post(format!("{}/", gw.url)).header("A2A-Version", "1.0").json(&body).send();
+    // A relay that buffers the whole stream would not even send the headers before event two.
+    let response = tokio::time::timeout(Duration::from_secs(10), request).await.expect("headers arrive").unwrap();
     assert_eq!(response.status().as_u16(), 200);
     assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
     let mut stream = response.bytes_stream();

@@ -70,7 +70,13 @@ impl Drop for TempFile {
 }
 
 /// Starts `program args…` and waits for the stdout line `<marker> <url>`.
-async fn start(name: &str, program: &Path, args: &[String], marker: &str, files: Vec<TempFile>) -> anyhow::Result<Proc> {
+async fn start(
+    name: &str,
+    program: &Path,
+    args: &[String],
+    marker: &str,
+    files: Vec<TempFile>,
+) -> anyhow::Result<Proc> {
     let log = log_dir().join(format!("{name}-{}.log", uuid::Uuid::new_v4().simple()));
     let stderr = std::fs::File::create(&log)?;
     let mut child = Command::new(program)
@@ -235,7 +241,8 @@ pub fn sse_data(bytes: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes).replace("\r\n", "\n");
     text.split("\n\n")
         .filter_map(|event| {
-            let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| d.trim_start()).collect();
+            let data: Vec<&str> =
+                event.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| d.trim_start()).collect();
             (!data.is_empty()).then(|| data.join("\n"))
         })
         .collect()

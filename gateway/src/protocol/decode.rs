@@ -328,7 +328,10 @@ mod tests {
     fn json_rpc_task_calls_read_the_task_id() {
         let call = rpc(r#"{"jsonrpc":"2.0","id":2,"method":"CancelTask","params":{"id":"abc"}}"#).unwrap();
         assert_eq!((call.operation, call.task_id.as_deref()), (Operation::CancelTask, Some("abc")));
-        let call = rpc(r#"{"jsonrpc":"2.0","id":2,"method":"GetTaskPushNotificationConfig","params":{"taskId":"abc","id":"x"}}"#).unwrap();
+        let call = rpc(
+            r#"{"jsonrpc":"2.0","id":2,"method":"GetTaskPushNotificationConfig","params":{"taskId":"abc","id":"x"}}"#,
+        )
+        .unwrap();
         assert_eq!(call.task_id.as_deref(), Some("abc"));
     }
 
@@ -348,8 +351,9 @@ mod tests {
         assert!(matches!(e.error, A2aError::InvalidRequest(_)));
         let e = rpc(r#"{"jsonrpc":"2.0","method":"GetTask","params":{"id":"x"}}"#).unwrap_err();
         assert!(matches!(e.error, A2aError::InvalidRequest(_)));
-        let e = rpc(r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"metadata":{"skillId":5}}}}"#)
-            .unwrap_err();
+        let e =
+            rpc(r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"metadata":{"skillId":5}}}}"#)
+                .unwrap_err();
         assert!(matches!(e.error, A2aError::InvalidParams { .. }));
     }
 
@@ -376,10 +380,20 @@ mod tests {
             (Method::POST, "/tasks/t1:cancel", Operation::CancelTask, Some("t1")),
             (Method::GET, "/tasks/t1:subscribe", Operation::SubscribeToTask, Some("t1")),
             (Method::POST, "/tasks/t1:subscribe", Operation::SubscribeToTask, Some("t1")),
-            (Method::POST, "/tasks/t1/pushNotificationConfigs", Operation::CreateTaskPushNotificationConfig, Some("t1")),
+            (
+                Method::POST,
+                "/tasks/t1/pushNotificationConfigs",
+                Operation::CreateTaskPushNotificationConfig,
+                Some("t1"),
+            ),
             (Method::GET, "/tasks/t1/pushNotificationConfigs", Operation::ListTaskPushNotificationConfigs, Some("t1")),
             (Method::GET, "/tasks/t1/pushNotificationConfigs/c", Operation::GetTaskPushNotificationConfig, Some("t1")),
-            (Method::DELETE, "/tasks/t1/pushNotificationConfigs/c", Operation::DeleteTaskPushNotificationConfig, Some("t1")),
+            (
+                Method::DELETE,
+                "/tasks/t1/pushNotificationConfigs/c",
+                Operation::DeleteTaskPushNotificationConfig,
+                Some("t1"),
+            ),
             (Method::GET, "/extendedAgentCard", Operation::GetExtendedAgentCard, None),
             (Method::GET, "/tasks/a%2Db", Operation::GetTask, Some("a-b")),
         ];
@@ -427,7 +441,14 @@ mod tests {
         let call = decode(&Method::GET, "/agents/echo/tasks/t1", Some("historyLength=2"), &v1(), b"").unwrap();
         assert_eq!(call.agent.as_deref(), Some("echo"));
         assert_eq!(call.rest_path.as_deref(), Some("/tasks/t1?historyLength=2"));
-        let call = decode(&Method::POST, "/agents/echo/", None, &v1(), br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#).unwrap();
+        let call = decode(
+            &Method::POST,
+            "/agents/echo/",
+            None,
+            &v1(),
+            br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
+        )
+        .unwrap();
         assert_eq!((call.binding, call.agent.as_deref()), (Binding::JsonRpc, Some("echo")));
     }
 }

@@ -45,12 +45,9 @@ fn mapping(error: &A2aError) -> Mapping {
             reason: "AGENT_NOT_FOUND",
             domain: GATEWAY_DOMAIN,
         },
-        A2aError::ExtendedCardNotConfigured => m(
-            -32007,
-            StatusCode::BAD_REQUEST,
-            "FAILED_PRECONDITION",
-            "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-        ),
+        A2aError::ExtendedCardNotConfigured => {
+            m(-32007, StatusCode::BAD_REQUEST, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
+        }
         A2aError::PayloadTooLarge(_) => Mapping {
             code: -32600,
             http: StatusCode::PAYLOAD_TOO_LARGE,
@@ -65,9 +62,7 @@ fn mapping(error: &A2aError) -> Mapping {
         A2aError::VersionNotSupported(_) => {
             m(-32009, StatusCode::BAD_REQUEST, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED")
         }
-        A2aError::InvalidAgentResponse(_) => {
-            m(-32006, StatusCode::BAD_GATEWAY, "INTERNAL", "INVALID_AGENT_RESPONSE")
-        }
+        A2aError::InvalidAgentResponse(_) => m(-32006, StatusCode::BAD_GATEWAY, "INTERNAL", "INVALID_AGENT_RESPONSE"),
         A2aError::BackendUnavailable(_) => Mapping {
             code: -32603,
             http: StatusCode::SERVICE_UNAVAILABLE,

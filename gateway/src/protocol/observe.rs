@@ -122,19 +122,11 @@ pub fn fact_in(binding: Binding, json: &[u8]) -> Option<TaskFact> {
 mod tests {
     use super::*;
 
-    /// Pulls the raw body out of a wire capture in `../shared/a2a/wire-samples`.
-    fn capture_body(name: &str) -> Vec<u8> {
-        let path = format!("{}/../tests/fixtures/wire-samples/{name}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let start = text.find("exactly as received =====\n").expect("body marker") + 26;
-        let end = text[start..].find("\n[end of body").expect("end marker") + start;
-        text[start..end].as_bytes().to_vec()
-    }
+    use a2a_e2e::capture_body;
 
     fn stream_facts(binding: Binding, name: &str) -> Vec<TaskFact> {
         let mut parser = super::super::sse::SseParser::new();
         let mut facts = Vec::new();
-        // The pretty capture lost its CRs; LF framing parses the same.
         parser.feed(&capture_body(name), &mut |data| facts.extend(fact_in(binding, data)));
         facts
     }
@@ -190,7 +182,8 @@ mod tests {
 
     #[test]
     fn input_required_is_not_terminal() {
-        let fact = fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-10-multiturn-turn1-input-required.txt")).unwrap();
+        let fact =
+            fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-10-multiturn-turn1-input-required.txt")).unwrap();
         assert_eq!(fact.state, Some(TaskState::InputRequired));
         assert!(!TaskState::InputRequired.is_terminal());
     }

@@ -28,6 +28,9 @@ impl SseParser {
 
     /// Feeds one chunk; `on_event` gets the data of every event the chunk completes.
     pub fn feed(&mut self, mut chunk: &[u8], on_event: &mut dyn FnMut(&[u8])) {
+        if chunk.is_empty() {
+            return;
+        }
         if self.after_cr {
             self.after_cr = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
@@ -121,6 +124,8 @@ mod tests {
     fn handles_line_ends_split_across_chunks() {
         assert_eq!(events(&[b"data: x\r", b"\n\r", b"\ndata: y\r\r"]), ["x", "y"]);
         assert_eq!(events(&[b"da", b"ta: spl", b"it\n", b"\n"]), ["split"]);
+        // An empty chunk between the CR and the LF of one line end.
+        assert_eq!(events(&[b"data: a\r", b"", b"\ndata: b\r\n\r\n"]), ["a\nb"]);
     }
 
     #[test]
