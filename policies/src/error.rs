@@ -1,8 +1,18 @@
 //! The protocol-level refusal every layer returns. The gateway turns it into the caller's binding
 //! (JSON-RPC error object or HTTP status + JSON body) in exactly one place.
 
+use std::time::Duration;
+
+/// One reason a value failed validation, located by a JSON pointer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON pointer into the validated object (`/diff`, `/focus/0`).
+    pub pointer: String,
+    pub description: String,
+}
+
 /// Why a request was refused or failed, in A2A terms. Messages are for the caller: they say what was
-/// wrong and never carry internals (hosts, addresses, stack traces).
+/// wrong and what to do, and never carry internals (hosts, addresses, signature details).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum A2aError {
     #[error("{0}")]
@@ -14,9 +24,12 @@ pub enum A2aError {
     #[error("{message}")]
     InvalidParams {
         message: String,
-        /// Machine-readable detail (e.g. the list of available skills).
+        /// Machine-readable detail (string values; e.g. the list of available skills).
         detail: Option<serde_json::Value>,
     },
+    /// The input does not satisfy the skill's schema or limits; each violation names its place.
+    #[error("{message}")]
+    Validation { message: String, violations: Vec<Violation> },
     #[error("Task not found")]
     TaskNotFound,
     /// A per-agent path names no configured agent.
@@ -30,6 +43,18 @@ pub enum A2aError {
     UnsupportedOperation(String),
     #[error("{0}")]
     VersionNotSupported(String),
+    /// No credential, or one that is not valid. `challenge` is the `WWW-Authenticate` value.
+    #[error("{message}")]
+    Unauthenticated { message: String, challenge: String },
+    /// A known caller without permission for what it asked.
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// Over a rate quota; the caller may retry after `retry_after`.
+    #[error("{message}")]
+    RateLimited { message: String, retry_after: Duration },
+    /// The caller holds as many live tasks as it may.
+    #[error("too many live tasks: you hold {held} of at most {limit}; wait for one to finish or cancel one")]
+    TooManyTasks { held: usize, limit: usize },
     /// The chosen backend could not be reached or did not answer.
     #[error("{0}")]
     BackendUnavailable(String),
@@ -43,5 +68,29 @@ pub enum A2aError {
 impl A2aError {
     pub fn invalid_params(message: impl Into<String>) -> A2aError {
         A2aError::InvalidParams { message: message.into(), detail: None }
+    }
+
+    /// A short machine-readable code for logs, metrics and the audit log.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            A2aError::Parse(_) => "PARSE_ERROR",
+            A2aError::InvalidRequest(_) => "INVALID_REQUEST",
+            A2aError::MethodNotFound(_) => "METHOD_NOT_FOUND",
+            A2aError::InvalidParams { .. } => "INVALID_PARAMS",
+            A2aError::Validation { .. } => "VALIDATION_FAILED",
+            A2aError::TaskNotFound => "TASK_NOT_FOUND",
+            A2aError::AgentNotFound(_) => "AGENT_NOT_FOUND",
+            A2aError::ExtendedCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+            A2aError::PayloadTooLarge(_) => "PAYLOAD_TOO_LARGE",
+            A2aError::UnsupportedOperation(_) => "UNSUPPORTED_OPERATION",
+            A2aError::VersionNotSupported(_) => "VERSION_NOT_SUPPORTED",
+            A2aError::Unauthenticated { .. } => "UNAUTHENTICATED",
+            A2aError::PermissionDenied(_) => "PERMISSION_DENIED",
+            A2aError::RateLimited { .. } => "RATE_LIMITED",
+            A2aError::TooManyTasks { .. } => "TOO_MANY_TASKS",
+            A2aError::BackendUnavailable(_) => "BACKEND_UNAVAILABLE",
+            A2aError::InvalidAgentResponse(_) => "INVALID_AGENT_RESPONSE",
+            A2aError::Internal => "INTERNAL_ERROR",
+        }
     }
 }

@@ -20,7 +20,19 @@ struct Mapping {
 }
 
 const A2A_DOMAIN: &str = "a2a-protocol.org";
+
+// JSON-RPC codes of the gateway's own refusals, in the implementation-defined server-error range
+// (-32000..-32099) and clear of the A2A codes (-32001..-32009). Their ErrorInfo reason says the same.
+pub const CODE_UNAUTHENTICATED: i32 = -32040;
+pub const CODE_PERMISSION_DENIED: i32 = -32043;
+pub const CODE_RATE_LIMITED: i32 = -32029;
+pub const CODE_TOO_MANY_TASKS: i32 = -32030;
 const GATEWAY_DOMAIN: &str = "a2a-gateway";
+
+/// A gateway-defined error: outside the specification's codes, in the JSON-RPC server-error range.
+fn gateway(code: i32, http: StatusCode, status: &'static str, reason: &'static str) -> Mapping {
+    Mapping { code, http, rpc_http: http, status, reason, domain: GATEWAY_DOMAIN }
+}
 
 fn mapping(error: &A2aError) -> Mapping {
     let m = |code, http, status, reason| Mapping {
@@ -35,7 +47,21 @@ fn mapping(error: &A2aError) -> Mapping {
         A2aError::Parse(_) => m(-32700, StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "INVALID_REQUEST"),
         A2aError::InvalidRequest(_) => m(-32600, StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "INVALID_REQUEST"),
         A2aError::MethodNotFound(_) => m(-32601, StatusCode::NOT_FOUND, "NOT_FOUND", "METHOD_NOT_FOUND"),
-        A2aError::InvalidParams { .. } => m(-32602, StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "INVALID_PARAMS"),
+        A2aError::InvalidParams { .. } | A2aError::Validation { .. } => {
+            m(-32602, StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "INVALID_PARAMS")
+        }
+        // Refusals of the gateway's own policies. JSON-RPC callers get the real HTTP status too: the
+        // specification puts authentication and rate limiting at the HTTP layer.
+        A2aError::Unauthenticated { .. } => gateway(CODE_UNAUTHENTICATED, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", "UNAUTHENTICATED"),
+        A2aError::PermissionDenied(_) => {
+            gateway(CODE_PERMISSION_DENIED, StatusCode::FORBIDDEN, "PERMISSION_DENIED", "PERMISSION_DENIED")
+        }
+        A2aError::RateLimited { .. } => {
+            gateway(CODE_RATE_LIMITED, StatusCode::TOO_MANY_REQUESTS, "RESOURCE_EXHAUSTED", "RATE_LIMITED")
+        }
+        A2aError::TooManyTasks { .. } => {
+            gateway(CODE_TOO_MANY_TASKS, StatusCode::TOO_MANY_REQUESTS, "RESOURCE_EXHAUSTED", "TOO_MANY_TASKS")
+        }
         A2aError::TaskNotFound => m(-32001, StatusCode::NOT_FOUND, "NOT_FOUND", "TASK_NOT_FOUND"),
         A2aError::AgentNotFound(_) => Mapping {
             code: -32601,
@@ -88,9 +114,10 @@ fn error_info(error: &A2aError, m: &Mapping) -> Value {
     })
 }
 
-/// An error ready to send: status, content type and body.
+/// An error ready to send: status, extra headers and body.
 pub struct ErrorResponse {
     pub status: StatusCode,
+    pub headers: Vec<(header::HeaderName, HeaderValue)>,
     pub body: Bytes,
 }
 
@@ -99,8 +126,38 @@ impl ErrorResponse {
         let mut response = http::Response::new(axum::body::Body::from(self.body));
         *response.status_mut() = self.status;
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        for (name, value) in self.headers {
+            response.headers_mut().insert(name, value);
+        }
         response
     }
+}
+
+/// Headers an error carries beside its body: the authentication challenge, when to retry.
+fn error_headers(error: &A2aError) -> Vec<(header::HeaderName, HeaderValue)> {
+    match error {
+        A2aError::Unauthenticated { challenge, .. } => HeaderValue::from_str(challenge)
+            .map(|v| vec![(header::WWW_AUTHENTICATE, v)])
+            .unwrap_or_default(),
+        A2aError::RateLimited { retry_after, .. } => {
+            // Whole seconds, rounded up: retrying at the stated time must succeed.
+            let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+            vec![(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)))]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The detail objects of an error: its ErrorInfo, and for validation failures a google.rpc.BadRequest
+/// naming each violation by its JSON pointer.
+fn details(error: &A2aError, m: &Mapping) -> Value {
+    let mut list = vec![error_info(error, m)];
+    if let A2aError::Validation { violations, .. } = error {
+        let field_violations: Vec<Value> =
+            violations.iter().map(|v| json!({"field": v.pointer, "description": v.description})).collect();
+        list.push(json!({"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": field_violations}));
+    }
+    Value::Array(list)
 }
 
 /// Renders `error` in `binding`; `rpc_id` is the JSON-RPC request id (absent → `null`).
@@ -112,19 +169,19 @@ pub fn render(error: &A2aError, binding: Binding, rpc_id: Option<&Value>) -> Err
             let mut body = json!({"code": m.code, "message": message});
             // The SDK omits ErrorInfo on parse errors; every other error carries its reason.
             if !matches!(error, A2aError::Parse(_)) {
-                body["data"] = json!([error_info(error, &m)]);
+                body["data"] = details(error, &m);
             }
             let envelope = json!({"error": body, "id": rpc_id.cloned().unwrap_or(Value::Null), "jsonrpc": "2.0"});
-            ErrorResponse { status: m.rpc_http, body: to_bytes(&envelope) }
+            ErrorResponse { status: m.rpc_http, headers: error_headers(error), body: to_bytes(&envelope) }
         }
         Binding::Rest => {
             let envelope = json!({"error": {
                 "code": m.http.as_u16(),
                 "status": m.status,
                 "message": message,
-                "details": [error_info(error, &m)],
+                "details": details(error, &m),
             }});
-            ErrorResponse { status: m.http, body: to_bytes(&envelope) }
+            ErrorResponse { status: m.http, headers: error_headers(error), body: to_bytes(&envelope) }
         }
     }
 }
@@ -184,6 +241,33 @@ mod tests {
         let v = parse(&render(&error, Binding::Rest, None));
         assert_eq!(v["error"]["details"][0]["metadata"]["availableSkills"], "echo,review-pr");
         assert_eq!(v["error"]["code"], 400);
+    }
+
+    #[test]
+    fn policy_refusals_carry_their_http_status_and_headers() {
+        let unauth = A2aError::Unauthenticated { message: "no".into(), challenge: "Bearer realm=\"a2a\"".into() };
+        let r = render(&unauth, Binding::JsonRpc, Some(&json!(1)));
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+        assert_eq!(r.headers[0].0, header::WWW_AUTHENTICATE);
+        assert_eq!(parse(&r)["error"]["code"], CODE_UNAUTHENTICATED);
+        let limited = A2aError::RateLimited { message: "slow down".into(), retry_after: std::time::Duration::from_millis(1200) };
+        let r = render(&limited, Binding::Rest, None);
+        assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(r.headers[0], (header::RETRY_AFTER, HeaderValue::from(2u64)));
+        assert_eq!(parse(&r)["error"]["details"][0]["reason"], "RATE_LIMITED");
+    }
+
+    #[test]
+    fn validation_failures_list_each_pointer() {
+        let error = A2aError::Validation {
+            message: "input does not match the skill's schema".into(),
+            violations: vec![a2a_policies::Violation { pointer: "/diff".into(), description: "is required".into() }],
+        };
+        let v = parse(&render(&error, Binding::JsonRpc, Some(&json!(1))));
+        assert_eq!(v["error"]["code"], -32602);
+        assert_eq!(v["error"]["data"][1]["fieldViolations"][0]["field"], "/diff");
+        let v = parse(&render(&error, Binding::Rest, None));
+        assert_eq!(v["error"]["details"][1]["@type"], "type.googleapis.com/google.rpc.BadRequest");
     }
 
     #[test]

@@ -1,44 +1,10 @@
 //! Reads task facts (task id, context id, state) out of backend answers — unary bodies and stream
 //! events — without building the whole object. The task directory learns ownership from these.
 
+pub use a2a_policies::TaskState;
 use a2a_policies::Binding;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-
-/// A task state as A2A 1.0 names it (`TASK_STATE_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskState {
-    Submitted,
-    Working,
-    InputRequired,
-    AuthRequired,
-    Completed,
-    Failed,
-    Canceled,
-    Rejected,
-    Unknown,
-}
-
-impl TaskState {
-    pub fn from_wire(name: &str) -> TaskState {
-        match name {
-            "TASK_STATE_SUBMITTED" => TaskState::Submitted,
-            "TASK_STATE_WORKING" => TaskState::Working,
-            "TASK_STATE_INPUT_REQUIRED" => TaskState::InputRequired,
-            "TASK_STATE_AUTH_REQUIRED" => TaskState::AuthRequired,
-            "TASK_STATE_COMPLETED" => TaskState::Completed,
-            "TASK_STATE_FAILED" => TaskState::Failed,
-            "TASK_STATE_CANCELED" => TaskState::Canceled,
-            "TASK_STATE_REJECTED" => TaskState::Rejected,
-            _ => TaskState::Unknown,
-        }
-    }
-
-    /// Terminal states end a task for good.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected)
-    }
-}
 
 /// What one answer says about one task or context.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,41 @@
+//! Who is calling: the identity the authentication layer establishes and every later layer, the
+//! audit log and the spans use.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+/// How the caller proved who it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// A bearer JWT from `issuer`.
+    Jwt { issuer: Arc<str> },
+    /// A static API key, by its configured id (never the key itself).
+    ApiKey { key_id: Arc<str> },
+    /// An opaque token accepted by OAuth2 token introspection.
+    Introspection,
+    /// No authentication is configured: the caller is known by its network address only.
+    Anonymous,
+}
+
+/// The authenticated caller, a request extension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// Stable identity, unique across authentication methods (e.g. `jwt:https://idp/|alice`).
+    pub id: Arc<str>,
+    /// The caller's tenant or organisation, when the credential names one.
+    pub tenant: Option<Arc<str>>,
+    /// Scopes granted by the credential.
+    pub scopes: Arc<[String]>,
+    pub auth: AuthMethod,
+}
+
+impl Caller {
+    /// The caller of a gateway without authentication, known by its address.
+    pub fn anonymous(address: IpAddr) -> Caller {
+        Caller { id: Arc::from(format!("ip:{address}")), tenant: None, scopes: Arc::from([]), auth: AuthMethod::Anonymous }
+    }
+
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+}
