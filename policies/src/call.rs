@@ -128,3 +128,75 @@ impl A2aCall {
         }
     }
 }
+
+/// Where routing sends a call, decided right after authentication so that permissions, limits and
+/// validation can look at the skill and backend. A request extension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteHint {
+    pub backend: std::sync::Arc<str>,
+    /// The skill the call uses, when the gateway can tell: the explicit `metadata.skillId`, the skill
+    /// a continued task was created with, or the only skill of the chosen backend.
+    pub skill: Option<String>,
+}
+
+/// Request-scoped facts that inner layers set and outer layers (audit, metrics, spans) read after the
+/// inner layers have run. Created by the decode layer; cheap to clone (shared).
+#[derive(Debug, Clone)]
+pub struct RequestInfo(std::sync::Arc<RequestInfoInner>);
+
+#[derive(Debug)]
+struct RequestInfoInner {
+    request_id: String,
+    started: std::time::Instant,
+    caller: std::sync::OnceLock<crate::Caller>,
+    route: std::sync::OnceLock<RouteHint>,
+    denial_detail: std::sync::OnceLock<String>,
+}
+
+impl RequestInfo {
+    pub fn new(request_id: String) -> RequestInfo {
+        RequestInfo(std::sync::Arc::new(RequestInfoInner {
+            request_id,
+            started: std::time::Instant::now(),
+            caller: std::sync::OnceLock::new(),
+            route: std::sync::OnceLock::new(),
+            denial_detail: std::sync::OnceLock::new(),
+        }))
+    }
+
+    pub fn request_id(&self) -> &str {
+        &self.0.request_id
+    }
+
+    pub fn started(&self) -> std::time::Instant {
+        self.0.started
+    }
+
+    /// Records the authenticated caller (first call wins).
+    pub fn set_caller(&self, caller: crate::Caller) {
+        let _ = self.0.caller.set(caller);
+    }
+
+    pub fn caller(&self) -> Option<&crate::Caller> {
+        self.0.caller.get()
+    }
+
+    /// Records the route (first call wins).
+    pub fn set_route(&self, route: RouteHint) {
+        let _ = self.0.route.set(route);
+    }
+
+    pub fn route(&self) -> Option<&RouteHint> {
+        self.0.route.get()
+    }
+
+    /// Why a request was refused, in more detail than the caller is told (e.g. which JWT check
+    /// failed). For the audit log and operator logs only.
+    pub fn set_denial_detail(&self, detail: impl Into<String>) {
+        let _ = self.0.denial_detail.set(detail.into());
+    }
+
+    pub fn denial_detail(&self) -> Option<&str> {
+        self.0.denial_detail.get().map(String::as_str)
+    }
+}

@@ -7,12 +7,17 @@
 //! turns into the caller's protocol error in one place. What the gateway observes about tasks in
 //! answers reaches interested policies through [`TaskObserver`].
 
+pub mod audit;
+pub mod auth;
 pub mod call;
 pub mod caller;
+pub mod concurrency;
 pub mod error;
+pub mod rate_limit;
 pub mod task;
+pub mod validate;
 
-pub use call::{A2aCall, Binding, Operation};
+pub use call::{A2aCall, Binding, Operation, RequestInfo, RouteHint};
 pub use caller::{AuthMethod, Caller};
 pub use error::{A2aError, Violation};
 pub use task::{ArtifactInfo, Source, TaskEvent, TaskObserver, TaskState};
