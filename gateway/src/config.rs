@@ -94,7 +94,7 @@ fn default_unhealthy_after() -> u32 {
     3
 }
 
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Routing {
     /// Skill used for a new task on the unified endpoint that names no skill and no known context.
@@ -103,6 +103,15 @@ pub struct Routing {
     /// How long the task directory remembers a task after its last sighting.
     #[serde(default = "default_task_ttl", with = "duration")]
     pub task_ttl: Duration,
+    /// Whether a task belongs to the caller that created it or to the caller's tenant.
+    #[serde(default)]
+    pub isolation: crate::routing::Isolation,
+}
+
+impl Default for Routing {
+    fn default() -> Self {
+        Routing { default_skill: None, task_ttl: default_task_ttl(), isolation: Default::default() }
+    }
 }
 
 fn default_task_ttl() -> Duration {

@@ -15,18 +15,37 @@ use crate::protocol::observe::{TaskFact, TaskState};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskEntry {
     pub backend: Arc<str>,
+    /// Who may see the task (caller or tenant, by config); `None` when callers are anonymous.
+    pub owner: Option<Arc<str>>,
+    /// The skill the task was created with, when the gateway knew it.
+    pub skill: Option<Arc<str>>,
     pub context_id: Option<String>,
     pub state: Option<TaskState>,
+}
+
+/// Who owns a context: the backend serving it and the caller (or tenant) it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextEntry {
+    pub backend: Arc<str>,
+    pub owner: Option<Arc<str>>,
+}
+
+/// One sighting of a task in a backend's answer to a request.
+pub struct Sighting<'a> {
+    pub backend: &'a Arc<str>,
+    pub owner: Option<&'a Arc<str>>,
+    pub skill: Option<&'a str>,
+    pub fact: &'a TaskFact,
 }
 
 pub trait TaskDirectory: Send + Sync + 'static {
     /// The entry of a task, if the gateway has seen it.
     fn task(&self, task_id: &str) -> BoxFuture<'_, Option<TaskEntry>>;
-    /// The backend that owns a context, if the gateway has seen it.
-    fn context_owner(&self, context_id: &str) -> BoxFuture<'_, Option<Arc<str>>>;
-    /// Records what `backend` said about a task. Never waits: implementations with I/O queue it.
-    /// The first backend to report a task or context owns it; a later claim by another is ignored.
-    fn record(&self, backend: &Arc<str>, fact: &TaskFact);
+    /// The owner of a context, if the gateway has seen it.
+    fn context(&self, context_id: &str) -> BoxFuture<'_, Option<ContextEntry>>;
+    /// Records a sighting. Never waits: implementations with I/O queue it. The first backend (and
+    /// owner) to report a task or context owns it; a later claim by another is ignored.
+    fn record(&self, sighting: &Sighting<'_>);
     /// Forgets entries not seen for longer than the directory's time-to-live.
     fn sweep(&self);
 }
@@ -39,7 +58,7 @@ struct Seen<T> {
 /// A single-process directory on concurrent hash maps.
 pub struct MemoryDirectory {
     tasks: DashMap<String, Seen<TaskEntry>>,
-    contexts: DashMap<String, Seen<Arc<str>>>,
+    contexts: DashMap<String, Seen<ContextEntry>>,
     ttl: Duration,
 }
 
@@ -63,27 +82,37 @@ impl TaskDirectory for MemoryDirectory {
         futures::future::ready(found).boxed()
     }
 
-    fn context_owner(&self, context_id: &str) -> BoxFuture<'_, Option<Arc<str>>> {
+    fn context(&self, context_id: &str) -> BoxFuture<'_, Option<ContextEntry>> {
         let found = self.contexts.get(context_id).map(|e| e.value.clone());
         futures::future::ready(found).boxed()
     }
 
-    fn record(&self, backend: &Arc<str>, fact: &TaskFact) {
+    fn record(&self, sighting: &Sighting<'_>) {
+        let (backend, fact) = (sighting.backend, sighting.fact);
+        let owner = sighting.owner.cloned();
         let now = Instant::now();
         if let Some(context_id) = &fact.context_id {
-            let mut seen =
-                self.contexts.entry(context_id.clone()).or_insert_with(|| Seen { value: backend.clone(), at: now });
-            if seen.value == *backend {
+            let mut seen = self.contexts.entry(context_id.clone()).or_insert_with(|| Seen {
+                value: ContextEntry { backend: backend.clone(), owner: owner.clone() },
+                at: now,
+            });
+            if seen.value.backend == *backend && seen.value.owner == owner {
                 seen.at = now;
             }
         }
         let Some(task_id) = &fact.task_id else { return };
         let mut seen = self.tasks.entry(task_id.clone()).or_insert_with(|| Seen {
-            value: TaskEntry { backend: backend.clone(), context_id: None, state: None },
+            value: TaskEntry {
+                backend: backend.clone(),
+                owner: owner.clone(),
+                skill: sighting.skill.map(Arc::from),
+                context_id: None,
+                state: None,
+            },
             at: now,
         });
-        if seen.value.backend != *backend {
-            tracing::warn!(task_id, claimed_by = %backend, owner = %seen.value.backend, "ignoring a second backend's claim on a task");
+        if seen.value.backend != *backend || seen.value.owner != owner {
+            tracing::warn!(task_id, claimed_by = %backend, owner = %seen.value.backend, "ignoring a second claim on a task");
             return;
         }
         seen.at = now;
@@ -110,18 +139,23 @@ mod tests {
     use super::*;
 
     fn fact(task: &str, context: &str, state: Option<TaskState>) -> TaskFact {
-        TaskFact { task_id: Some(task.into()), context_id: Some(context.into()), state }
+        TaskFact { task_id: Some(task.into()), context_id: Some(context.into()), state, artifacts: Vec::new() }
+    }
+
+    fn record(dir: &MemoryDirectory, backend: &Arc<str>, fact: &TaskFact) {
+        dir.record(&Sighting { backend, owner: None, skill: Some("echo"), fact });
     }
 
     #[tokio::test]
     async fn learns_tasks_and_contexts() {
         let dir = MemoryDirectory::new(Duration::from_secs(60));
         let echo: Arc<str> = Arc::from("echo");
-        dir.record(&echo, &fact("t1", "c1", Some(TaskState::Working)));
+        record(&dir, &echo, &fact("t1", "c1", Some(TaskState::Working)));
         let entry = dir.task("t1").await.unwrap();
         assert_eq!(entry.backend, echo);
         assert_eq!(entry.context_id.as_deref(), Some("c1"));
-        assert_eq!(dir.context_owner("c1").await, Some(echo));
+        assert_eq!(entry.skill.as_deref(), Some("echo"));
+        assert_eq!(dir.context("c1").await.map(|c| c.backend), Some(echo));
         assert_eq!(dir.task("t2").await, None);
     }
 
@@ -129,20 +163,34 @@ mod tests {
     async fn first_owner_wins() {
         let dir = MemoryDirectory::new(Duration::from_secs(60));
         let (a, b): (Arc<str>, Arc<str>) = (Arc::from("a"), Arc::from("b"));
-        dir.record(&a, &fact("t1", "c1", Some(TaskState::Working)));
-        dir.record(&b, &fact("t1", "c1", Some(TaskState::Completed)));
+        record(&dir, &a, &fact("t1", "c1", Some(TaskState::Working)));
+        record(&dir, &b, &fact("t1", "c1", Some(TaskState::Completed)));
         let entry = dir.task("t1").await.unwrap();
         assert_eq!(entry.backend, a);
         assert_eq!(entry.state, Some(TaskState::Working));
-        assert_eq!(dir.context_owner("c1").await, Some(a));
+        assert_eq!(dir.context("c1").await.map(|c| c.backend), Some(a));
+    }
+
+    #[tokio::test]
+    async fn a_task_keeps_its_first_owner() {
+        let dir = MemoryDirectory::new(Duration::from_secs(60));
+        let a: Arc<str> = Arc::from("a");
+        let (alice, mallory): (Arc<str>, Arc<str>) = (Arc::from("alice"), Arc::from("mallory"));
+        let working = fact("t1", "c1", Some(TaskState::Working));
+        dir.record(&Sighting { backend: &a, owner: Some(&alice), skill: None, fact: &working });
+        let done = fact("t1", "c1", Some(TaskState::Completed));
+        dir.record(&Sighting { backend: &a, owner: Some(&mallory), skill: None, fact: &done });
+        let entry = dir.task("t1").await.unwrap();
+        assert_eq!((entry.owner, entry.state), (Some(alice.clone()), Some(TaskState::Working)));
+        assert_eq!(dir.context("c1").await.unwrap().owner, Some(alice));
     }
 
     #[tokio::test]
     async fn terminal_state_sticks() {
         let dir = MemoryDirectory::new(Duration::from_secs(60));
         let a: Arc<str> = Arc::from("a");
-        dir.record(&a, &fact("t1", "c1", Some(TaskState::Canceled)));
-        dir.record(&a, &fact("t1", "c1", Some(TaskState::Working)));
+        record(&dir, &a, &fact("t1", "c1", Some(TaskState::Canceled)));
+        record(&dir, &a, &fact("t1", "c1", Some(TaskState::Working)));
         assert_eq!(dir.task("t1").await.unwrap().state, Some(TaskState::Canceled));
     }
 
@@ -150,9 +198,9 @@ mod tests {
     async fn sweep_forgets_old_entries() {
         let dir = MemoryDirectory::new(Duration::ZERO);
         let a: Arc<str> = Arc::from("a");
-        dir.record(&a, &fact("t1", "c1", None));
+        record(&dir, &a, &fact("t1", "c1", None));
         dir.sweep();
         assert!(dir.is_empty());
-        assert_eq!(dir.context_owner("c1").await, None);
+        assert_eq!(dir.context("c1").await, None);
     }
 }

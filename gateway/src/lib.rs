@@ -9,6 +9,7 @@ pub mod config;
 pub mod demo;
 pub mod directory;
 pub mod list;
+pub mod observers;
 pub mod protocol;
 pub mod proxy;
 pub mod registry;

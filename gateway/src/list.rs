@@ -15,10 +15,13 @@ use crate::protocol::A2A_JSON;
 use crate::proxy::Forwarder;
 use crate::registry::{Backend, Snapshot};
 
+/// Lists the tasks of `owner` (see [`crate::routing::owner_key`]).
+#[allow(clippy::too_many_arguments)]
 pub async fn list_tasks(
     forwarder: &Forwarder,
     directory: &dyn TaskDirectory,
     snapshot: &Snapshot,
+    owner: Option<&Arc<str>>,
     call: &A2aCall,
     method: &Method,
     headers: &HeaderMap,
@@ -75,7 +78,7 @@ pub async fn list_tasks(
         }
         for task in listed.tasks {
             let Some(id) = task.get("id").and_then(Value::as_str) else { continue };
-            if directory.task(id).await.is_some_and(|e| e.backend == backend.name) {
+            if directory.task(id).await.is_some_and(|e| e.backend == backend.name && e.owner.as_ref() == owner) {
                 tasks.push(task);
             }
         }

@@ -12,8 +12,9 @@ use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
 use reqwest::Url;
 
-use crate::directory::TaskDirectory;
-use crate::protocol::observe::fact_in;
+use a2a_policies::Source;
+
+use crate::observers::{Exchange, Observers};
 use crate::protocol::sse::SseParser;
 use crate::registry::Backend;
 
@@ -43,7 +44,7 @@ const RESPONSE_HEADERS: [HeaderName; 6] = [
 
 pub struct Forwarder {
     client: reqwest::Client,
-    directory: Arc<dyn TaskDirectory>,
+    observers: Arc<Observers>,
     max_response_bytes: usize,
     first_byte_timeout: Duration,
 }
@@ -58,17 +59,19 @@ pub struct Unary {
 impl Forwarder {
     pub fn new(
         client: reqwest::Client,
-        directory: Arc<dyn TaskDirectory>,
+        observers: Arc<Observers>,
         max_response_bytes: usize,
         first_byte_timeout: Duration,
     ) -> Forwarder {
-        Forwarder { client, directory, max_response_bytes, first_byte_timeout }
+        Forwarder { client, observers, max_response_bytes, first_byte_timeout }
     }
 
-    /// Sends the call to `backend` and relays its answer to the caller.
+    /// Sends the call to `backend` and relays its answer to the caller; what the answer says about
+    /// tasks is reported to the observers as `exchange`.
     pub async fn forward(
         &self,
         backend: &Backend,
+        exchange: Exchange,
         call: &A2aCall,
         method: &Method,
         headers: &HeaderMap,
@@ -81,7 +84,7 @@ impl Forwarder {
             out_headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
             // Asks reverse proxies in front of the gateway not to buffer the stream either.
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-            let mut tap = Tap::new(call.binding, backend.name.clone(), self.directory.clone());
+            let mut tap = Tap { parser: SseParser::new(), observers: self.observers.clone(), exchange };
             let name = backend.name.clone();
             let relay = response.bytes_stream().map(move |chunk| match chunk {
                 Ok(bytes) => {
@@ -96,10 +99,8 @@ impl Forwarder {
             return Ok(build_response(status, out_headers, Body::from_stream(relay)));
         }
         let body = self.read_whole(&backend.name, response).await?;
-        if status.is_success()
-            && let Some(fact) = fact_in(call.binding, &body)
-        {
-            self.directory.record(&backend.name, &fact);
+        if status.is_success() {
+            self.observers.observe_json(&exchange, &body, Source::Response);
         }
         Ok(build_response(status, out_headers, Body::from(body)))
     }
@@ -233,27 +234,18 @@ fn build_response(status: StatusCode, headers: HeaderMap, body: Body) -> Respons
     response
 }
 
-/// Reads a copy of a relayed stream: parses SSE events and records what they say about tasks.
+/// Reads a copy of a relayed stream: parses SSE events and reports what they say about tasks.
 /// It runs on each chunk before the chunk is handed on, so the directory knows a task before the
 /// caller can ask about it; it never waits on anything.
 struct Tap {
     parser: SseParser,
-    binding: Binding,
-    backend: Arc<str>,
-    directory: Arc<dyn TaskDirectory>,
+    observers: Arc<Observers>,
+    exchange: Exchange,
 }
 
 impl Tap {
-    fn new(binding: Binding, backend: Arc<str>, directory: Arc<dyn TaskDirectory>) -> Tap {
-        Tap { parser: SseParser::new(), binding, backend, directory }
-    }
-
     fn observe(&mut self, chunk: &[u8]) {
-        let (binding, backend, directory) = (self.binding, &self.backend, &self.directory);
-        self.parser.feed(chunk, &mut |data| {
-            if let Some(fact) = fact_in(binding, data) {
-                directory.record(backend, &fact);
-            }
-        });
+        let (observers, exchange) = (&self.observers, &self.exchange);
+        self.parser.feed(chunk, &mut |data| observers.observe_json(exchange, data, Source::Stream));
     }
 }

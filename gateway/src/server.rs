@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use a2a_policies::{A2aCall, A2aError, Binding, Operation};
+use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo, RouteHint};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -21,18 +21,21 @@ use tower::{Layer, Service, ServiceExt};
 use crate::card::CardDoc;
 use crate::config::Config;
 use crate::directory::{MemoryDirectory, TaskDirectory};
+use crate::observers::{Exchange, Observers};
 use crate::protocol::decode::{decode, split_agent_path};
 use crate::protocol::errors::render;
 use crate::proxy::Forwarder;
 use crate::registry::Registry;
-use crate::routing;
+use crate::routing::{self, RouteLayer, RouteState};
 
 /// Everything a request may need, shared by all requests.
 pub struct Gateway {
     pub config: Config,
     pub registry: Arc<Registry>,
     pub directory: Arc<dyn TaskDirectory>,
+    pub observers: Arc<Observers>,
     pub forwarder: Forwarder,
+    pub route_state: Arc<RouteState>,
 }
 
 impl Gateway {
@@ -45,13 +48,20 @@ impl Gateway {
             .build()?;
         let registry = Registry::new(&config, public_base, client.clone())?;
         let directory: Arc<dyn TaskDirectory> = Arc::new(MemoryDirectory::new(config.routing.task_ttl));
+        let observers = Arc::new(Observers::new(directory.clone(), Vec::new(), false));
         let forwarder = Forwarder::new(
             client,
-            directory.clone(),
+            observers.clone(),
             config.limits.max_response_bytes,
             config.limits.first_byte_timeout,
         );
-        Ok(Arc::new(Gateway { config, registry, directory, forwarder }))
+        let route_state = Arc::new(RouteState {
+            registry: registry.clone(),
+            directory: directory.clone(),
+            default_skill: config.routing.default_skill.clone(),
+            isolation: config.routing.isolation,
+        });
+        Ok(Arc::new(Gateway { config, registry, directory, observers, forwarder, route_state }))
     }
 }
 
@@ -62,7 +72,8 @@ pub async fn run(config: Config, listener: TcpListener, stop: CancellationToken)
     gateway.registry.check_all().await;
     gateway.registry.spawn_health_loops(stop.clone());
     spawn_directory_sweeper(gateway.directory.clone(), stop.clone());
-    axum::serve(listener, app(gateway)).with_graceful_shutdown(stop.cancelled_owned()).await?;
+    let app = app(gateway).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await?;
     Ok(())
 }
 
@@ -87,13 +98,18 @@ pub fn app(gateway: Arc<Gateway>) -> Router {
         .fallback_service(a2a_stack(gateway))
 }
 
-/// The A2A request path, outermost first. Policies (authentication, limits, validation, audit) slot
-/// in between decoding and forwarding.
+/// The A2A request path, outermost first: this function is the one place where the order of the
+/// layers is decided.
 pub fn a2a_stack(
     gateway: Arc<Gateway>,
 ) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static {
     tower::ServiceBuilder::new()
+        // Reads and decodes the call; renders every refusal from below in the caller's binding.
         .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes })
+        // Without authentication configured, callers are known by their address.
+        .layer(AnonymousCallerLayer)
+        // Chooses the backend (task owner, agent path, skill, context, default) → RouteHint.
+        .layer(RouteLayer::new(gateway.route_state.clone()))
         .service(ForwardService { gateway })
 }
 
@@ -191,15 +207,22 @@ where
                 }
             };
             let (binding, rpc_id) = (call.binding, call.rpc_id.clone());
+            let info = RequestInfo::new(uuid::Uuid::now_v7().to_string());
+            let request_id = HeaderValue::from_str(info.request_id()).ok();
             let mut request = Request::from_parts(parts, bytes);
             request.extensions_mut().insert(call);
-            match inner.oneshot(request).await {
-                Ok(response) => Ok(response),
+            request.extensions_mut().insert(info);
+            let mut response = match inner.oneshot(request).await {
+                Ok(response) => response,
                 Err(error) => {
                     tracing::debug!(%error, "request refused");
-                    Ok(render(&error, binding, rpc_id.as_ref()).into_response())
+                    render(&error, binding, rpc_id.as_ref()).into_response()
                 }
+            };
+            if let Some(id) = request_id {
+                response.headers_mut().insert("x-request-id", id);
             }
+            Ok(response)
         })
     }
 }
@@ -221,7 +244,53 @@ async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes,
     }
 }
 
-/// The innermost service: routes the decoded call and forwards it.
+/// Gives every request a [`Caller`] known by its network address, for gateways without
+/// authentication (limits and the audit log still need someone to attribute a request to).
+#[derive(Clone)]
+pub struct AnonymousCallerLayer;
+
+impl<S> Layer<S> for AnonymousCallerLayer {
+    type Service = AnonymousCaller<S>;
+    fn layer(&self, inner: S) -> AnonymousCaller<S> {
+        AnonymousCaller { inner }
+    }
+}
+
+#[derive(Clone)]
+pub struct AnonymousCaller<S> {
+    inner: S,
+}
+
+impl<S> Service<Request<Bytes>> for AnonymousCaller<S>
+where
+    S: Service<Request<Bytes>, Error = A2aError>,
+{
+    type Response = S::Response;
+    type Error = A2aError;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request<Bytes>) -> Self::Future {
+        if request.extensions().get::<Caller>().is_none() {
+            let address = request
+                .extensions()
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip())
+                .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]));
+            let caller = Caller::anonymous(address);
+            if let Some(info) = request.extensions().get::<RequestInfo>() {
+                info.set_caller(caller.clone());
+            }
+            request.extensions_mut().insert(caller);
+        }
+        self.inner.call(request)
+    }
+}
+
+/// The innermost service: forwards the routed call, or answers the calls the gateway serves itself.
 #[derive(Clone)]
 pub struct ForwardService {
     gateway: Arc<Gateway>,
@@ -241,6 +310,8 @@ impl Service<Request<Bytes>> for ForwardService {
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             let call = parts.extensions.get::<A2aCall>().ok_or(A2aError::Internal)?;
+            let caller = parts.extensions.get::<Caller>();
+            let owner = routing::owner_key(caller, gateway.config.routing.isolation);
             let snapshot = gateway.registry.snapshot();
             match call.operation {
                 // The gateway does not publish backends' extended cards: they are per-caller and
@@ -251,6 +322,7 @@ impl Service<Request<Bytes>> for ForwardService {
                         &gateway.forwarder,
                         gateway.directory.as_ref(),
                         &snapshot,
+                        owner.as_ref(),
                         call,
                         &parts.method,
                         &parts.headers,
@@ -259,14 +331,22 @@ impl Service<Request<Bytes>> for ForwardService {
                     .await
                 }
                 _ => {
-                    let router = routing::Router {
-                        snapshot: &snapshot,
-                        registry: &gateway.registry,
-                        directory: gateway.directory.as_ref(),
-                        default_skill: gateway.config.routing.default_skill.as_deref(),
+                    let hint = parts.extensions.get::<RouteHint>().ok_or(A2aError::Internal)?;
+                    let backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?;
+                    let request_id = parts
+                        .extensions
+                        .get::<RequestInfo>()
+                        .map(|i| Arc::from(i.request_id()))
+                        .unwrap_or_else(|| Arc::from(""));
+                    let exchange = Exchange {
+                        backend: backend.name.clone(),
+                        binding: call.binding,
+                        caller: caller.cloned(),
+                        owner,
+                        request_id,
+                        skill: hint.skill.as_deref().map(Arc::from),
                     };
-                    let backend = router.route(call).await?;
-                    gateway.forwarder.forward(&backend, call, &parts.method, &parts.headers, body).await
+                    gateway.forwarder.forward(backend, exchange, call, &parts.method, &parts.headers, body).await
                 }
             }
         })

@@ -52,7 +52,9 @@ fn mapping(error: &A2aError) -> Mapping {
         }
         // Refusals of the gateway's own policies. JSON-RPC callers get the real HTTP status too: the
         // specification puts authentication and rate limiting at the HTTP layer.
-        A2aError::Unauthenticated { .. } => gateway(CODE_UNAUTHENTICATED, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", "UNAUTHENTICATED"),
+        A2aError::Unauthenticated { .. } => {
+            gateway(CODE_UNAUTHENTICATED, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", "UNAUTHENTICATED")
+        }
         A2aError::PermissionDenied(_) => {
             gateway(CODE_PERMISSION_DENIED, StatusCode::FORBIDDEN, "PERMISSION_DENIED", "PERMISSION_DENIED")
         }
@@ -136,9 +138,9 @@ impl ErrorResponse {
 /// Headers an error carries beside its body: the authentication challenge, when to retry.
 fn error_headers(error: &A2aError) -> Vec<(header::HeaderName, HeaderValue)> {
     match error {
-        A2aError::Unauthenticated { challenge, .. } => HeaderValue::from_str(challenge)
-            .map(|v| vec![(header::WWW_AUTHENTICATE, v)])
-            .unwrap_or_default(),
+        A2aError::Unauthenticated { challenge, .. } => {
+            HeaderValue::from_str(challenge).map(|v| vec![(header::WWW_AUTHENTICATE, v)]).unwrap_or_default()
+        }
         A2aError::RateLimited { retry_after, .. } => {
             // Whole seconds, rounded up: retrying at the stated time must succeed.
             let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
@@ -250,7 +252,8 @@ mod tests {
         assert_eq!(r.status, StatusCode::UNAUTHORIZED);
         assert_eq!(r.headers[0].0, header::WWW_AUTHENTICATE);
         assert_eq!(parse(&r)["error"]["code"], CODE_UNAUTHENTICATED);
-        let limited = A2aError::RateLimited { message: "slow down".into(), retry_after: std::time::Duration::from_millis(1200) };
+        let limited =
+            A2aError::RateLimited { message: "slow down".into(), retry_after: std::time::Duration::from_millis(1200) };
         let r = render(&limited, Binding::Rest, None);
         assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(r.headers[0], (header::RETRY_AFTER, HeaderValue::from(2u64)));

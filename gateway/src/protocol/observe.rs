@@ -2,9 +2,10 @@
 //! events — without building the whole object. The task directory learns ownership from these.
 
 pub use a2a_policies::TaskState;
-use a2a_policies::Binding;
+use a2a_policies::{ArtifactInfo, Binding};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
 
 /// What one answer says about one task or context.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +14,8 @@ pub struct TaskFact {
     pub task_id: Option<String>,
     pub context_id: Option<String>,
     pub state: Option<TaskState>,
+    /// Artifacts the answer delivers (only read when asked for).
+    pub artifacts: Vec<ArtifactInfo>,
 }
 
 #[derive(Deserialize)]
@@ -25,22 +28,28 @@ struct Envelope<'a> {
 /// wrapper holding exactly one of `task`, `message`, `statusUpdate`, `artifactUpdate`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Payload {
+struct Payload<'a> {
     id: Option<String>,
     context_id: Option<String>,
     status: Option<Status>,
-    task: Option<Task>,
+    #[serde(borrow)]
+    artifacts: Option<Vec<Artifact<'a>>>,
+    #[serde(borrow)]
+    task: Option<Task<'a>>,
     message: Option<Ids>,
     status_update: Option<Ids>,
-    artifact_update: Option<Ids>,
+    #[serde(borrow)]
+    artifact_update: Option<ArtifactUpdate<'a>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Task {
+struct Task<'a> {
     id: String,
     context_id: Option<String>,
     status: Option<Status>,
+    #[serde(borrow)]
+    artifacts: Option<Vec<Artifact<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -52,6 +61,25 @@ struct Ids {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactUpdate<'a> {
+    task_id: Option<String>,
+    context_id: Option<String>,
+    #[serde(borrow)]
+    artifact: Option<Artifact<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Artifact<'a> {
+    artifact_id: Option<String>,
+    name: Option<String>,
+    /// Kept raw: the audit log hashes the exact bytes, and the parts are otherwise not read.
+    #[serde(borrow)]
+    parts: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
 struct Status {
     state: Option<String>,
 }
@@ -60,8 +88,28 @@ fn state(status: Option<Status>) -> Option<TaskState> {
     status.and_then(|s| s.state).map(|s| TaskState::from_wire(&s))
 }
 
+fn artifact_info(artifact: &Artifact<'_>) -> ArtifactInfo {
+    let parts = artifact.parts.map(RawValue::get).unwrap_or("[]");
+    let count = serde_json::from_str::<Vec<&RawValue>>(parts).map(|p| p.len()).unwrap_or(0);
+    ArtifactInfo {
+        artifact_id: artifact.artifact_id.clone(),
+        name: artifact.name.clone(),
+        parts: count,
+        bytes: parts.len(),
+        sha256: hex::encode(Sha256::digest(parts.as_bytes())),
+    }
+}
+
+fn infos(artifacts: Option<Vec<Artifact<'_>>>, want: bool) -> Vec<ArtifactInfo> {
+    match artifacts {
+        Some(list) if want => list.iter().map(artifact_info).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Reads the fact in one JSON answer: a unary body or the data of one stream event.
-pub fn fact_in(binding: Binding, json: &[u8]) -> Option<TaskFact> {
+/// `want_artifacts` also describes the artifacts it delivers (hashing them costs a pass over them).
+pub fn fact_in(binding: Binding, json: &[u8], want_artifacts: bool) -> Option<TaskFact> {
     let payload: Payload = match binding {
         Binding::JsonRpc => {
             let envelope: Envelope = serde_json::from_slice(json).ok()?;
@@ -70,18 +118,43 @@ pub fn fact_in(binding: Binding, json: &[u8]) -> Option<TaskFact> {
         Binding::Rest => serde_json::from_slice(json).ok()?,
     };
     if let Some(task) = payload.task {
-        return Some(TaskFact { task_id: Some(task.id), context_id: task.context_id, state: state(task.status) });
+        return Some(TaskFact {
+            task_id: Some(task.id),
+            context_id: task.context_id,
+            state: state(task.status),
+            artifacts: infos(task.artifacts, want_artifacts),
+        });
     }
-    if let Some(ids) = payload.status_update.or(payload.artifact_update).or(payload.message) {
+    if let Some(update) = payload.artifact_update {
+        if update.task_id.is_none() && update.context_id.is_none() {
+            return None;
+        }
+        let artifacts = match &update.artifact {
+            Some(artifact) if want_artifacts => vec![artifact_info(artifact)],
+            _ => Vec::new(),
+        };
+        return Some(TaskFact { task_id: update.task_id, context_id: update.context_id, state: None, artifacts });
+    }
+    if let Some(ids) = payload.status_update.or(payload.message) {
         if ids.task_id.is_none() && ids.context_id.is_none() {
             return None;
         }
-        return Some(TaskFact { task_id: ids.task_id, context_id: ids.context_id, state: state(ids.status) });
+        return Some(TaskFact {
+            task_id: ids.task_id,
+            context_id: ids.context_id,
+            state: state(ids.status),
+            artifacts: Vec::new(),
+        });
     }
     // A bare Task: it has an id and a status.
     let id = payload.id?;
     payload.status.as_ref()?;
-    Some(TaskFact { task_id: Some(id), context_id: payload.context_id, state: state(payload.status) })
+    Some(TaskFact {
+        task_id: Some(id),
+        context_id: payload.context_id,
+        state: state(payload.status),
+        artifacts: infos(payload.artifacts, want_artifacts),
+    })
 }
 
 #[cfg(test)]
@@ -93,32 +166,37 @@ mod tests {
     fn stream_facts(binding: Binding, name: &str) -> Vec<TaskFact> {
         let mut parser = super::super::sse::SseParser::new();
         let mut facts = Vec::new();
-        parser.feed(&capture_body(name), &mut |data| facts.extend(fact_in(binding, data)));
+        parser.feed(&capture_body(name), &mut |data| facts.extend(fact_in(binding, data, true)));
         facts
     }
 
     #[test]
     fn blocking_send_capture_yields_the_completed_task() {
-        let fact = fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-01-SendMessage-blocking.txt")).unwrap();
+        let fact = fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-01-SendMessage-blocking.txt"), true).unwrap();
         assert_eq!(fact.task_id.as_deref(), Some("1c451c44-9bf8-40b1-ac6b-2e83a5178c94"));
         assert_eq!(fact.context_id.as_deref(), Some("50a57f92-bc5b-4d77-bd55-07b4bce667e4"));
         assert_eq!(fact.state, Some(TaskState::Completed));
+        assert_eq!(fact.artifacts.len(), 1);
+        let artifact = &fact.artifacts[0];
+        assert_eq!((artifact.name.as_deref(), artifact.parts), (Some("echo"), 1));
+        let parts = r#"[{"text":"hello gateway"}]"#;
+        assert_eq!((artifact.bytes, artifact.sha256.clone()), (parts.len(), hex::encode(Sha256::digest(parts))));
     }
 
     #[test]
     fn get_task_capture_yields_a_bare_task() {
-        let fact = fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-03-GetTask.txt")).unwrap();
+        let fact = fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-03-GetTask.txt"), false).unwrap();
         assert!(fact.task_id.is_some());
         assert!(fact.state.is_some());
-        let fact = fact_in(Binding::Rest, &capture_body("rest-1.0-03-tasks-get.txt")).unwrap();
+        let fact = fact_in(Binding::Rest, &capture_body("rest-1.0-03-tasks-get.txt"), false).unwrap();
         assert!(fact.task_id.is_some() && fact.context_id.is_some());
     }
 
     #[test]
     fn error_answers_yield_nothing() {
-        assert_eq!(fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-20-error-GetTask-not-found.txt")), None);
-        assert_eq!(fact_in(Binding::Rest, &capture_body("rest-1.0-20-error-tasks-get-not-found.txt")), None);
-        assert_eq!(fact_in(Binding::Rest, b"not json"), None);
+        assert_eq!(fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-20-error-GetTask-not-found.txt"), true), None);
+        assert_eq!(fact_in(Binding::Rest, &capture_body("rest-1.0-20-error-tasks-get-not-found.txt"), true), None);
+        assert_eq!(fact_in(Binding::Rest, b"not json", true), None);
     }
 
     #[test]
@@ -127,6 +205,8 @@ mod tests {
         assert_eq!(facts.len(), 6);
         assert_eq!(facts[0].state, Some(TaskState::Submitted));
         assert_eq!(facts[4].state, None, "artifact update carries no state");
+        assert_eq!(facts[4].artifacts[0].name.as_deref(), Some("review"));
+        assert!(facts[..4].iter().all(|f| f.artifacts.is_empty()));
         assert_eq!(facts[5].state, Some(TaskState::Completed));
         assert!(facts.iter().all(|f| f.task_id == facts[0].task_id));
     }
@@ -148,8 +228,8 @@ mod tests {
 
     #[test]
     fn input_required_is_not_terminal() {
-        let fact =
-            fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-10-multiturn-turn1-input-required.txt")).unwrap();
+        let fact = fact_in(Binding::JsonRpc, &capture_body("jsonrpc-1.0-10-multiturn-turn1-input-required.txt"), true)
+            .unwrap();
         assert_eq!(fact.state, Some(TaskState::InputRequired));
         assert!(!TaskState::InputRequired.is_terminal());
     }
