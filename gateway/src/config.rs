@@ -176,6 +176,11 @@ pub struct Limits {
     /// whole task, so this is generous by default).
     #[serde(default = "default_first_byte_timeout", with = "duration")]
     pub first_byte_timeout: Duration,
+    /// Opt-in: write an SSE comment (`: ka`) into a relayed stream whose backend has been quiet this
+    /// long, between events only. The reference SDK client gives up after 5 s of silence, while its
+    /// server pings every 15 s.
+    #[serde(default, with = "opt_duration")]
+    pub stream_keepalive: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -185,6 +190,7 @@ impl Default for Limits {
             max_response_bytes: default_max_response_bytes(),
             connect_timeout: default_connect_timeout(),
             first_byte_timeout: default_first_byte_timeout(),
+            stream_keepalive: None,
         }
     }
 }

@@ -13,8 +13,10 @@ pub mod observers;
 pub mod protocol;
 pub mod proxy;
 pub mod registry;
+pub mod relay;
 pub mod routing;
 pub mod server;
+pub mod time;
 
 /// Installs the process-wide TLS crypto provider (ring) once; reqwest is built without one.
 pub fn install_crypto_provider() {

@@ -25,6 +25,10 @@ impl Observers {
     pub fn directory(&self) -> &Arc<dyn TaskDirectory> {
         &self.directory
     }
+
+    pub fn wants_artifacts(&self) -> bool {
+        self.want_artifacts
+    }
 }
 
 /// Whose answer is being observed: owned, so that a stream tap can carry it.

@@ -15,8 +15,8 @@ use reqwest::Url;
 use a2a_policies::Source;
 
 use crate::observers::{Exchange, Observers};
-use crate::protocol::sse::SseParser;
 use crate::registry::Backend;
+use crate::relay::{Relay, StreamSettings};
 
 /// Caller headers that carry A2A meaning and go on to the backend. Everything else — credentials,
 /// cookies, hop-by-hop and forwarding headers — stays at the gateway.
@@ -42,11 +42,35 @@ const RESPONSE_HEADERS: [HeaderName; 6] = [
     HeaderName::from_static("x-a2a-extensions"),
 ];
 
+/// Why a forward failed, and whether it is safe to try another backend.
+#[derive(Debug)]
+pub enum ForwardError {
+    /// The connection could not be made: the backend cannot have seen the request.
+    NotSent(A2aError),
+    /// Anything else: the backend may have started the work, so it is never retried.
+    Failed(A2aError),
+}
+
+impl ForwardError {
+    pub fn into_error(self) -> A2aError {
+        match self {
+            ForwardError::NotSent(e) | ForwardError::Failed(e) => e,
+        }
+    }
+}
+
+impl From<A2aError> for ForwardError {
+    fn from(error: A2aError) -> ForwardError {
+        ForwardError::Failed(error)
+    }
+}
+
 pub struct Forwarder {
     client: reqwest::Client,
     observers: Arc<Observers>,
     max_response_bytes: usize,
     first_byte_timeout: Duration,
+    streams: StreamSettings,
 }
 
 /// A backend's unary answer, read whole.
@@ -62,8 +86,9 @@ impl Forwarder {
         observers: Arc<Observers>,
         max_response_bytes: usize,
         first_byte_timeout: Duration,
+        streams: StreamSettings,
     ) -> Forwarder {
-        Forwarder { client, observers, max_response_bytes, first_byte_timeout }
+        Forwarder { client, observers, max_response_bytes, first_byte_timeout, streams }
     }
 
     /// Sends the call to `backend` and relays its answer to the caller; what the answer says about
@@ -76,7 +101,7 @@ impl Forwarder {
         method: &Method,
         headers: &HeaderMap,
         body: Bytes,
-    ) -> Result<Response<Body>, A2aError> {
+    ) -> Result<Response<Body>, ForwardError> {
         let response = self.send(backend, call, method, headers, body).await?;
         let status = response.status();
         let mut out_headers = relayed_headers(response.headers());
@@ -84,18 +109,13 @@ impl Forwarder {
             out_headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
             // Asks reverse proxies in front of the gateway not to buffer the stream either.
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-            let mut tap = Tap { parser: SseParser::new(), observers: self.observers.clone(), exchange };
-            let name = backend.name.clone();
-            let relay = response.bytes_stream().map(move |chunk| match chunk {
-                Ok(bytes) => {
-                    tap.observe(&bytes);
-                    Ok(bytes)
-                }
-                Err(error) => {
-                    tracing::warn!(backend = %name, %error, "backend stream broke off");
-                    Err(std::io::Error::other("the agent's stream broke off"))
-                }
-            });
+            let relay = Relay::new(
+                response.bytes_stream().boxed(),
+                self.observers.clone(),
+                exchange,
+                call.rpc_id.clone(),
+                &self.streams,
+            );
             return Ok(build_response(status, out_headers, Body::from_stream(relay)));
         }
         let body = self.read_whole(&backend.name, response).await?;
@@ -114,7 +134,7 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Unary, A2aError> {
-        let response = self.send(backend, call, method, headers, body).await?;
+        let response = self.send(backend, call, method, headers, body).await.map_err(ForwardError::into_error)?;
         let status = response.status();
         let headers = response.headers().clone();
         let body = self.read_whole(&backend.name, response).await?;
@@ -128,7 +148,7 @@ impl Forwarder {
         method: &Method,
         headers: &HeaderMap,
         body: Bytes,
-    ) -> Result<reqwest::Response, A2aError> {
+    ) -> Result<reqwest::Response, ForwardError> {
         let url = target(backend, call)?;
         let mut request = self.client.request(method.clone(), url);
         for name in &REQUEST_HEADERS {
@@ -141,13 +161,19 @@ impl Forwarder {
         }
         match tokio::time::timeout(self.first_byte_timeout, request.send()).await {
             Ok(Ok(response)) => Ok(response),
+            Ok(Err(error)) if error.is_connect() => {
+                tracing::warn!(backend = %backend.name, %error, "backend connection failed");
+                Err(ForwardError::NotSent(unreachable(backend)))
+            }
             Ok(Err(error)) => {
                 tracing::warn!(backend = %backend.name, %error, "backend request failed");
-                Err(unreachable(backend))
+                Err(ForwardError::Failed(unreachable(backend)))
             }
             Err(_) => {
                 tracing::warn!(backend = %backend.name, "backend did not answer in time");
-                Err(A2aError::BackendUnavailable(format!("the agent '{}' did not answer in time", backend.name)))
+                let error =
+                    A2aError::BackendUnavailable(format!("the agent '{}' did not answer in time", backend.name));
+                Err(ForwardError::Failed(error))
             }
         }
     }
@@ -232,20 +258,4 @@ fn build_response(status: StatusCode, headers: HeaderMap, body: Body) -> Respons
     *response.status_mut() = status;
     *response.headers_mut() = headers;
     response
-}
-
-/// Reads a copy of a relayed stream: parses SSE events and reports what they say about tasks.
-/// It runs on each chunk before the chunk is handed on, so the directory knows a task before the
-/// caller can ask about it; it never waits on anything.
-struct Tap {
-    parser: SseParser,
-    observers: Arc<Observers>,
-    exchange: Exchange,
-}
-
-impl Tap {
-    fn observe(&mut self, chunk: &[u8]) {
-        let (observers, exchange) = (&self.observers, &self.exchange);
-        self.parser.feed(chunk, &mut |data| observers.observe_json(exchange, data, Source::Stream));
-    }
 }

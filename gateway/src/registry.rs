@@ -74,6 +74,8 @@ struct BackendState {
 
 pub struct Registry {
     states: Mutex<Vec<BackendState>>,
+    /// Consecutive failed requests per backend (outlier detection), by configuration index.
+    request_failures: Vec<std::sync::atomic::AtomicU32>,
     snapshot: ArcSwap<Snapshot>,
     card_info: config::CardInfo,
     public_base: String,
@@ -111,6 +113,7 @@ impl Registry {
             });
         }
         let registry = Arc::new(Registry {
+            request_failures: states.iter().map(|_| std::sync::atomic::AtomicU32::new(0)).collect(),
             snapshot: ArcSwap::from_pointee(build_snapshot(&states, &config.card, &public_base)),
             states: Mutex::new(states),
             card_info: config.card.clone(),
@@ -133,6 +136,33 @@ impl Registry {
         }
         let n = self.round_robin.fetch_add(1, Ordering::Relaxed);
         Some(candidates[n % candidates.len()])
+    }
+
+    /// Outlier detection: `unhealthy_after` failed requests in a row take a backend out of routing at
+    /// once, without waiting for its next health check (which brings it back when it answers).
+    pub fn report_request(&self, name: &str, ok: bool) {
+        let Some(index) = self.snapshot.load().by_name.get(name).copied() else { return };
+        let counter = &self.request_failures[index];
+        if ok {
+            // Read first: the common case writes nothing to the shared cache line.
+            if counter.load(Ordering::Relaxed) != 0 {
+                counter.store(0, Ordering::Relaxed);
+            }
+            return;
+        }
+        let failures = counter.fetch_add(1, Ordering::Relaxed) + 1;
+        if failures < self.health.unhealthy_after {
+            return;
+        }
+        let Ok(mut states) = self.states.lock() else { return };
+        let state = &mut states[index];
+        if state.healthy {
+            tracing::warn!(backend = name, failures, "backend ejected after consecutive request failures");
+            state.healthy = false;
+            state.failures = self.health.unhealthy_after;
+            self.snapshot.store(Arc::new(build_snapshot(&states, &self.card_info, &self.public_base)));
+        }
+        counter.store(0, Ordering::Relaxed);
     }
 
     /// Checks every backend once, concurrently; used at start so the first requests find backends.

@@ -24,8 +24,9 @@ use crate::directory::{MemoryDirectory, TaskDirectory};
 use crate::observers::{Exchange, Observers};
 use crate::protocol::decode::{decode, split_agent_path};
 use crate::protocol::errors::render;
-use crate::proxy::Forwarder;
+use crate::proxy::{ForwardError, Forwarder};
 use crate::registry::Registry;
+use crate::relay::StreamSettings;
 use crate::routing::{self, RouteLayer, RouteState};
 
 /// Everything a request may need, shared by all requests.
@@ -54,6 +55,7 @@ impl Gateway {
             observers.clone(),
             config.limits.max_response_bytes,
             config.limits.first_byte_timeout,
+            StreamSettings { keepalive: config.limits.stream_keepalive, drain_deadline: CancellationToken::new() },
         );
         let route_state = Arc::new(RouteState {
             registry: registry.clone(),
@@ -332,21 +334,53 @@ impl Service<Request<Bytes>> for ForwardService {
                 }
                 _ => {
                     let hint = parts.extensions.get::<RouteHint>().ok_or(A2aError::Internal)?;
-                    let backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?;
-                    let request_id = parts
+                    let request_id: Arc<str> = parts
                         .extensions
                         .get::<RequestInfo>()
                         .map(|i| Arc::from(i.request_id()))
                         .unwrap_or_else(|| Arc::from(""));
-                    let exchange = Exchange {
-                        backend: backend.name.clone(),
-                        binding: call.binding,
-                        caller: caller.cloned(),
-                        owner,
-                        request_id,
-                        skill: hint.skill.as_deref().map(Arc::from),
-                    };
-                    gateway.forwarder.forward(backend, exchange, call, &parts.method, &parts.headers, body).await
+                    // A new task routed by skill may move to another backend with the skill when its
+                    // first choice could not even be connected to; nothing else is ever retried.
+                    let movable = call.operation.is_send() && call.task_id.is_none() && call.agent.is_none();
+                    let mut tried: Vec<Arc<str>> = Vec::new();
+                    let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
+                    loop {
+                        let exchange = Exchange {
+                            backend: backend.name.clone(),
+                            binding: call.binding,
+                            caller: caller.cloned(),
+                            owner: owner.clone(),
+                            request_id: request_id.clone(),
+                            skill: hint.skill.as_deref().map(Arc::from),
+                        };
+                        let result = gateway
+                            .forwarder
+                            .forward(&backend, exchange, call, &parts.method, &parts.headers, body.clone())
+                            .await;
+                        gateway.registry.report_request(&backend.name, result.is_ok());
+                        match result {
+                            Ok(response) => return Ok(response),
+                            Err(ForwardError::NotSent(error)) if movable => {
+                                tried.push(backend.name.clone());
+                                let next = hint.skill.as_deref().and_then(|skill| {
+                                    let candidates: Vec<_> = snapshot
+                                        .with_skill(skill)
+                                        .into_iter()
+                                        .filter(|b| !tried.contains(&b.name))
+                                        .collect();
+                                    gateway.registry.pick(&candidates).cloned()
+                                });
+                                match next {
+                                    Some(next) => {
+                                        tracing::info!(from = %backend.name, to = %next.name, "failing over a new task");
+                                        backend = next;
+                                    }
+                                    None => return Err(error),
+                                }
+                            }
+                            Err(error) => return Err(error.into_error()),
+                        }
+                    }
                 }
             }
         })

@@ -6,6 +6,7 @@ mod cli;
 mod errors;
 mod health;
 mod python_sdk;
+mod resilience;
 mod routing;
 mod streaming;
 
