@@ -40,7 +40,29 @@ pub struct Config {
     pub card: CardInfo,
     #[serde(default)]
     pub limits: Limits,
+    #[serde(default)]
+    pub shutdown: Shutdown,
     pub backends: Vec<Backend>,
+}
+
+/// Graceful shutdown on SIGTERM / SIGINT.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Shutdown {
+    /// How long in-flight calls and open streams may take to finish before the gateway ends them
+    /// (streams with a terminal event, waiting calls with an error).
+    #[serde(default = "default_drain_timeout", with = "duration")]
+    pub drain_timeout: Duration,
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Shutdown { drain_timeout: default_drain_timeout() }
+    }
+}
+
+fn default_drain_timeout() -> Duration {
+    Duration::from_secs(30)
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -49,12 +71,20 @@ pub struct Listeners {
     /// Address of the public A2A listener.
     #[serde(default = "default_public_listener")]
     pub public: SocketAddr,
+    /// Address of the admin listener (`/healthz`, `/readyz`, `/metrics`); `null` turns it off.
+    /// Loopback by default: it is for the operator, not for callers.
+    #[serde(default = "default_admin_listener")]
+    pub admin: Option<SocketAddr>,
 }
 
 impl Default for Listeners {
     fn default() -> Self {
-        Listeners { public: default_public_listener() }
+        Listeners { public: default_public_listener(), admin: default_admin_listener() }
     }
+}
+
+fn default_admin_listener() -> Option<SocketAddr> {
+    Some(SocketAddr::from(([127, 0, 0, 1], 9090)))
 }
 
 fn default_public_listener() -> SocketAddr {

@@ -19,7 +19,7 @@ const AGENTS: [(&str, AgentKind); 4] = [
     ("slow", AgentKind::Slow),
 ];
 
-pub async fn run(listen: SocketAddr, stop: CancellationToken) -> anyhow::Result<()> {
+pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: CancellationToken) -> anyhow::Result<()> {
     let mut backends = Vec::new();
     for (name, kind) in AGENTS {
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
@@ -39,11 +39,12 @@ pub async fn run(listen: SocketAddr, stop: CancellationToken) -> anyhow::Result<
     }
     let config = Config {
         public_url: None,
-        listeners: crate::config::Listeners { public: listen },
+        listeners: crate::config::Listeners { public: listen, admin },
         health: Health { interval: Duration::from_secs(5), ..Health::default() },
         routing: Default::default(),
         card: crate::config::CardInfo { name: "A2A Gateway (demo)".into(), ..Default::default() },
         limits: Default::default(),
+        shutdown: crate::config::Shutdown { drain_timeout: Duration::from_secs(5) },
         backends,
     };
     config.validate()?;
@@ -51,9 +52,8 @@ pub async fn run(listen: SocketAddr, stop: CancellationToken) -> anyhow::Result<
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e} (pick another with --listen)"))?;
     let base = config.public_base(listener.local_addr()?);
-    println!("listening {base}");
     println!("{}", banner(&base, &config));
-    server::run(config, listener, stop).await
+    server::run(config, listener, None, stop).await
 }
 
 fn banner(base: &str, config: &Config) -> String {

@@ -8,6 +8,7 @@ pub mod card;
 pub mod config;
 pub mod demo;
 pub mod directory;
+pub mod gateway;
 pub mod list;
 pub mod observers;
 pub mod protocol;
@@ -16,6 +17,7 @@ pub mod registry;
 pub mod relay;
 pub mod routing;
 pub mod server;
+pub mod stack;
 pub mod time;
 
 /// Installs the process-wide TLS crypto provider (ring) once; reqwest is built without one.

@@ -30,6 +30,9 @@ enum Command {
     Demo {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
+        /// Also serve /healthz, /readyz and /metrics here.
+        #[arg(long)]
+        admin: Option<SocketAddr>,
     },
     /// Run one example agent (echo, review, clarify, slow); used by the tests.
     #[command(hide = true)]
@@ -85,13 +88,14 @@ async fn run(command: Command) -> anyhow::Result<()> {
     let stop = CancellationToken::new();
     tokio::spawn(cancel_on_signal(stop.clone()));
     match command {
-        Command::Serve { config } => {
-            let config = Config::load(&config).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
-            let listener = tokio::net::TcpListener::bind(config.listeners.public).await?;
-            println!("listening http://{}", listener.local_addr()?);
-            server::run(config, listener, stop).await
+        Command::Serve { config: path } => {
+            let config = Config::load(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let listener = tokio::net::TcpListener::bind(config.listeners.public)
+                .await
+                .map_err(|e| anyhow::anyhow!("public listener {}: {e}", config.listeners.public))?;
+            server::run(config, listener, Some(path), stop).await
         }
-        Command::Demo { listen } => demo::run(listen, stop).await,
+        Command::Demo { listen, admin } => demo::run(listen, admin, stop).await,
         Command::ExampleAgent { kind, listen, name, slow_secs, step_ms } => {
             let kind: a2a_example_agents::AgentKind =
                 kind.parse().map_err(|_| anyhow::anyhow!("unknown example agent '{kind}'"))?;

@@ -98,20 +98,31 @@ enum CheckError {
 }
 
 impl Registry {
-    pub fn new(config: &Config, public_base: String, client: reqwest::Client) -> anyhow::Result<Arc<Registry>> {
+    /// A registry for `config`'s backends; those `previous` knew with the same name, URL and card
+    /// path start with its card and health.
+    pub fn new(
+        config: &Config,
+        public_base: String,
+        client: reqwest::Client,
+        previous: Option<&Registry>,
+    ) -> anyhow::Result<Arc<Registry>> {
+        let known = previous.and_then(|p| p.states.lock().ok());
         let mut states = Vec::new();
         for backend in &config.backends {
             let base = Url::parse(&backend.url)?;
             let card_url = Url::parse(&format!("{}{}", backend.url.trim_end_matches('/'), backend.card_path))?;
+            let before =
+                known.as_ref().and_then(|k| k.iter().find(|s| s.config.name == backend.name && s.card_url == card_url));
             states.push(BackendState {
                 config: backend.clone(),
                 base,
                 card_url,
-                card: None,
-                healthy: false,
-                failures: 0,
+                card: before.and_then(|b| b.card.clone()),
+                healthy: before.is_some_and(|b| b.healthy),
+                failures: before.map_or(0, |b| b.failures),
             });
         }
+        drop(known);
         let registry = Arc::new(Registry {
             request_failures: states.iter().map(|_| std::sync::atomic::AtomicU32::new(0)).collect(),
             snapshot: ArcSwap::from_pointee(build_snapshot(&states, &config.card, &public_base)),
@@ -169,6 +180,20 @@ impl Registry {
     pub async fn check_all(self: &Arc<Self>) {
         let count = self.states.lock().map(|s| s.len()).unwrap_or(0);
         futures::future::join_all((0..count).map(|i| self.check(i))).await;
+    }
+
+    /// Checks the backends that have no card yet (new in a reload), concurrently.
+    pub async fn check_unknown(self: &Arc<Self>) {
+        let unknown: Vec<usize> = match self.states.lock() {
+            Ok(states) => states.iter().enumerate().filter(|(_, s)| s.card.is_none()).map(|(i, _)| i).collect(),
+            Err(_) => return,
+        };
+        futures::future::join_all(unknown.into_iter().map(|i| self.check(i))).await;
+    }
+
+    /// Whether any backend is healthy (readiness).
+    pub fn any_healthy(&self) -> bool {
+        self.snapshot.load().backends.iter().any(|b| b.healthy)
     }
 
     /// Runs the periodic checks until `stop` is cancelled.

@@ -1,87 +1,185 @@
-//! The public listener: card endpoints, and the A2A service stack every call goes through. The stack
-//! is assembled in one place, [`a2a_stack`], so the request path reads top to bottom.
+//! The listeners and the process lifecycle: the public router (cards, then every other request
+//! through the current generation's A2A stack), the admin listener (health, readiness), hot reload
+//! (SIGHUP or a change of the config file) and graceful shutdown (drain up to a deadline).
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo, RouteHint};
+use a2a_policies::{A2aError, Binding};
+use arc_swap::ArcSwap;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::routing::get;
-use bytes::Bytes;
-use futures::future::BoxFuture;
-use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Limited};
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
+use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower::{Layer, Service, ServiceExt};
+use tower::ServiceExt;
+use tower::util::BoxCloneSyncService;
 
 use crate::card::CardDoc;
 use crate::config::Config;
-use crate::directory::{MemoryDirectory, TaskDirectory};
-use crate::observers::{Exchange, Observers};
-use crate::protocol::decode::{decode, split_agent_path};
+use crate::directory::TaskDirectory;
+use crate::gateway::{Gateway, Shared};
 use crate::protocol::errors::render;
-use crate::proxy::{ForwardError, Forwarder};
-use crate::registry::Registry;
-use crate::relay::StreamSettings;
-use crate::routing::{self, RouteLayer, RouteState};
+use crate::stack::a2a_stack;
 
-/// Everything a request may need, shared by all requests.
-pub struct Gateway {
-    pub config: Config,
-    pub registry: Arc<Registry>,
-    pub directory: Arc<dyn TaskDirectory>,
-    pub observers: Arc<Observers>,
-    pub forwarder: Forwarder,
-    pub route_state: Arc<RouteState>,
+type Stack = BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;
+
+/// One configuration generation with its stack and the health loops it owns.
+struct Generation {
+    gateway: Arc<Gateway>,
+    stack: Stack,
+    health_stop: CancellationToken,
 }
 
-impl Gateway {
-    pub fn new(config: Config, public_base: String) -> anyhow::Result<Arc<Gateway>> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.limits.connect_timeout)
-            .tcp_nodelay(true)
-            // Backends are reached directly; an HTTP(S)_PROXY in the environment is for callers.
-            .no_proxy()
-            .build()?;
-        let registry = Registry::new(&config, public_base, client.clone())?;
-        let directory: Arc<dyn TaskDirectory> = Arc::new(MemoryDirectory::new(config.routing.task_ttl));
-        let observers = Arc::new(Observers::new(directory.clone(), Vec::new(), false));
-        let forwarder = Forwarder::new(
-            client,
-            observers.clone(),
-            config.limits.max_response_bytes,
-            config.limits.first_byte_timeout,
-            StreamSettings { keepalive: config.limits.stream_keepalive, drain_deadline: CancellationToken::new() },
-        );
-        let route_state = Arc::new(RouteState {
-            registry: registry.clone(),
-            directory: directory.clone(),
-            default_skill: config.routing.default_skill.clone(),
-            isolation: config.routing.isolation,
-        });
-        Ok(Arc::new(Gateway { config, registry, directory, observers, forwarder, route_state }))
+impl Generation {
+    async fn start(
+        config: Config,
+        public_base: String,
+        shared: Arc<Shared>,
+        previous: Option<&Generation>,
+    ) -> anyhow::Result<Generation> {
+        let gateway = Gateway::new(config, public_base, shared, previous.map(|p| p.gateway.registry.as_ref()))?;
+        gateway.registry.check_unknown().await;
+        let health_stop = CancellationToken::new();
+        gateway.registry.spawn_health_loops(health_stop.clone());
+        let stack = BoxCloneSyncService::new(a2a_stack(gateway.clone()));
+        Ok(Generation { gateway, stack, health_stop })
     }
 }
 
-/// Runs the gateway on `listener` until `stop` is cancelled.
-pub async fn run(config: Config, listener: TcpListener, stop: CancellationToken) -> anyhow::Result<()> {
-    let public_base = config.public_base(listener.local_addr()?);
-    let gateway = Gateway::new(config, public_base)?;
-    gateway.registry.check_all().await;
-    gateway.registry.spawn_health_loops(stop.clone());
-    spawn_directory_sweeper(gateway.directory.clone(), stop.clone());
-    let app = app(gateway).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await?;
+/// The running gateway: the current generation, swapped whole on reload.
+pub struct Runtime {
+    current: ArcSwap<Generation>,
+    shared: Arc<Shared>,
+    bound: SocketAddr,
+    draining: AtomicBool,
+}
+
+impl Runtime {
+    fn gateway(&self) -> Arc<Gateway> {
+        self.current.load().gateway.clone()
+    }
+
+    /// Ready: configuration loaded (it is, once this exists), a healthy backend, not draining.
+    fn readiness(&self) -> Result<(), &'static str> {
+        if self.draining.load(Ordering::Relaxed) {
+            return Err("draining");
+        }
+        if !self.gateway().registry.any_healthy() {
+            return Err("no healthy backend");
+        }
+        Ok(())
+    }
+
+    /// Loads `path` aside and swaps it in; an invalid file leaves the running configuration alone.
+    async fn reload(&self, path: &std::path::Path) {
+        let config = match Config::load(path) {
+            Ok(config) => config,
+            Err(error) => {
+                tracing::error!(%error, "configuration reload refused; the running configuration stays");
+                return;
+            }
+        };
+        let previous = self.current.load_full();
+        if config.listeners != previous.gateway.config.listeners {
+            tracing::warn!("listener addresses changed: that takes a restart; the rest is applied");
+        }
+        let public_base = config.public_base(self.bound);
+        match Generation::start(config, public_base, self.shared.clone(), Some(&previous)).await {
+            Ok(generation) => {
+                self.current.store(Arc::new(generation));
+                // In-flight requests keep the old generation alive until they finish.
+                previous.health_stop.cancel();
+                tracing::info!(path = %path.display(), "configuration reloaded");
+            }
+            Err(error) => tracing::error!(%error, "configuration reload failed; the running configuration stays"),
+        }
+    }
+}
+
+/// Runs the gateway on `listener` until `stop` is cancelled, then drains. With `config_path`, the
+/// file is watched and reloaded on change or SIGHUP.
+pub async fn run(
+    config: Config,
+    listener: TcpListener,
+    config_path: Option<PathBuf>,
+    stop: CancellationToken,
+) -> anyhow::Result<()> {
+    let bound = listener.local_addr()?;
+    let public_base = config.public_base(bound);
+    let drain_timeout = config.shutdown.drain_timeout;
+    let admin_addr = config.listeners.admin;
+    let shared = Shared::new(&config)?;
+    let generation = Generation::start(config, public_base.clone(), shared.clone(), None).await?;
+    let runtime = Arc::new(Runtime {
+        current: ArcSwap::from_pointee(generation),
+        shared: shared.clone(),
+        bound,
+        draining: AtomicBool::new(false),
+    });
+    let background = CancellationToken::new();
+    let admin = match admin_addr {
+        Some(addr) => {
+            let admin = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("admin listener {addr}: {e}"))?;
+            println!("admin http://{}", admin.local_addr()?);
+            let app = admin_app(runtime.clone());
+            let stop = background.clone();
+            Some(tokio::spawn(
+                async move { axum::serve(admin, app).with_graceful_shutdown(stop.cancelled_owned()).await },
+            ))
+        }
+        None => None,
+    };
+    spawn_directory_sweeper(shared.directory.clone(), background.clone());
+    if let Some(path) = config_path {
+        spawn_reloader(runtime.clone(), path, background.clone());
+    }
+    println!("listening {public_base}");
+
+    let shutdown = {
+        let (runtime, stop) = (runtime.clone(), stop.clone());
+        async move {
+            stop.cancelled().await;
+            tracing::info!(?drain_timeout, "shutting down: draining in-flight calls and streams");
+            runtime.draining.store(true, Ordering::Relaxed);
+            let deadline = runtime.shared.drain_deadline.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(drain_timeout).await;
+                deadline.cancel();
+            });
+        }
+    };
+    let app = public_app(runtime.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let serve = axum::serve(listener, app).with_graceful_shutdown(shutdown);
+    // After the deadline every stream gets its terminal event and every waiting call its answer; the
+    // grace period only covers writing those out.
+    let hard_stop = async {
+        stop.cancelled().await;
+        tokio::time::sleep(drain_timeout + Duration::from_secs(5)).await;
+    };
+    tokio::select! {
+        result = serve => result?,
+        _ = hard_stop => tracing::warn!("connections still open after the drain deadline; closing them"),
+    }
+    runtime.current.load().health_stop.cancel();
+    background.cancel();
+    if let Some(admin) = admin {
+        let _ = admin.await;
+    }
+    tracing::info!("stopped");
     Ok(())
 }
 
 fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, stop: CancellationToken) {
     tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(std::time::Duration::from_secs(60));
+        let mut ticker = tokio::time::interval(Duration::from_secs(60));
         loop {
             tokio::select! {
                 _ = stop.cancelled() => break,
@@ -91,40 +189,81 @@ fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, stop: Cancellation
     });
 }
 
-/// The public router: cards, then every other request through the A2A stack.
-pub fn app(gateway: Arc<Gateway>) -> Router {
+/// Reloads on SIGHUP and when the file's content changes (checked every second: robust against
+/// editors that replace the file, and cheap for a small file).
+fn spawn_reloader(runtime: Arc<Runtime>, path: PathBuf, stop: CancellationToken) {
+    tokio::spawn(async move {
+        let mut last = std::fs::read(&path).ok();
+        #[cfg(unix)]
+        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+        let mut ticker = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            #[cfg(unix)]
+            let hup = async {
+                match hangup.as_mut() {
+                    Some(signal) => signal.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            #[cfg(not(unix))]
+            let hup = std::future::pending::<Option<()>>();
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = hup => {
+                    last = std::fs::read(&path).ok();
+                    runtime.reload(&path).await;
+                }
+                _ = ticker.tick() => {
+                    let now = std::fs::read(&path).ok();
+                    if now.is_some() && now != last {
+                        last = now;
+                        runtime.reload(&path).await;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// The public router: cards, then every other request through the current generation's stack.
+fn public_app(runtime: Arc<Runtime>) -> Router {
+    let stacks = runtime.clone();
+    let fallback = tower::service_fn(move |request: Request<Body>| {
+        let stack = stacks.current.load().stack.clone();
+        stack.oneshot(request)
+    });
     Router::new()
         .route("/.well-known/agent-card.json", get(gateway_card))
         .route("/agents/{name}/.well-known/agent-card.json", get(agent_card))
-        .with_state(gateway.clone())
-        .fallback_service(a2a_stack(gateway))
+        .with_state(runtime)
+        .fallback_service(fallback)
 }
 
-/// The A2A request path, outermost first: this function is the one place where the order of the
-/// layers is decided.
-pub fn a2a_stack(
-    gateway: Arc<Gateway>,
-) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static {
-    tower::ServiceBuilder::new()
-        // Reads and decodes the call; renders every refusal from below in the caller's binding.
-        .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes })
-        // Without authentication configured, callers are known by their address.
-        .layer(AnonymousCallerLayer)
-        // Chooses the backend (task owner, agent path, skill, context, default) → RouteHint.
-        .layer(RouteLayer::new(gateway.route_state.clone()))
-        .service(ForwardService { gateway })
+fn admin_app(runtime: Arc<Runtime>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
+        .route("/readyz", get(readyz))
+        .with_state(runtime)
 }
 
-async fn gateway_card(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response<Body> {
-    serve_card(&gateway.registry.snapshot().gateway_card, &headers)
+async fn readyz(State(runtime): State<Arc<Runtime>>) -> Response<Body> {
+    let (status, body) = match runtime.readiness() {
+        Ok(()) => (StatusCode::OK, json!({"ready": true})),
+        Err(reason) => (StatusCode::SERVICE_UNAVAILABLE, json!({"ready": false, "reason": reason})),
+    };
+    axum::response::IntoResponse::into_response((status, axum::Json(body)))
+}
+
+async fn gateway_card(State(runtime): State<Arc<Runtime>>, headers: HeaderMap) -> Response<Body> {
+    serve_card(&runtime.gateway().registry.snapshot().gateway_card, &headers)
 }
 
 async fn agent_card(
-    State(gateway): State<Arc<Gateway>>,
+    State(runtime): State<Arc<Runtime>>,
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Response<Body> {
-    let snapshot = gateway.registry.snapshot();
+    let snapshot = runtime.gateway().registry.snapshot();
     if let Some(card) = snapshot.agent_card(&name) {
         return serve_card(card, &headers);
     }
@@ -156,233 +295,4 @@ fn serve_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
     // Cards change with backend health: clients may cache, but must revalidate.
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
-}
-
-/// Reads the body (refusing oversize ones before reading them whole), decodes the call into an
-/// [`A2aCall`] extension, and renders any refusal from the layers inside in the caller's binding.
-/// This is the one place where protocol errors become responses.
-#[derive(Clone)]
-pub struct DecodeLayer {
-    max_body: usize,
-}
-
-impl<S> Layer<S> for DecodeLayer {
-    type Service = DecodeService<S>;
-    fn layer(&self, inner: S) -> DecodeService<S> {
-        DecodeService { inner, max_body: self.max_body }
-    }
-}
-
-#[derive(Clone)]
-pub struct DecodeService<S> {
-    inner: S,
-    max_body: usize,
-}
-
-impl<S> Service<Request<Body>> for DecodeService<S>
-where
-    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let inner = self.inner.clone();
-        let max_body = self.max_body;
-        Box::pin(async move {
-            let (parts, body) = request.into_parts();
-            let binding = binding_of(&parts.method, parts.uri.path());
-            let bytes = match read_body(&parts.headers, body, max_body).await {
-                Ok(bytes) => bytes,
-                Err(error) => return Ok(render(&error, binding, None).into_response()),
-            };
-            let call = match decode(&parts.method, parts.uri.path(), parts.uri.query(), &parts.headers, &bytes) {
-                Ok(call) => call,
-                Err(refusal) => {
-                    return Ok(render(&refusal.error, refusal.binding, refusal.rpc_id.as_ref()).into_response());
-                }
-            };
-            let (binding, rpc_id) = (call.binding, call.rpc_id.clone());
-            let info = RequestInfo::new(uuid::Uuid::now_v7().to_string());
-            let request_id = HeaderValue::from_str(info.request_id()).ok();
-            let mut request = Request::from_parts(parts, bytes);
-            request.extensions_mut().insert(call);
-            request.extensions_mut().insert(info);
-            let mut response = match inner.oneshot(request).await {
-                Ok(response) => response,
-                Err(error) => {
-                    tracing::debug!(%error, "request refused");
-                    render(&error, binding, rpc_id.as_ref()).into_response()
-                }
-            };
-            if let Some(id) = request_id {
-                response.headers_mut().insert("x-request-id", id);
-            }
-            Ok(response)
-        })
-    }
-}
-
-/// The binding a request uses, known from its method and path alone (before the body is read).
-fn binding_of(method: &Method, path: &str) -> Binding {
-    if *method == Method::POST && split_agent_path(path).1 == "/" { Binding::JsonRpc } else { Binding::Rest }
-}
-
-async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes, A2aError> {
-    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
-        return Err(A2aError::PayloadTooLarge(max));
-    }
-    match Limited::new(body, max).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(A2aError::PayloadTooLarge(max)),
-        Err(_) => Err(A2aError::InvalidRequest("the request body could not be read".into())),
-    }
-}
-
-/// Gives every request a [`Caller`] known by its network address, for gateways without
-/// authentication (limits and the audit log still need someone to attribute a request to).
-#[derive(Clone)]
-pub struct AnonymousCallerLayer;
-
-impl<S> Layer<S> for AnonymousCallerLayer {
-    type Service = AnonymousCaller<S>;
-    fn layer(&self, inner: S) -> AnonymousCaller<S> {
-        AnonymousCaller { inner }
-    }
-}
-
-#[derive(Clone)]
-pub struct AnonymousCaller<S> {
-    inner: S,
-}
-
-impl<S> Service<Request<Bytes>> for AnonymousCaller<S>
-where
-    S: Service<Request<Bytes>, Error = A2aError>,
-{
-    type Response = S::Response;
-    type Error = A2aError;
-    type Future = S::Future;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: Request<Bytes>) -> Self::Future {
-        if request.extensions().get::<Caller>().is_none() {
-            let address = request
-                .extensions()
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map(|c| c.0.ip())
-                .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]));
-            let caller = Caller::anonymous(address);
-            if let Some(info) = request.extensions().get::<RequestInfo>() {
-                info.set_caller(caller.clone());
-            }
-            request.extensions_mut().insert(caller);
-        }
-        self.inner.call(request)
-    }
-}
-
-/// The innermost service: forwards the routed call, or answers the calls the gateway serves itself.
-#[derive(Clone)]
-pub struct ForwardService {
-    gateway: Arc<Gateway>,
-}
-
-impl Service<Request<Bytes>> for ForwardService {
-    type Response = Response<Body>;
-    type Error = A2aError;
-    type Future = BoxFuture<'static, Result<Response<Body>, A2aError>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
-        let gateway = self.gateway.clone();
-        Box::pin(async move {
-            let (parts, body) = request.into_parts();
-            let call = parts.extensions.get::<A2aCall>().ok_or(A2aError::Internal)?;
-            let caller = parts.extensions.get::<Caller>();
-            let owner = routing::owner_key(caller, gateway.config.routing.isolation);
-            let snapshot = gateway.registry.snapshot();
-            match call.operation {
-                // The gateway does not publish backends' extended cards: they are per-caller and
-                // would bypass the card rewrite.
-                Operation::GetExtendedAgentCard => Err(A2aError::ExtendedCardNotConfigured),
-                Operation::ListTasks => {
-                    crate::list::list_tasks(
-                        &gateway.forwarder,
-                        gateway.directory.as_ref(),
-                        &snapshot,
-                        owner.as_ref(),
-                        call,
-                        &parts.method,
-                        &parts.headers,
-                        body,
-                    )
-                    .await
-                }
-                _ => {
-                    let hint = parts.extensions.get::<RouteHint>().ok_or(A2aError::Internal)?;
-                    let request_id: Arc<str> = parts
-                        .extensions
-                        .get::<RequestInfo>()
-                        .map(|i| Arc::from(i.request_id()))
-                        .unwrap_or_else(|| Arc::from(""));
-                    // A new task routed by skill may move to another backend with the skill when its
-                    // first choice could not even be connected to; nothing else is ever retried.
-                    let movable = call.operation.is_send() && call.task_id.is_none() && call.agent.is_none();
-                    let mut tried: Vec<Arc<str>> = Vec::new();
-                    let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
-                    loop {
-                        let exchange = Exchange {
-                            backend: backend.name.clone(),
-                            binding: call.binding,
-                            caller: caller.cloned(),
-                            owner: owner.clone(),
-                            request_id: request_id.clone(),
-                            skill: hint.skill.as_deref().map(Arc::from),
-                        };
-                        let result = gateway
-                            .forwarder
-                            .forward(&backend, exchange, call, &parts.method, &parts.headers, body.clone())
-                            .await;
-                        gateway.registry.report_request(&backend.name, result.is_ok());
-                        match result {
-                            Ok(response) => return Ok(response),
-                            Err(ForwardError::NotSent(error)) if movable => {
-                                tried.push(backend.name.clone());
-                                let next = hint.skill.as_deref().and_then(|skill| {
-                                    let candidates: Vec<_> = snapshot
-                                        .with_skill(skill)
-                                        .into_iter()
-                                        .filter(|b| !tried.contains(&b.name))
-                                        .collect();
-                                    gateway.registry.pick(&candidates).cloned()
-                                });
-                                match next {
-                                    Some(next) => {
-                                        tracing::info!(from = %backend.name, to = %next.name, "failing over a new task");
-                                        backend = next;
-                                    }
-                                    None => return Err(error),
-                                }
-                            }
-                            Err(error) => return Err(error.into_error()),
-                        }
-                    }
-                }
-            }
-        })
-    }
 }

@@ -32,6 +32,8 @@ pub struct Proc {
     child: Child,
     /// The base URL the process said it listens on, without a trailing slash.
     pub url: String,
+    /// The admin listener's base URL, when the process printed `admin <url>` before it was ready.
+    pub admin: Option<String>,
     pub log: PathBuf,
     _files: Vec<TempFile>,
 }
@@ -39,6 +41,19 @@ pub struct Proc {
 impl Proc {
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
+    }
+
+    /// Sends a signal (e.g. `SIGTERM`, `SIGHUP`) to the process.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.pid().expect("process is running");
+        let status = std::process::Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -{signal} {pid}");
+    }
+
+    /// Waits for the process to exit by itself; its exit code.
+    pub async fn wait(&mut self, timeout: Duration) -> Option<i32> {
+        let status = tokio::time::timeout(timeout, self.child.wait()).await.expect("process exits in time");
+        status.ok().and_then(|s| s.code())
     }
 
     /// Stops the process now and waits for it to exit.
@@ -90,6 +105,7 @@ async fn start(
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut lines = BufReader::new(stdout).lines();
     let deadline = Instant::now() + START_TIMEOUT;
+    let mut admin = None;
     let url = loop {
         let line = tokio::time::timeout_at(deadline.into(), lines.next_line())
             .await
@@ -99,13 +115,16 @@ async fn start(
                 if let Some(url) = line.strip_prefix(marker).map(str::trim) {
                     break url.trim_end_matches('/').to_string();
                 }
+                if let Some(url) = line.strip_prefix("admin ") {
+                    admin = Some(url.trim().trim_end_matches('/').to_string());
+                }
             }
             None => bail!("{name} exited before it was ready; see {}", log.display()),
         }
     };
     // Keep draining stdout so the child never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(Proc { child, url, log, _files: files })
+    Ok(Proc { child, url, admin, log, _files: files })
 }
 
 /// Starts any command that prints `<marker> <url>` on stdout when it is ready.
@@ -127,6 +146,11 @@ pub async fn example_agent(bin: &str, kind: &str, extra: &[&str]) -> Proc {
 /// Starts `a2a-gateway serve` with `yaml` (its public listener should be `127.0.0.1:0`).
 pub async fn gateway(bin: &str, yaml: &str) -> Proc {
     let path = std::env::temp_dir().join(format!("a2a-gw-{}.yaml", uuid::Uuid::new_v4().simple()));
+    gateway_with_file(bin, yaml, path).await
+}
+
+/// Starts `a2a-gateway serve` with `yaml` written to `path` (which the test may rewrite to reload).
+pub async fn gateway_with_file(bin: &str, yaml: &str, path: PathBuf) -> Proc {
     std::fs::write(&path, yaml).expect("write config");
     let args = vec!["serve".to_string(), "--config".into(), path.display().to_string()];
     start("gateway", Path::new(bin), &args, "listening", vec![TempFile(path)]).await.expect("gateway starts")
@@ -135,7 +159,7 @@ pub async fn gateway(bin: &str, yaml: &str) -> Proc {
 /// A gateway config for `backends` (name, url) with the public listener on an ephemeral port, fast
 /// health checks (unless `extra` has its own `health:`), and `extra` YAML at the top level.
 pub fn config(backends: &[(&str, &str)], extra: &str) -> String {
-    let mut yaml = String::from("listeners:\n  public: 127.0.0.1:0\n");
+    let mut yaml = String::from("listeners:\n  public: 127.0.0.1:0\n  admin: 127.0.0.1:0\n");
     if !extra.contains("health:") {
         yaml.push_str("health:\n  interval: 200ms\n  timeout: 1s\n  unhealthy_after: 2\n");
     }

@@ -1,0 +1,266 @@
+//! The A2A service stack every call goes through, assembled in one place ([`a2a_stack`]) so the
+//! request path reads top to bottom, and the gateway's own layers: decode (the one place protocol
+//! errors become responses), anonymous callers, and the innermost forward service.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo, RouteHint};
+use axum::body::Body;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, header};
+use http_body_util::{BodyExt, Limited};
+use tower::{Layer, Service, ServiceExt};
+
+use crate::gateway::Gateway;
+use crate::observers::Exchange;
+use crate::protocol::decode::{decode, split_agent_path};
+use crate::protocol::errors::render;
+use crate::proxy::ForwardError;
+use crate::routing::{self, RouteLayer};
+
+/// The A2A request path, outermost first: this function is the one place where the order of the
+/// layers is decided.
+pub fn a2a_stack(
+    gateway: Arc<Gateway>,
+) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static {
+    tower::ServiceBuilder::new()
+        // Reads and decodes the call; renders every refusal from below in the caller's binding.
+        .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes })
+        // Without authentication configured, callers are known by their address.
+        .layer(AnonymousCallerLayer)
+        // Chooses the backend (task owner, agent path, skill, context, default) → RouteHint.
+        .layer(RouteLayer::new(gateway.route_state.clone()))
+        .service(ForwardService { gateway })
+}
+
+/// Reads the body (refusing oversize ones before reading them whole), decodes the call into an
+/// [`A2aCall`] extension, and renders any refusal from the layers inside in the caller's binding.
+/// This is the one place where protocol errors become responses.
+#[derive(Clone)]
+pub struct DecodeLayer {
+    max_body: usize,
+}
+
+impl<S> Layer<S> for DecodeLayer {
+    type Service = DecodeService<S>;
+    fn layer(&self, inner: S) -> DecodeService<S> {
+        DecodeService { inner, max_body: self.max_body }
+    }
+}
+
+#[derive(Clone)]
+pub struct DecodeService<S> {
+    inner: S,
+    max_body: usize,
+}
+
+impl<S> Service<Request<Body>> for DecodeService<S>
+where
+    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let inner = self.inner.clone();
+        let max_body = self.max_body;
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let binding = binding_of(&parts.method, parts.uri.path());
+            let bytes = match read_body(&parts.headers, body, max_body).await {
+                Ok(bytes) => bytes,
+                Err(error) => return Ok(render(&error, binding, None).into_response()),
+            };
+            let call = match decode(&parts.method, parts.uri.path(), parts.uri.query(), &parts.headers, &bytes) {
+                Ok(call) => call,
+                Err(refusal) => {
+                    return Ok(render(&refusal.error, refusal.binding, refusal.rpc_id.as_ref()).into_response());
+                }
+            };
+            let (binding, rpc_id) = (call.binding, call.rpc_id.clone());
+            let info = RequestInfo::new(uuid::Uuid::now_v7().to_string());
+            let request_id = HeaderValue::from_str(info.request_id()).ok();
+            let mut request = Request::from_parts(parts, bytes);
+            request.extensions_mut().insert(call);
+            request.extensions_mut().insert(info);
+            let mut response = match inner.oneshot(request).await {
+                Ok(response) => response,
+                Err(error) => {
+                    tracing::debug!(%error, "request refused");
+                    render(&error, binding, rpc_id.as_ref()).into_response()
+                }
+            };
+            if let Some(id) = request_id {
+                response.headers_mut().insert("x-request-id", id);
+            }
+            Ok(response)
+        })
+    }
+}
+
+/// The binding a request uses, known from its method and path alone (before the body is read).
+fn binding_of(method: &Method, path: &str) -> Binding {
+    if *method == Method::POST && split_agent_path(path).1 == "/" { Binding::JsonRpc } else { Binding::Rest }
+}
+
+async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes, A2aError> {
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(A2aError::PayloadTooLarge(max));
+    }
+    match Limited::new(body, max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(A2aError::PayloadTooLarge(max)),
+        Err(_) => Err(A2aError::InvalidRequest("the request body could not be read".into())),
+    }
+}
+
+/// Gives every request a [`Caller`] known by its network address, for gateways without
+/// authentication (limits and the audit log still need someone to attribute a request to).
+#[derive(Clone)]
+pub struct AnonymousCallerLayer;
+
+impl<S> Layer<S> for AnonymousCallerLayer {
+    type Service = AnonymousCaller<S>;
+    fn layer(&self, inner: S) -> AnonymousCaller<S> {
+        AnonymousCaller { inner }
+    }
+}
+
+#[derive(Clone)]
+pub struct AnonymousCaller<S> {
+    inner: S,
+}
+
+impl<S> Service<Request<Bytes>> for AnonymousCaller<S>
+where
+    S: Service<Request<Bytes>, Error = A2aError>,
+{
+    type Response = S::Response;
+    type Error = A2aError;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request<Bytes>) -> Self::Future {
+        if request.extensions().get::<Caller>().is_none() {
+            let address = request
+                .extensions()
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip())
+                .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]));
+            let caller = Caller::anonymous(address);
+            if let Some(info) = request.extensions().get::<RequestInfo>() {
+                info.set_caller(caller.clone());
+            }
+            request.extensions_mut().insert(caller);
+        }
+        self.inner.call(request)
+    }
+}
+
+/// The innermost service: forwards the routed call, or answers the calls the gateway serves itself.
+#[derive(Clone)]
+pub struct ForwardService {
+    gateway: Arc<Gateway>,
+}
+
+impl Service<Request<Bytes>> for ForwardService {
+    type Response = Response<Body>;
+    type Error = A2aError;
+    type Future = BoxFuture<'static, Result<Response<Body>, A2aError>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+        let gateway = self.gateway.clone();
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let call = parts.extensions.get::<A2aCall>().ok_or(A2aError::Internal)?;
+            let caller = parts.extensions.get::<Caller>();
+            let owner = routing::owner_key(caller, gateway.config.routing.isolation);
+            let snapshot = gateway.registry.snapshot();
+            match call.operation {
+                // The gateway does not publish backends' extended cards: they are per-caller and
+                // would bypass the card rewrite.
+                Operation::GetExtendedAgentCard => Err(A2aError::ExtendedCardNotConfigured),
+                Operation::ListTasks => {
+                    crate::list::list_tasks(
+                        &gateway.forwarder,
+                        gateway.directory().as_ref(),
+                        &snapshot,
+                        owner.as_ref(),
+                        call,
+                        &parts.method,
+                        &parts.headers,
+                        body,
+                    )
+                    .await
+                }
+                _ => {
+                    let hint = parts.extensions.get::<RouteHint>().ok_or(A2aError::Internal)?;
+                    let request_id: Arc<str> = parts
+                        .extensions
+                        .get::<RequestInfo>()
+                        .map(|i| Arc::from(i.request_id()))
+                        .unwrap_or_else(|| Arc::from(""));
+                    // A new task routed by skill may move to another backend with the skill when its
+                    // first choice could not even be connected to; nothing else is ever retried.
+                    let movable = call.operation.is_send() && call.task_id.is_none() && call.agent.is_none();
+                    let mut tried: Vec<Arc<str>> = Vec::new();
+                    let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
+                    loop {
+                        let exchange = Exchange {
+                            backend: backend.name.clone(),
+                            binding: call.binding,
+                            caller: caller.cloned(),
+                            owner: owner.clone(),
+                            request_id: request_id.clone(),
+                            skill: hint.skill.as_deref().map(Arc::from),
+                        };
+                        let result = gateway
+                            .forwarder
+                            .forward(&backend, exchange, call, &parts.method, &parts.headers, body.clone())
+                            .await;
+                        gateway.registry.report_request(&backend.name, result.is_ok());
+                        match result {
+                            Ok(response) => return Ok(response),
+                            Err(ForwardError::NotSent(error)) if movable => {
+                                tried.push(backend.name.clone());
+                                let next = hint.skill.as_deref().and_then(|skill| {
+                                    let candidates: Vec<_> = snapshot
+                                        .with_skill(skill)
+                                        .into_iter()
+                                        .filter(|b| !tried.contains(&b.name))
+                                        .collect();
+                                    gateway.registry.pick(&candidates).cloned()
+                                });
+                                match next {
+                                    Some(next) => {
+                                        tracing::info!(from = %backend.name, to = %next.name, "failing over a new task");
+                                        backend = next;
+                                    }
+                                    None => return Err(error),
+                                }
+                            }
+                            Err(error) => return Err(error.into_error()),
+                        }
+                    }
+                }
+            }
+        })
+    }
+}
