@@ -231,10 +231,22 @@ impl Service<Request<Bytes>> for ForwardService {
                             request_id: request_id.clone(),
                             skill: hint.skill.as_deref().map(Arc::from),
                         };
-                        let result = gateway
-                            .forwarder
-                            .forward(&backend, exchange, call, &parts.method, &parts.headers, body.clone())
-                            .await;
+                        let forward = gateway.forwarder.forward(
+                            &backend,
+                            exchange,
+                            call,
+                            &parts.method,
+                            &parts.headers,
+                            body.clone(),
+                        );
+                        // A call still waiting for its backend when the drain deadline passes gets an
+                        // answer instead of a cut connection.
+                        let result = tokio::select! {
+                            result = forward => result,
+                            _ = gateway.shared.drain_deadline.cancelled() => {
+                                return Err(A2aError::BackendUnavailable("the gateway is shutting down; retry".into()));
+                            }
+                        };
                         gateway.registry.report_request(&backend.name, result.is_ok());
                         match result {
                             Ok(response) => return Ok(response),

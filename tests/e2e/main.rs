@@ -5,6 +5,7 @@ mod cards;
 mod cli;
 mod errors;
 mod health;
+mod lifecycle;
 mod python_sdk;
 mod resilience;
 mod routing;

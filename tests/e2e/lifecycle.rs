@@ -1,0 +1,159 @@
+//! Process lifecycle: graceful shutdown with draining, hot reload, health and readiness.
+
+use std::time::Duration;
+
+use a2a_e2e::{
+    config, example_agent, gateway, gateway_with_file, get_json, rpc, sse_data, text_message, wait_for_skills,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::BIN;
+
+async fn stream_all(url: String, body: Value) -> Vec<Value> {
+    let response =
+        a2a_e2e::client().post(url).header("A2A-Version", "1.0").json(&body).send().await.expect("stream opens");
+    let mut bytes = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        bytes.extend_from_slice(&chunk.expect("the stream is never cut off"));
+    }
+    sse_data(&bytes).iter().map(|d| serde_json::from_str(d).expect("whole events")).collect()
+}
+
+fn final_state(events: &[Value]) -> String {
+    events.last().and_then(|e| e["statusUpdate"]["status"]["state"].as_str()).unwrap_or("none").to_string()
+}
+
+#[tokio::test]
+async fn health_and_readiness_on_the_admin_listener() {
+    let mut echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let admin = gw.admin.clone().expect("admin listener");
+    assert_eq!(get_json(&format!("{admin}/healthz")).await.0, 200);
+    assert_eq!(get_json(&format!("{admin}/readyz")).await.0, 200);
+    echo.kill().await;
+    wait_for_skills(&gw.url, &[]).await;
+    let (status, body) = get_json(&format!("{admin}/readyz")).await;
+    assert_eq!((status, body["reason"].as_str()), (503, Some("no healthy backend")));
+    assert_eq!(get_json(&format!("{admin}/healthz")).await.0, 200, "alive, just not ready");
+}
+
+#[tokio::test]
+async fn sigterm_drains_fifty_calls_and_twenty_streams_then_exits_zero() {
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "3"]).await;
+    let mut gw = gateway(BIN, &config(&[("slow", &slow.url)], "shutdown:\n  drain_timeout: 20s\n")).await;
+    wait_for_skills(&gw.url, &["slow"]).await;
+    let admin = gw.admin.clone().unwrap();
+
+    let mut calls = Vec::new();
+    for i in 0..50 {
+        let url = format!("{}/", gw.url);
+        calls.push(tokio::spawn(async move {
+            rpc(&url, "SendMessage", json!({"message": text_message(&format!("c{i}"), Some("slow"))})).await
+        }));
+    }
+    let mut streams = Vec::new();
+    for i in 0..20 {
+        let url = format!("{}/message:stream", gw.url);
+        streams.push(tokio::spawn(stream_all(url, json!({"message": text_message(&format!("s{i}"), Some("slow"))}))));
+    }
+    // Every call and stream is at the backend before the signal.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, seen) = get_json(&format!("{}/debug/requests", slow.url)).await;
+        let sends = seen
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["operation"].as_str().is_some_and(|o| o.contains("Message")))
+            .count();
+        if sends == 70 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "only {sends} of 70 requests reached the backend");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    gw.signal("TERM");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(get_json(&format!("{admin}/readyz")).await.0, 503, "not ready while draining");
+
+    for call in calls {
+        let answer = call.await.unwrap();
+        assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    }
+    for stream in streams {
+        assert_eq!(final_state(&stream.await.unwrap()), "TASK_STATE_COMPLETED");
+    }
+    assert_eq!(gw.wait(Duration::from_secs(30)).await, Some(0));
+}
+
+#[tokio::test]
+async fn at_the_drain_deadline_streams_get_a_terminal_event_and_calls_an_answer() {
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "30"]).await;
+    let mut gw = gateway(BIN, &config(&[("slow", &slow.url)], "shutdown:\n  drain_timeout: 1s\n")).await;
+    wait_for_skills(&gw.url, &["slow"]).await;
+    let url = format!("{}/", gw.url);
+    let call =
+        tokio::spawn(
+            async move { rpc(&url, "SendMessage", json!({"message": text_message("c", Some("slow"))})).await },
+        );
+    let stream = tokio::spawn(stream_all(
+        format!("{}/message:stream", gw.url),
+        json!({"message": text_message("s", Some("slow"))}),
+    ));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let sends = |seen: Value| {
+        seen.as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["operation"].as_str().is_some_and(|o| o.contains("Message")))
+            .count()
+    };
+    while sends(get_json(&format!("{}/debug/requests", slow.url)).await.1) < 2 {
+        assert!(std::time::Instant::now() < deadline, "both requests reach the backend");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    gw.signal("TERM");
+    let events = stream.await.unwrap();
+    assert_eq!(final_state(&events), "TASK_STATE_FAILED", "{events:?}");
+    let answer = call.await.unwrap();
+    assert_eq!(answer["error"]["data"][0]["reason"], "BACKEND_UNAVAILABLE", "{answer}");
+    assert_eq!(gw.wait(Duration::from_secs(15)).await, Some(0));
+}
+
+#[tokio::test]
+async fn reload_adds_and_removes_backends_while_a_stream_on_the_removed_one_completes() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "2"]).await;
+    let review = example_agent(BIN, "review", &[]).await;
+    let path = std::env::temp_dir().join(format!("a2a-reload-{}.yaml", uuid::Uuid::new_v4().simple()));
+    let gw = gateway_with_file(BIN, &config(&[("echo", &echo.url), ("slow", &slow.url)], ""), path.clone()).await;
+    wait_for_skills(&gw.url, &["echo", "slow"]).await;
+
+    let open = tokio::spawn(stream_all(
+        format!("{}/message:stream", gw.url),
+        json!({"message": text_message("s", Some("slow"))}),
+    ));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Swap slow for review, by rewriting the file.
+    std::fs::write(&path, config(&[("echo", &echo.url), ("review", &review.url)], "")).unwrap();
+    wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+    assert_eq!(final_state(&open.await.unwrap()), "TASK_STATE_COMPLETED", "the open stream finished on the old config");
+
+    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("x", Some("slow"))})).await;
+    assert_eq!(answer["error"]["code"], -32602, "slow is gone: {answer}");
+
+    // An invalid file is refused and the gateway keeps serving what it had.
+    std::fs::write(&path, "backends: [ {name: 'NOT VALID', url: nope} ]\n").unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    gw.signal("HUP");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+    let answer =
+        rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("still here", Some("echo"))})).await;
+    assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    let _ = std::fs::remove_file(&path);
+}
