@@ -9,6 +9,7 @@
 
 pub mod audit;
 pub mod auth;
+pub mod authorize;
 pub mod call;
 pub mod caller;
 pub mod concurrency;
