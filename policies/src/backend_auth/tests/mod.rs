@@ -147,3 +147,13 @@ fn credential_errors_reach_the_caller_only_as_an_unavailable_backend() {
     let refusal = A2aError::from(error);
     assert_eq!(refusal, A2aError::BackendUnavailable("the agent 'echo' could not be reached; try again later".into()));
 }
+
+#[test]
+fn the_credential_future_can_run_on_any_worker() {
+    fn assert_send<T: Send>(_: &T) {}
+    let creds = credentials(vec![]);
+    let caller = caller("alice", None, &[]);
+    assert_send(&creds.authorization("echo", Some(&caller), None));
+    fn assert_shared<T: Send + Sync>() {}
+    assert_shared::<BackendCredentials>();
+}
