@@ -9,6 +9,8 @@
 
 pub mod audit;
 pub mod auth;
+pub mod authorize;
+pub mod backend_auth;
 pub mod call;
 pub mod caller;
 pub mod concurrency;

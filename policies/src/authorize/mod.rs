@@ -1,0 +1,247 @@
+//! Skill permissions: which callers may use which skills.
+//!
+//! Owns the `permissions` config section, its compiled form [`Permissions`] (also used to trim the
+//! extended agent card to the skills a caller may use), and the [`AuthorizeLayer`] that refuses a call
+//! whose skill the caller may not use. It sits after route resolution (which names the skill in
+//! [`RouteHint`]) and before rate limiting.
+//!
+//! Rules are read top to bottom; the first rule that names the skill and whose conditions all hold
+//! decides (its `effect`, `allow` unless said otherwise). When no rule matches, `default` decides.
+//!
+//! ```yaml
+//! permissions:
+//!   default: deny
+//!   rules:
+//!     - skills: [review-pr]
+//!       any_scope: [review:write]
+//!     - skills: ["*"]
+//!       tenants: [acme]
+//! ```
+
+mod config;
+
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures::future::{Either, Ready, ready};
+use tower::{Layer, Service};
+
+use crate::{A2aError, Caller, RequestInfo, RouteHint};
+
+pub use config::{Effect, PermissionsConfig, PermissionsConfigError, RuleConfig};
+
+/// Compiled permission rules. Build once per configuration and share it (`Arc`).
+#[derive(Debug, Clone)]
+pub struct Permissions {
+    default: Effect,
+    require_known_skill: bool,
+    rules: Box<[Rule]>,
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    effect: Effect,
+    /// `None` stands for `"*"`: every skill.
+    skills: Option<Box<[Box<str>]>>,
+    any_scope: Option<Box<[Box<str>]>>,
+    callers: Option<Box<[Box<str>]>>,
+    tenants: Option<Box<[Box<str>]>>,
+}
+
+/// What decided a call: a rule (by its index in `permissions.rules`) or the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecidedBy {
+    Rule(usize),
+    Default,
+}
+
+impl Rule {
+    fn names_skill(&self, skill: &str) -> bool {
+        self.skills.as_ref().is_none_or(|skills| skills.iter().any(|s| &**s == skill))
+    }
+
+    fn holds_for(&self, caller: &Caller) -> bool {
+        self.any_scope.as_ref().is_none_or(|scopes| scopes.iter().any(|s| caller.has_scope(s)))
+            && self.callers.as_ref().is_none_or(|ids| ids.iter().any(|id| **id == *caller.id))
+            && self.tenants.as_ref().is_none_or(|tenants| {
+                caller.tenant.as_deref().is_some_and(|tenant| tenants.iter().any(|t| &**t == tenant))
+            })
+    }
+
+    /// The conditions that do not hold for `caller`, for the audit log.
+    fn unmet(&self, caller: &Caller) -> Vec<String> {
+        let mut unmet = Vec::new();
+        if let Some(scopes) = &self.any_scope
+            && !scopes.iter().any(|s| caller.has_scope(s))
+        {
+            unmet.push(format!("any_scope {scopes:?}"));
+        }
+        if let Some(ids) = &self.callers
+            && !ids.iter().any(|id| **id == *caller.id)
+        {
+            unmet.push(format!("callers {ids:?}"));
+        }
+        if let Some(tenants) = &self.tenants
+            && !caller.tenant.as_deref().is_some_and(|tenant| tenants.iter().any(|t| &**t == tenant))
+        {
+            unmet.push(format!("tenants {tenants:?}"));
+        }
+        unmet
+    }
+}
+
+impl Permissions {
+    /// Validates and compiles a `permissions` section.
+    pub fn new(config: &PermissionsConfig) -> Result<Permissions, PermissionsConfigError> {
+        config.validate()?;
+        let boxed = |items: &[String]| items.iter().map(|s| Box::from(s.as_str())).collect();
+        let list = |items: &Option<Vec<String>>| items.as_deref().map(boxed);
+        let rules = config
+            .rules
+            .iter()
+            .map(|rule| Rule {
+                effect: rule.effect,
+                skills: if rule.skills.iter().any(|s| s == "*") { None } else { Some(boxed(&rule.skills)) },
+                any_scope: list(&rule.any_scope),
+                callers: list(&rule.callers),
+                tenants: list(&rule.tenants),
+            })
+            .collect();
+        Ok(Permissions { default: config.default, require_known_skill: config.require_known_skill, rules })
+    }
+
+    /// Every caller may use every skill (a gateway without a `permissions` section).
+    pub fn allow_all() -> Permissions {
+        Permissions { default: Effect::Allow, require_known_skill: false, rules: Box::new([]) }
+    }
+
+    /// Whether `caller` may use `skill`.
+    pub fn may_use(&self, caller: &Caller, skill: &str) -> bool {
+        self.decide(caller, skill).0 == Effect::Allow
+    }
+
+    /// The verdict for `caller` on `skill` and what decided it.
+    pub fn decide(&self, caller: &Caller, skill: &str) -> (Effect, DecidedBy) {
+        self.rules
+            .iter()
+            .enumerate()
+            .find(|(_, rule)| rule.names_skill(skill) && rule.holds_for(caller))
+            .map_or((self.default, DecidedBy::Default), |(i, rule)| (rule.effect, DecidedBy::Rule(i)))
+    }
+
+    /// Removes from an agent card's `skills` every skill `caller` may not use: the caller's extended
+    /// card lists only what it may call. Skills without a string `id` are removed too.
+    pub fn retain_card_skills(&self, caller: &Caller, card: &mut serde_json::Value) {
+        if let Some(serde_json::Value::Array(skills)) = card.get_mut("skills") {
+            skills.retain(|skill| {
+                skill.get("id").and_then(serde_json::Value::as_str).is_some_and(|id| self.may_use(caller, id))
+            });
+        }
+    }
+
+    /// Checks one call. `Err` carries the caller-facing refusal and the operator-facing detail.
+    fn check(&self, caller: Option<&Caller>, skill: Option<&str>) -> Result<(), (A2aError, String)> {
+        let Some(skill) = skill else {
+            if self.require_known_skill {
+                let refusal = A2aError::PermissionDenied(
+                    "this call names no skill; name the skill you want with metadata.skillId".into(),
+                );
+                return Err((refusal, "permissions.require_known_skill: the call's skill is unknown".into()));
+            }
+            return Ok(());
+        };
+        let refusal = || A2aError::PermissionDenied(format!("you may not use the skill '{}'", clip(skill)));
+        let Some(caller) = caller else {
+            // Authentication always sets a caller (an anonymous one without auth); fail closed if not.
+            return Err((refusal(), "no Caller on the request: the authenticate layer did not run".into()));
+        };
+        match self.decide(caller, skill) {
+            (Effect::Allow, _) => Ok(()),
+            (Effect::Deny, DecidedBy::Rule(i)) => {
+                Err((refusal(), format!("permissions.rules[{i}] denies skill '{skill}' to caller '{}'", caller.id)))
+            }
+            (Effect::Deny, DecidedBy::Default) => Err((refusal(), self.explain_default_denial(caller, skill))),
+        }
+    }
+
+    fn explain_default_denial(&self, caller: &Caller, skill: &str) -> String {
+        let mut detail = format!(
+            "no rule allows skill '{skill}' to caller '{}' (tenant {:?}, scopes {:?}); permissions.default: deny",
+            caller.id,
+            caller.tenant.as_deref(),
+            &*caller.scopes
+        );
+        for (i, rule) in self.rules.iter().enumerate().filter(|(_, rule)| rule.names_skill(skill)) {
+            detail.push_str(&format!("; rules[{i}] unmet: {}", rule.unmet(caller).join(", ")));
+        }
+        detail
+    }
+}
+
+/// A skill id as echoed to the caller: ids come from the request, so keep them short.
+fn clip(skill: &str) -> &str {
+    match skill.char_indices().nth(64) {
+        Some((end, _)) => &skill[..end],
+        None => skill,
+    }
+}
+
+/// Refuses calls whose skill the caller may not use. Reads [`Caller`] and [`RouteHint`] from the
+/// request extensions and records why it refused in [`RequestInfo`].
+#[derive(Debug, Clone)]
+pub struct AuthorizeLayer {
+    permissions: Arc<Permissions>,
+}
+
+impl AuthorizeLayer {
+    pub fn new(permissions: Arc<Permissions>) -> AuthorizeLayer {
+        AuthorizeLayer { permissions }
+    }
+}
+
+impl<S> Layer<S> for AuthorizeLayer {
+    type Service = Authorize<S>;
+
+    fn layer(&self, inner: S) -> Authorize<S> {
+        Authorize { inner, permissions: self.permissions.clone() }
+    }
+}
+
+/// The service of [`AuthorizeLayer`].
+#[derive(Debug, Clone)]
+pub struct Authorize<S> {
+    inner: S,
+    permissions: Arc<Permissions>,
+}
+
+impl<S> Service<http::Request<Bytes>> for Authorize<S>
+where
+    S: Service<http::Request<Bytes>, Error = A2aError>,
+{
+    type Response = S::Response;
+    type Error = A2aError;
+    type Future = Either<Ready<Result<S::Response, A2aError>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<Bytes>) -> Self::Future {
+        let extensions = request.extensions();
+        let skill = extensions.get::<RouteHint>().and_then(|route| route.skill.as_deref());
+        match self.permissions.check(extensions.get::<Caller>(), skill) {
+            Ok(()) => Either::Right(self.inner.call(request)),
+            Err((refusal, detail)) => {
+                tracing::debug!(%detail, "skill permission refused");
+                if let Some(info) = extensions.get::<RequestInfo>() {
+                    info.set_denial_detail(detail);
+                }
+                Either::Left(ready(Err(refusal)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
