@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use a2a_policies::authorize::PermissionsConfig;
+use a2a_policies::backend_auth::{BackendAuth, BackendAuthConfig, GatewayIdentityConfig};
 use serde::Deserialize;
 
 /// Why a configuration could not be loaded. Each message names the key path it is about.
@@ -42,6 +44,12 @@ pub struct Config {
     pub limits: Limits,
     #[serde(default)]
     pub shutdown: Shutdown,
+    /// Which callers may use which skills; absent → every authenticated caller may use every skill.
+    #[serde(default)]
+    pub permissions: Option<PermissionsConfig>,
+    /// The key the gateway signs the tokens it mints for backends with (served as a JWKS).
+    #[serde(default)]
+    pub gateway_identity: Option<GatewayIdentityConfig>,
     pub backends: Vec<Backend>,
 }
 
@@ -251,6 +259,24 @@ pub struct Backend {
     /// Overrides `health.interval` for this backend.
     #[serde(default, with = "opt_duration")]
     pub health_interval: Option<Duration>,
+    /// The credential the gateway presents to this backend.
+    #[serde(default)]
+    pub auth: Option<BackendAuthConfig>,
+    /// Forward the caller's own `Authorization` header to this backend. Off unless said: a
+    /// caller's credential is for the gateway.
+    #[serde(default)]
+    pub forward_caller_token: bool,
+}
+
+impl Backend {
+    /// The backend's outbound credential settings.
+    pub fn credentials(&self) -> BackendAuth {
+        BackendAuth {
+            name: self.name.clone(),
+            auth: self.auth.clone(),
+            forward_caller_token: self.forward_caller_token,
+        }
+    }
 }
 
 fn default_card_path() -> String {
@@ -270,6 +296,9 @@ impl Config {
         let mut value: yaml_serde::Value =
             yaml_serde::from_str(text).map_err(|e| ConfigError::Syntax(format!("YAML: {e}")))?;
         expand_env(&mut value, "", env)?;
+        // Through JSON: externally tagged enums (`auth: {bearer: …}`) read as plain maps there,
+        // where a YAML value would want `!bearer` tags.
+        let value = serde_json::to_value(&value).map_err(|e| ConfigError::Syntax(format!("YAML: {e}")))?;
         let config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             invalid(if path == "." { "(top level)".into() } else { path }, e.inner().to_string())
@@ -311,6 +340,21 @@ impl Config {
             if backend.health_interval.is_some_and(|d| d.is_zero()) {
                 return Err(invalid(at("health_interval"), "must be greater than zero"));
             }
+            if let Some(auth) = &backend.auth {
+                auth.validate(&at("auth")).map_err(|e| invalid(e.path, e.message))?;
+                if backend.forward_caller_token {
+                    return Err(invalid(at("forward_caller_token"), "cannot be true together with auth"));
+                }
+                if matches!(auth, BackendAuthConfig::MintJwt(_)) && self.gateway_identity.is_none() {
+                    return Err(invalid(at("auth.mint_jwt"), "needs a gateway_identity section with the signing key"));
+                }
+            }
+        }
+        if let Some(permissions) = &self.permissions {
+            permissions.validate().map_err(|e| invalid(e.path, e.message))?;
+        }
+        if let Some(identity) = &self.gateway_identity {
+            identity.validate().map_err(|e| invalid(e.path, e.message))?;
         }
         Ok(())
     }

@@ -35,6 +35,8 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
             url,
             card_path: "/.well-known/agent-card.json".into(),
             health_interval: None,
+            auth: None,
+            forward_caller_token: false,
         });
     }
     let config = Config {
@@ -45,6 +47,8 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         card: crate::config::CardInfo { name: "A2A Gateway (demo)".into(), ..Default::default() },
         limits: Default::default(),
         shutdown: crate::config::Shutdown { drain_timeout: Duration::from_secs(5) },
+        permissions: None,
+        gateway_identity: None,
         backends,
     };
     config.validate()?;

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use a2a_policies::authorize::Permissions;
+use a2a_policies::backend_auth::BackendCredentials;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
@@ -42,6 +44,8 @@ pub struct Gateway {
     pub config: Config,
     pub shared: Arc<Shared>,
     pub registry: Arc<Registry>,
+    pub permissions: Arc<Permissions>,
+    pub credentials: Arc<BackendCredentials>,
     pub forwarder: Forwarder,
     pub route_state: Arc<RouteState>,
 }
@@ -56,8 +60,18 @@ impl Gateway {
         previous: Option<&Registry>,
     ) -> anyhow::Result<Arc<Gateway>> {
         let registry = Registry::new(&config, public_base, shared.client.clone(), previous)?;
+        let permissions = Arc::new(match &config.permissions {
+            Some(rules) => Permissions::new(rules)?,
+            None => Permissions::allow_all(),
+        });
+        let credentials = Arc::new(BackendCredentials::new(
+            config.backends.iter().map(|b| b.credentials()),
+            config.gateway_identity.as_ref(),
+            shared.client.clone(),
+        )?);
         let forwarder = Forwarder::new(
             shared.client.clone(),
+            credentials.clone(),
             shared.observers.clone(),
             config.limits.max_response_bytes,
             config.limits.first_byte_timeout,
@@ -69,7 +83,7 @@ impl Gateway {
             default_skill: config.routing.default_skill.clone(),
             isolation: config.routing.isolation,
         });
-        Ok(Arc::new(Gateway { config, shared, registry, forwarder, route_state }))
+        Ok(Arc::new(Gateway { config, shared, registry, permissions, credentials, forwarder, route_state }))
     }
 
     pub fn directory(&self) -> &Arc<dyn TaskDirectory> {

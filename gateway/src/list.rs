@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use a2a_policies::{A2aCall, A2aError, Binding};
+use a2a_policies::{A2aCall, A2aError, Binding, Caller};
 use axum::body::Body;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response, header};
@@ -22,6 +22,7 @@ pub async fn list_tasks(
     directory: &dyn TaskDirectory,
     snapshot: &Snapshot,
     owner: Option<&Arc<str>>,
+    caller: Option<&Caller>,
     call: &A2aCall,
     method: &Method,
     headers: &HeaderMap,
@@ -49,7 +50,7 @@ pub async fn list_tasks(
         }
     };
     let answers = futures::future::join_all(
-        targets.iter().map(|backend| forwarder.unary(backend, call, method, headers, body.clone())),
+        targets.iter().map(|backend| forwarder.unary(backend, caller, call, method, headers, body.clone())),
     )
     .await;
     let mut tasks = Vec::new();

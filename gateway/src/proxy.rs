@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_policies::{A2aCall, A2aError, Binding};
+use a2a_policies::backend_auth::BackendCredentials;
+use a2a_policies::{A2aCall, A2aError, Binding, Caller};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -67,6 +68,7 @@ impl From<A2aError> for ForwardError {
 
 pub struct Forwarder {
     client: reqwest::Client,
+    credentials: Arc<BackendCredentials>,
     observers: Arc<Observers>,
     max_response_bytes: usize,
     first_byte_timeout: Duration,
@@ -83,12 +85,13 @@ pub struct Unary {
 impl Forwarder {
     pub fn new(
         client: reqwest::Client,
+        credentials: Arc<BackendCredentials>,
         observers: Arc<Observers>,
         max_response_bytes: usize,
         first_byte_timeout: Duration,
         streams: StreamSettings,
     ) -> Forwarder {
-        Forwarder { client, observers, max_response_bytes, first_byte_timeout, streams }
+        Forwarder { client, credentials, observers, max_response_bytes, first_byte_timeout, streams }
     }
 
     /// Sends the call to `backend` and relays its answer to the caller; what the answer says about
@@ -102,7 +105,7 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
-        let response = self.send(backend, call, method, headers, body).await?;
+        let response = self.send(backend, exchange.caller.as_ref(), call, method, headers, body).await?;
         let status = response.status();
         let mut out_headers = relayed_headers(response.headers());
         if is_event_stream(response.headers()) {
@@ -129,12 +132,14 @@ impl Forwarder {
     pub async fn unary(
         &self,
         backend: &Backend,
+        caller: Option<&Caller>,
         call: &A2aCall,
         method: &Method,
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Unary, A2aError> {
-        let response = self.send(backend, call, method, headers, body).await.map_err(ForwardError::into_error)?;
+        let response =
+            self.send(backend, caller, call, method, headers, body).await.map_err(ForwardError::into_error)?;
         let status = response.status();
         let headers = response.headers().clone();
         let body = self.read_whole(&backend.name, response).await?;
@@ -144,6 +149,7 @@ impl Forwarder {
     async fn send(
         &self,
         backend: &Backend,
+        caller: Option<&Caller>,
         call: &A2aCall,
         method: &Method,
         headers: &HeaderMap,
@@ -154,6 +160,17 @@ impl Forwarder {
         for name in &REQUEST_HEADERS {
             for value in headers.get_all(name) {
                 request = request.header(name, value);
+            }
+        }
+        // The backend's own credential; the caller's token only where the backend's config says so.
+        let credential =
+            self.credentials.authorization(&backend.name, caller, headers.get(header::AUTHORIZATION)).await;
+        match credential {
+            Ok(Some(value)) => request = request.header(header::AUTHORIZATION, value),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::warn!(backend = %backend.name, %error, "no credential for the backend");
+                return Err(ForwardError::NotSent(error.into()));
             }
         }
         if !body.is_empty() || *method == Method::POST {

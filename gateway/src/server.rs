@@ -235,6 +235,7 @@ fn public_app(runtime: Arc<Runtime>) -> Router {
     Router::new()
         .route("/.well-known/agent-card.json", get(gateway_card))
         .route("/agents/{name}/.well-known/agent-card.json", get(agent_card))
+        .route("/.well-known/jwks.json", get(gateway_jwks))
         .with_state(runtime)
         .fallback_service(fallback)
 }
@@ -244,6 +245,11 @@ fn admin_app(runtime: Arc<Runtime>) -> Router {
         .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
         .route("/readyz", get(readyz))
         .with_state(runtime)
+}
+
+/// The public keys of the tokens the gateway mints for backends.
+async fn gateway_jwks(State(runtime): State<Arc<Runtime>>) -> axum::Json<serde_json::Value> {
+    axum::Json(runtime.gateway().credentials.jwks_json())
 }
 
 async fn readyz(State(runtime): State<Arc<Runtime>>) -> Response<Body> {

@@ -14,6 +14,8 @@ use http::{HeaderMap, HeaderValue, Method, Request, Response, header};
 use http_body_util::{BodyExt, Limited};
 use tower::{Layer, Service, ServiceExt};
 
+use a2a_policies::authorize::AuthorizeLayer;
+
 use crate::gateway::Gateway;
 use crate::observers::Exchange;
 use crate::protocol::decode::{decode, split_agent_path};
@@ -31,8 +33,11 @@ pub fn a2a_stack(
         .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes })
         // Without authentication configured, callers are known by their address.
         .layer(AnonymousCallerLayer)
-        // Chooses the backend (task owner, agent path, skill, context, default) → RouteHint.
+        // Chooses the backend (task owner, agent path, skill, context, default) → RouteHint;
+        // another caller's task or context does not exist for this one.
         .layer(RouteLayer::new(gateway.route_state.clone()))
+        // Skill permissions of the caller.
+        .layer(AuthorizeLayer::new(gateway.permissions.clone()))
         .service(ForwardService { gateway })
 }
 
@@ -194,15 +199,14 @@ impl Service<Request<Bytes>> for ForwardService {
             let owner = routing::owner_key(caller, gateway.config.routing.isolation);
             let snapshot = gateway.registry.snapshot();
             match call.operation {
-                // The gateway does not publish backends' extended cards: they are per-caller and
-                // would bypass the card rewrite.
-                Operation::GetExtendedAgentCard => Err(A2aError::ExtendedCardNotConfigured),
+                Operation::GetExtendedAgentCard => extended_card(&gateway, &snapshot, call, caller),
                 Operation::ListTasks => {
                     crate::list::list_tasks(
                         &gateway.forwarder,
                         gateway.directory().as_ref(),
                         &snapshot,
                         owner.as_ref(),
+                        caller,
                         call,
                         &parts.method,
                         &parts.headers,
@@ -275,4 +279,28 @@ impl Service<Request<Bytes>> for ForwardService {
             }
         })
     }
+}
+
+/// The extended card of an authenticated caller: the gateway's card with only the skills the
+/// caller may use. Backends' own extended cards are not passed on: they would bypass the rewrite.
+fn extended_card(
+    gateway: &Gateway,
+    snapshot: &crate::registry::Snapshot,
+    call: &A2aCall,
+    caller: Option<&Caller>,
+) -> Result<Response<Body>, A2aError> {
+    let caller = caller.filter(|c| c.auth != a2a_policies::AuthMethod::Anonymous);
+    let Some(caller) = caller else { return Err(A2aError::ExtendedCardNotConfigured) };
+    let mut card: serde_json::Value =
+        serde_json::from_slice(&snapshot.gateway_card.body).map_err(|_| A2aError::Internal)?;
+    gateway.permissions.retain_card_skills(caller, &mut card);
+    let (body, content_type) = match call.binding {
+        Binding::JsonRpc => {
+            (serde_json::json!({"result": card, "id": call.rpc_id, "jsonrpc": "2.0"}), "application/json")
+        }
+        Binding::Rest => (card, crate::protocol::A2A_JSON),
+    };
+    let mut response = Response::new(Body::from(serde_json::to_vec(&body).map_err(|_| A2aError::Internal)?));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    Ok(response)
 }
