@@ -1,7 +1,7 @@
 //! Authentication, permissions and credentials at the gateway: what a caller presents stays at the
 //! gateway; backends get their own configured credentials.
 
-use a2a_e2e::{config, example_agent, gateway, get_json, text_message, wait_for_skills};
+use a2a_e2e::{example_agent, gateway, get_json, text_message, wait_for_skills};
 use serde_json::{Value, json};
 
 use crate::BIN;
