@@ -50,6 +50,10 @@ pub struct Config {
     /// The key the gateway signs the tokens it mints for backends with (served as a JWKS).
     #[serde(default)]
     pub gateway_identity: Option<GatewayIdentityConfig>,
+    /// Per-skill task deadlines (`{slow: 30s}`): a task still live after its deadline is canceled at
+    /// its backend and its caller told.
+    #[serde(default, with = "duration_map")]
+    pub deadlines: std::collections::HashMap<String, Duration>,
     pub backends: Vec<Backend>,
 }
 
@@ -465,6 +469,23 @@ mod duration {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let text = String::deserialize(d)?;
         super::parse_duration(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+mod duration_map {
+    use serde::{Deserialize, Deserializer};
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<HashMap<String, Duration>, D::Error> {
+        let texts = HashMap::<String, String>::deserialize(d)?;
+        texts
+            .into_iter()
+            .map(|(skill, text)| {
+                let duration = super::parse_duration(&text).map_err(serde::de::Error::custom)?;
+                Ok((skill, duration))
+            })
+            .collect()
     }
 }
 

@@ -49,6 +49,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         shutdown: crate::config::Shutdown { drain_timeout: Duration::from_secs(5) },
         permissions: None,
         gateway_identity: None,
+        deadlines: Default::default(),
         backends,
     };
     config.validate()?;

@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use a2a_policies::authorize::Permissions;
 use a2a_policies::backend_auth::BackendCredentials;
+use a2a_policies::{A2aCall, Binding, Operation, TaskObserver};
 use tokio_util::sync::CancellationToken;
+
+use crate::deadlines::{DeadlineObserver, Deadlines, Expired};
 
 use crate::config::Config;
 use crate::directory::{MemoryDirectory, TaskDirectory};
@@ -23,6 +26,7 @@ pub struct Shared {
     pub observers: Arc<Observers>,
     /// Cancelled when the drain deadline passes: open streams and waiting calls are ended.
     pub drain_deadline: CancellationToken,
+    pub deadlines: Arc<Deadlines>,
 }
 
 impl Shared {
@@ -34,8 +38,10 @@ impl Shared {
             .no_proxy()
             .build()?;
         let directory: Arc<dyn TaskDirectory> = Arc::new(MemoryDirectory::new(config.routing.task_ttl));
-        let observers = Arc::new(Observers::new(directory.clone(), Vec::new(), false));
-        Ok(Arc::new(Shared { client, directory, observers, drain_deadline: CancellationToken::new() }))
+        let deadlines = Deadlines::new(config.deadlines.clone());
+        let list: Vec<Arc<dyn TaskObserver>> = vec![Arc::new(DeadlineObserver(deadlines.clone()))];
+        let observers = Arc::new(Observers::new(directory.clone(), list, false));
+        Ok(Arc::new(Shared { client, directory, observers, drain_deadline: CancellationToken::new(), deadlines }))
     }
 }
 
@@ -75,7 +81,11 @@ impl Gateway {
             shared.observers.clone(),
             config.limits.max_response_bytes,
             config.limits.first_byte_timeout,
-            StreamSettings { keepalive: config.limits.stream_keepalive, drain_deadline: shared.drain_deadline.clone() },
+            StreamSettings {
+                keepalive: config.limits.stream_keepalive,
+                drain_deadline: shared.drain_deadline.clone(),
+                deadlines: Some(shared.deadlines.clone()),
+            },
         );
         let route_state = Arc::new(RouteState {
             registry: registry.clone(),
@@ -88,5 +98,41 @@ impl Gateway {
 
     pub fn directory(&self) -> &Arc<dyn TaskDirectory> {
         &self.shared.directory
+    }
+
+    /// Cancels a task whose deadline passed at its backend. The answer is observed like any other,
+    /// so the directory, the leases and the audit log learn the task's end.
+    pub async fn cancel_expired(&self, expired: Expired) {
+        let snapshot = self.registry.snapshot();
+        let Some(backend) = snapshot.backend(&expired.backend) else { return };
+        let binding = if backend.jsonrpc_url.is_some() { Binding::JsonRpc } else { Binding::Rest };
+        let mut call = A2aCall::new(binding, Operation::CancelTask);
+        call.task_id = Some(expired.task_id.clone());
+        let body = match binding {
+            Binding::JsonRpc => {
+                call.rpc_id = Some(serde_json::json!(format!("deadline-{}", expired.task_id)));
+                serde_json::json!({"jsonrpc": "2.0", "id": call.rpc_id, "method": "CancelTask", "params": {"id": expired.task_id}})
+            }
+            Binding::Rest => {
+                call.rest_path = Some(format!("/tasks/{}:cancel", expired.task_id));
+                serde_json::json!({})
+            }
+        };
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+        headers.insert("a2a-version", http::HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
+        let exchange = crate::observers::Exchange {
+            backend: backend.name.clone(),
+            binding,
+            owner: crate::routing::owner_key(expired.caller.as_ref(), self.config.routing.isolation),
+            caller: expired.caller,
+            request_id: Arc::from(format!("deadline-{}", expired.task_id)),
+            skill: Some(Arc::from(expired.skill.as_str())),
+        };
+        let body = bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
+        if let Err(error) = self.forwarder.forward(backend, exchange, &call, &http::Method::POST, &headers, body).await
+        {
+            tracing::warn!(task_id = %expired.task_id, error = %error.into_error(), "could not cancel an expired task");
+        }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod card;
 pub mod config;
+pub mod deadlines;
 pub mod demo;
 pub mod directory;
 pub mod gateway;

@@ -16,6 +16,7 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use crate::deadlines::Deadlines;
 use crate::observers::{Exchange, Observers};
 use crate::protocol::observe::fact_in;
 use crate::protocol::sse::SseParser;
@@ -65,6 +66,8 @@ pub struct StreamSettings {
     pub keepalive: Option<Duration>,
     /// Cancelled when the gateway stops draining: open streams are closed with a terminal event.
     pub drain_deadline: CancellationToken,
+    /// Task deadlines: a stream whose task expires is closed with a terminal `canceled` event.
+    pub deadlines: Option<Arc<Deadlines>>,
 }
 
 pub struct Relay {
@@ -74,6 +77,9 @@ pub struct Relay {
     keepalive: Option<Duration>,
     idle: Option<Pin<Box<tokio::time::Sleep>>>,
     drain: Pin<Box<WaitForCancellationFutureOwned>>,
+    deadlines: Option<Arc<Deadlines>>,
+    /// Fires when the relayed task's deadline passes (known once the task id is).
+    expiry: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     finished: bool,
 }
 
@@ -93,13 +99,15 @@ impl Relay {
             keepalive: settings.keepalive,
             idle: settings.keepalive.map(|d| Box::pin(tokio::time::sleep(d))),
             drain: Box::pin(settings.drain_deadline.clone().cancelled_owned()),
+            deadlines: settings.deadlines.clone(),
+            expiry: None,
             finished: false,
         }
     }
 
     /// The event that ends a stream the gateway must close, unless the task already ended; it goes
     /// through the tap too, so the directory and the observers learn the task's fate.
-    fn closing_event(&mut self, why: &str) -> Option<Bytes> {
+    fn closing_event(&mut self, state: TaskState, why: &str) -> Option<Bytes> {
         self.finished = true;
         if self.tap.ended() {
             return None;
@@ -111,7 +119,7 @@ impl Relay {
                 self.rpc_id.as_ref(),
                 task_id,
                 self.tap.context_id.as_deref(),
-                TaskState::Failed,
+                state,
                 why,
             ),
             None => synthetic::error_event(binding, self.rpc_id.as_ref(), &A2aError::BackendUnavailable(why.into())),
@@ -136,11 +144,26 @@ impl Stream for Relay {
             return Poll::Ready(None);
         }
         if this.drain.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(this.closing_event("the gateway is shutting down; the stream was closed").map(Ok));
+            return Poll::Ready(
+                this.closing_event(TaskState::Failed, "the gateway is shutting down; the stream was closed").map(Ok),
+            );
+        }
+        if let Some(expiry) = this.expiry.as_mut()
+            && expiry.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(
+                this.closing_event(TaskState::Canceled, "the task passed its deadline and was canceled").map(Ok),
+            );
         }
         match this.inner.as_mut().poll_next(cx) {
             Poll::Ready(Some(Ok(bytes))) => {
                 this.tap.observe(&bytes);
+                if this.expiry.is_none()
+                    && let (Some(deadlines), Some(task_id)) = (&this.deadlines, &this.tap.task_id)
+                    && let Some(token) = deadlines.expiry_of(task_id)
+                {
+                    this.expiry = Some(Box::pin(token.cancelled_owned()));
+                }
                 if let (Some(idle), Some(every)) = (this.idle.as_mut(), this.keepalive) {
                     idle.as_mut().reset(tokio::time::Instant::now() + every);
                 }
@@ -148,7 +171,7 @@ impl Stream for Relay {
             }
             Poll::Ready(Some(Err(error))) => {
                 tracing::warn!(backend = %this.tap.exchange.backend, %error, "backend stream broke off");
-                return Poll::Ready(this.closing_event("the agent's stream broke off").map(Ok));
+                return Poll::Ready(this.closing_event(TaskState::Failed, "the agent's stream broke off").map(Ok));
             }
             Poll::Ready(None) => {
                 this.finished = true;

@@ -94,6 +94,7 @@ impl Runtime {
         let public_base = config.public_base(self.bound);
         match Generation::start(config, public_base, self.shared.clone(), Some(&previous)).await {
             Ok(generation) => {
+                self.shared.deadlines.set(generation.gateway.config.deadlines.clone());
                 self.current.store(Arc::new(generation));
                 // In-flight requests keep the old generation alive until they finish.
                 previous.health_stop.cancel();
@@ -123,6 +124,12 @@ pub async fn run(
         shared: shared.clone(),
         bound,
         draining: AtomicBool::new(false),
+    });
+    // Expired deadlines are canceled through whatever generation is current then.
+    let weak = Arc::downgrade(&runtime);
+    shared.deadlines.on_expiry(move |expired| {
+        let Some(runtime) = weak.upgrade() else { return };
+        tokio::spawn(async move { runtime.gateway().cancel_expired(expired).await });
     });
     let background = CancellationToken::new();
     let admin = match admin_addr {

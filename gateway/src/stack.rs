@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo, RouteHint};
 use axum::body::Body;
@@ -245,8 +246,20 @@ impl Service<Request<Bytes>> for ForwardService {
                         );
                         // A call still waiting for its backend when the drain deadline passes gets an
                         // answer instead of a cut connection.
+                        // A blocking send names its task only when it ends, so the deadline watch
+                        // cannot see it: its wait ends at the skill's deadline instead.
+                        let deadline = hint.skill.as_deref().and_then(|s| gateway.config.deadlines.get(s).copied());
+                        let wait_limit = match deadline {
+                            Some(d) if call.operation == Operation::SendMessage => d,
+                            _ => Duration::MAX,
+                        };
                         let result = tokio::select! {
                             result = forward => result,
+                            _ = tokio::time::sleep(wait_limit), if wait_limit != Duration::MAX => {
+                                return Err(A2aError::BackendUnavailable(format!(
+                                    "the task did not finish within its skill's deadline of {wait_limit:?}; use streaming or returnImmediately to have it canceled at the deadline"
+                                )));
+                            }
                             _ = gateway.shared.drain_deadline.cancelled() => {
                                 return Err(A2aError::BackendUnavailable("the gateway is shutting down; retry".into()));
                             }

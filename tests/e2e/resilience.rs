@@ -115,3 +115,44 @@ async fn quiet_streams_get_keepalive_comments_between_events_when_configured() {
         assert!(!event.contains(": ka"), "comment inside an event: {event}");
     }
 }
+
+#[tokio::test]
+async fn a_task_past_its_deadline_is_canceled_at_the_backend_and_the_caller_told() {
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "30"]).await;
+    let gw = gateway(BIN, &config(&[("slow", &slow.url)], "deadlines:\n  slow: 1s\n")).await;
+    wait_for_skills(&gw.url, &["slow"]).await;
+
+    // A stream: it ends with a canceled status once the deadline passes.
+    let started = Instant::now();
+    let stream =
+        open_stream(&format!("{}/message:stream", gw.url), json!({"message": text_message("x", Some("slow"))})).await;
+    let bytes: Vec<u8> = tokio::time::timeout(Duration::from_secs(10), stream.map(|c| c.unwrap().to_vec()).concat())
+        .await
+        .expect("the stream ends soon after the deadline");
+    assert!(started.elapsed() >= Duration::from_millis(900), "not before the deadline");
+    let events: Vec<Value> = sse_data(&bytes).iter().map(|d| serde_json::from_str(d).unwrap()).collect();
+    assert_eq!(events.last().unwrap()["statusUpdate"]["status"]["state"], "TASK_STATE_CANCELED", "{events:?}");
+
+    // A task started with returnImmediately: canceled at its deadline, as GetTask then shows.
+    let started = rpc(
+        &format!("{}/", gw.url),
+        "SendMessage",
+        json!({"message": text_message("y", Some("slow")), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let id = started["result"]["task"]["id"].clone();
+    tokio::time::sleep(Duration::from_millis(1800)).await;
+    let got = rpc(&format!("{}/", gw.url), "GetTask", json!({"id": id})).await;
+    assert_eq!(got["result"]["status"]["state"], "TASK_STATE_CANCELED", "{got}");
+
+    // A blocking call never names its task before it ends: its wait ends at the deadline.
+    let waited = Instant::now();
+    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("z", Some("slow"))})).await;
+    assert_eq!(answer["error"]["data"][0]["reason"], "BACKEND_UNAVAILABLE", "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("deadline"), "{answer}");
+    assert!(waited.elapsed() < Duration::from_secs(10));
+
+    let (_, seen) = get_json(&format!("{}/debug/requests", slow.url)).await;
+    let cancels = seen.as_array().unwrap().iter().filter(|r| r["operation"] == "CancelTask").count();
+    assert_eq!(cancels, 2, "the backend was told to cancel both tasks");
+}
