@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dashmap::DashMap;
+use dashmap::mapref::entry::Entry;
 use tokio::time::Instant;
 
 use super::ConcurrencyConfig;
@@ -126,6 +127,17 @@ impl LiveTasks {
         let now = Instant::now();
         let limit = self.limit(caller);
         let request_id: Arc<str> = Arc::from(request_id);
+        // Answers are matched to reservations by request id: two in flight under one id could not
+        // be told apart, so the second is refused (request ids come from the gateway, not callers).
+        match self.by_request.entry(request_id.clone()) {
+            Entry::Occupied(_) => {
+                tracing::error!(%request_id, "concurrency: a request id is reused while its request is in flight");
+                return Err(A2aError::Internal);
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(caller.clone());
+            }
+        }
         let mut expired = Expired::default();
         let outcome = {
             let mut held = self.holders.entry(caller.clone()).or_default();
@@ -140,10 +152,10 @@ impl LiveTasks {
         };
         self.forget(caller, expired);
         if let Err(refusal) = outcome {
+            self.by_request.remove(&request_id);
             self.drop_if_idle(caller);
             return Err(refusal);
         }
-        self.by_request.insert(request_id.clone(), caller.clone());
         Ok(Reservation { table: self.clone(), request_id })
     }
 
@@ -358,6 +370,18 @@ mod tests {
         assert_eq!(live.live_tasks("alice"), 5);
         drop(admitted);
         assert_eq!(live.footprint(), (0, 0, 0));
+    }
+
+    #[tokio::test]
+    async fn a_request_id_cannot_hold_two_reservations() {
+        let live = table(5);
+        let alice: Arc<str> = Arc::from("alice");
+        let first = live.reserve(&alice, "same").expect("admitted");
+        assert!(matches!(live.reserve(&alice, "same"), Err(A2aError::Internal)));
+        assert_eq!(live.live_tasks("alice"), 1);
+        drop(first);
+        assert_eq!(live.footprint(), (0, 0, 0));
+        let _again = live.reserve(&alice, "same").expect("free once the first is over");
     }
 
     #[test]

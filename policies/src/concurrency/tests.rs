@@ -332,3 +332,52 @@ fn the_config_reads_durations_and_refuses_unknown_keys() {
     assert!(serde_json::from_str::<ConcurrencyConfig>(r#"{"lease_ttl": "soon"}"#).is_err());
     assert!(serde_json::from_str::<ConcurrencyConfig>(r#"{"max": 3}"#).is_err());
 }
+
+/// The three limit layers in the gateway's order, over the gateway's body type: what the lead wires.
+#[tokio::test]
+async fn the_limit_layers_stack_in_gateway_order_over_an_axum_body() {
+    use axum::body::Body;
+
+    use crate::rate_limit::{RateLimitConfig, RateLimitLayer, RateLimits};
+    use crate::validate::{InputValidation, NoCatalog, ValidateLayer, ValidationConfig};
+
+    fn gateway_shaped<S>(service: S) -> S
+    where
+        S: Service<Request<Bytes>, Response = http::Response<Body>, Error = A2aError> + Clone + Send + 'static,
+        S::Future: Send,
+    {
+        service
+    }
+
+    let limits = Arc::new(RateLimits::new(&RateLimitConfig::default()).expect("valid"));
+    let live = LiveTasks::new(&ConcurrencyConfig::default()).expect("valid");
+    let validation = InputValidation::new(&ValidationConfig::default(), std::path::Path::new("."), Arc::new(NoCatalog));
+    let observer = live.clone();
+    let forward = tower::service_fn(move |request: Request<Bytes>| {
+        let request_id = request.extensions().get::<RequestInfo>().map(|info| info.request_id().to_owned());
+        observer.observe(&event(request_id.as_deref(), "t1", TaskState::Working, Source::Response));
+        async { Ok::<_, A2aError>(http::Response::new(Body::from("{\"task\":{}}"))) }
+    });
+    let stack = gateway_shaped(
+        tower::ServiceBuilder::new()
+            .map_response(|response: http::Response<LeaseBody<Body>>| response.map(Body::new))
+            .layer(RateLimitLayer::new(limits))
+            .layer(ConcurrencyLayer::new(live.clone()))
+            .layer(ValidateLayer::new(Arc::new(validation.expect("valid"))))
+            .service(forward),
+    );
+    let valid = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","parts":[{"text":"hi"}]}}}"#;
+    let answer = stack.clone().oneshot(request_for_body("alice", "r1", valid)).await.expect("admitted");
+    assert_eq!(answer.into_body().collect().await.expect("body").to_bytes(), "{\"task\":{}}");
+    assert_eq!(live.live_tasks("alice"), 1);
+
+    let invalid = r#"{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"parts":[]}}}"#;
+    assert!(matches!(stack.oneshot(request_for_body("alice", "r2", invalid)).await, Err(A2aError::Validation { .. })));
+    assert_eq!(live.live_tasks("alice"), 1, "a refused input releases its reservation at once");
+}
+
+fn request_for_body(who: &str, request_id: &str, body: &'static str) -> Request<Bytes> {
+    let mut request = request(who, request_id, Operation::SendMessage, None, Script::Message);
+    *request.body_mut() = Bytes::from_static(body.as_bytes());
+    request
+}
