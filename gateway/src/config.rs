@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use a2a_policies::authorize::PermissionsConfig;
 use a2a_policies::backend_auth::{BackendAuth, BackendAuthConfig, GatewayIdentityConfig};
+use a2a_policies::concurrency::ConcurrencyConfig;
+use a2a_policies::rate_limit::RateLimitConfig;
+use a2a_policies::validate::ValidationConfig;
 use serde::Deserialize;
 
 /// Why a configuration could not be loaded. Each message names the key path it is about.
@@ -54,6 +57,18 @@ pub struct Config {
     /// its backend and its caller told.
     #[serde(default, with = "duration_map")]
     pub deadlines: std::collections::HashMap<String, Duration>,
+    /// Per-caller (and per-skill, global) request rate quotas.
+    #[serde(default)]
+    pub rate_limit: Option<RateLimitConfig>,
+    /// Per-caller limits on live tasks. Read at start; a reload keeps the running limits.
+    #[serde(default)]
+    pub concurrency: Option<ConcurrencyConfig>,
+    /// Input validation against skills' schemas, sizes, part kinds and ids.
+    #[serde(default)]
+    pub validation: Option<ValidationConfig>,
+    /// The directory relative paths in the file (schema files) are resolved against.
+    #[serde(skip)]
+    pub base_dir: std::path::PathBuf,
     pub backends: Vec<Backend>,
 }
 
@@ -292,11 +307,29 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
-        Config::parse(&text, &|name| std::env::var(name).ok())
+        let base_dir = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+        Config::parse_in(&text, &|name| std::env::var(name).ok(), base_dir)
     }
 
-    /// Parses YAML text; `env` resolves `${NAME}` references inside string values.
+    /// Parses YAML text whose relative paths are relative to `base_dir`.
+    pub fn parse_in(
+        text: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+        base_dir: std::path::PathBuf,
+    ) -> Result<Config, ConfigError> {
+        let mut config = Config::parse_unchecked(text, env)?;
+        config.base_dir = base_dir;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses YAML text; `env` resolves `${NAME}` references inside string values. Relative paths
+    /// are relative to the working directory.
     pub fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        Config::parse_in(text, env, std::path::PathBuf::new())
+    }
+
+    fn parse_unchecked(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let mut value: yaml_serde::Value =
             yaml_serde::from_str(text).map_err(|e| ConfigError::Syntax(format!("YAML: {e}")))?;
         expand_env(&mut value, "", env)?;
@@ -307,7 +340,6 @@ impl Config {
             let path = e.path().to_string();
             invalid(if path == "." { "(top level)".into() } else { path }, e.inner().to_string())
         })?;
-        config.validate()?;
         Ok(config)
     }
 
@@ -360,6 +392,18 @@ impl Config {
         if let Some(identity) = &self.gateway_identity {
             identity.validate().map_err(|e| invalid(e.path, e.message))?;
         }
+        if let Some(rate_limit) = &self.rate_limit {
+            a2a_policies::rate_limit::RateLimits::new(rate_limit)
+                .map_err(|e| invalid(section("rate_limit", &e.path), e.reason))?;
+        }
+        if let Some(concurrency) = &self.concurrency {
+            a2a_policies::concurrency::LiveTasks::new(concurrency).map_err(|e| invalid("concurrency", e))?;
+        }
+        if let Some(validation) = &self.validation {
+            let catalog = std::sync::Arc::new(a2a_policies::validate::NoCatalog);
+            a2a_policies::validate::InputValidation::new(validation, &self.base_dir, catalog)
+                .map_err(|e| invalid(section("validation", &e.path), e.reason))?;
+        }
         Ok(())
     }
 
@@ -370,6 +414,11 @@ impl Config {
             None => format!("http://{bound}"),
         }
     }
+}
+
+/// A policy module's error path, under its section of this file.
+fn section(name: &str, path: &str) -> String {
+    if path.starts_with(name) { path.to_string() } else { format!("{name}.{path}") }
 }
 
 fn is_path_safe_name(name: &str) -> bool {

@@ -50,6 +50,10 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         permissions: None,
         gateway_identity: None,
         deadlines: Default::default(),
+        rate_limit: None,
+        concurrency: None,
+        validation: None,
+        base_dir: Default::default(),
         backends,
     };
     config.validate()?;

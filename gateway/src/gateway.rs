@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use a2a_policies::authorize::Permissions;
 use a2a_policies::backend_auth::BackendCredentials;
+use a2a_policies::concurrency::LiveTasks;
+use a2a_policies::rate_limit::RateLimits;
+use a2a_policies::validate::InputValidation;
 use a2a_policies::{A2aCall, Binding, Operation, TaskObserver};
 use tokio_util::sync::CancellationToken;
 
@@ -15,7 +18,7 @@ use crate::config::Config;
 use crate::directory::{MemoryDirectory, TaskDirectory};
 use crate::observers::Observers;
 use crate::proxy::Forwarder;
-use crate::registry::Registry;
+use crate::registry::{Registry, RegistryCatalog};
 use crate::relay::StreamSettings;
 use crate::routing::RouteState;
 
@@ -27,6 +30,8 @@ pub struct Shared {
     /// Cancelled when the drain deadline passes: open streams and waiting calls are ended.
     pub drain_deadline: CancellationToken,
     pub deadlines: Arc<Deadlines>,
+    /// Live-task leases, kept across reloads (a reload must not forget who holds what).
+    pub live_tasks: Option<Arc<LiveTasks>>,
 }
 
 impl Shared {
@@ -39,9 +44,23 @@ impl Shared {
             .build()?;
         let directory: Arc<dyn TaskDirectory> = Arc::new(MemoryDirectory::new(config.routing.task_ttl));
         let deadlines = Deadlines::new(config.deadlines.clone());
-        let list: Vec<Arc<dyn TaskObserver>> = vec![Arc::new(DeadlineObserver(deadlines.clone()))];
+        let mut list: Vec<Arc<dyn TaskObserver>> = vec![Arc::new(DeadlineObserver(deadlines.clone()))];
+        let live_tasks = match &config.concurrency {
+            Some(limits) => Some(LiveTasks::new(limits).map_err(|e| anyhow::anyhow!("concurrency: {e}"))?),
+            None => None,
+        };
+        if let Some(live) = &live_tasks {
+            list.push(live.clone());
+        }
         let observers = Arc::new(Observers::new(directory.clone(), list, false));
-        Ok(Arc::new(Shared { client, directory, observers, drain_deadline: CancellationToken::new(), deadlines }))
+        Ok(Arc::new(Shared {
+            client,
+            directory,
+            observers,
+            drain_deadline: CancellationToken::new(),
+            deadlines,
+            live_tasks,
+        }))
     }
 }
 
@@ -52,6 +71,8 @@ pub struct Gateway {
     pub registry: Arc<Registry>,
     pub permissions: Arc<Permissions>,
     pub credentials: Arc<BackendCredentials>,
+    pub rate_limits: Option<Arc<RateLimits>>,
+    pub validation: Option<Arc<InputValidation>>,
     pub forwarder: Forwarder,
     pub route_state: Arc<RouteState>,
 }
@@ -70,6 +91,17 @@ impl Gateway {
             Some(rules) => Permissions::new(rules)?,
             None => Permissions::allow_all(),
         });
+        let rate_limits = match &config.rate_limit {
+            Some(quotas) => Some(Arc::new(RateLimits::new(quotas)?)),
+            None => None,
+        };
+        let validation = match &config.validation {
+            Some(rules) => {
+                let catalog = Arc::new(RegistryCatalog(registry.clone()));
+                Some(Arc::new(InputValidation::new(rules, &config.base_dir, catalog)?))
+            }
+            None => None,
+        };
         let credentials = Arc::new(BackendCredentials::new(
             config.backends.iter().map(|b| b.credentials()),
             config.gateway_identity.as_ref(),
@@ -93,7 +125,17 @@ impl Gateway {
             default_skill: config.routing.default_skill.clone(),
             isolation: config.routing.isolation,
         });
-        Ok(Arc::new(Gateway { config, shared, registry, permissions, credentials, forwarder, route_state }))
+        Ok(Arc::new(Gateway {
+            config,
+            shared,
+            registry,
+            permissions,
+            credentials,
+            rate_limits,
+            validation,
+            forwarder,
+            route_state,
+        }))
     }
 
     pub fn directory(&self) -> &Arc<dyn TaskDirectory> {

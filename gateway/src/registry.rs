@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use a2a_policies::validate::{SkillCatalog, SkillSpec};
 use arc_swap::ArcSwap;
 use reqwest::Url;
 use serde_json::Value;
@@ -37,6 +38,8 @@ pub struct Snapshot {
     by_skill: HashMap<String, Vec<usize>>,
     pub gateway_card: CardDoc,
     agent_cards: HashMap<Arc<str>, CardDoc>,
+    /// (backend, skill id) → what input validation needs of the skill.
+    skill_specs: HashMap<(Arc<str>, String), Arc<SkillSpec>>,
 }
 
 impl Snapshot {
@@ -54,6 +57,12 @@ impl Snapshot {
         let mut ids: Vec<&str> = self.by_skill.keys().map(String::as_str).collect();
         ids.sort_unstable();
         ids
+    }
+
+    /// What input validation needs to know about `skill` of `backend`.
+    pub fn skill_spec(&self, backend: &str, skill: &str) -> Option<&Arc<SkillSpec>> {
+        // Keyed by owned strings; the lookup builds the key (one small allocation per checked send).
+        self.skill_specs.get(&(Arc::from(backend), skill.to_string()))
     }
 
     /// The per-agent card of a healthy backend.
@@ -409,7 +418,42 @@ fn build_snapshot(states: &[BackendState], info: &config::CardInfo, public_base:
             .insert(backends[by_name[view.name]].name.clone(), CardDoc::new(&card::agent_card(public_base, view)));
     }
     let gateway_card = CardDoc::new(&card::gateway_card(info, public_base, &views));
-    Snapshot { backends, by_name, by_skill, gateway_card, agent_cards }
+    let mut skill_specs = HashMap::new();
+    for view in &views {
+        let version = card_version(view.card);
+        let defaults = string_list(view.card.get("defaultInputModes"));
+        for skill in view.card.get("skills").and_then(Value::as_array).into_iter().flatten() {
+            let Some(id) = skill.get("id").and_then(Value::as_str) else { continue };
+            let modes = skill.get("inputModes").map(|m| string_list(Some(m))).unwrap_or_else(|| defaults.clone());
+            let spec = SkillSpec {
+                version,
+                input_schema: skill.get("inputSchema").cloned().map(Arc::new),
+                input_modes: modes,
+            };
+            skill_specs.insert((Arc::from(view.name), id.to_string()), Arc::new(spec));
+        }
+    }
+    Snapshot { backends, by_name, by_skill, gateway_card, agent_cards, skill_specs }
+}
+
+fn card_version(card: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_vec(card).unwrap_or_default().hash(&mut hasher);
+    hasher.finish()
+}
+
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    value.and_then(Value::as_array).into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)).collect()
+}
+
+/// The registry as input validation's skill catalog: always the current snapshot.
+pub struct RegistryCatalog(pub Arc<Registry>);
+
+impl SkillCatalog for RegistryCatalog {
+    fn skill(&self, backend: &str, skill_id: &str) -> Option<Arc<SkillSpec>> {
+        self.0.snapshot().skill_spec(backend, skill_id).cloned()
+    }
 }
 
 #[cfg(test)]

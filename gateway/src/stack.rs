@@ -16,6 +16,9 @@ use http_body_util::{BodyExt, Limited};
 use tower::{Layer, Service, ServiceExt};
 
 use a2a_policies::authorize::AuthorizeLayer;
+use a2a_policies::concurrency::{ConcurrencyLayer, LeaseBody};
+use a2a_policies::rate_limit::RateLimitLayer;
+use a2a_policies::validate::ValidateLayer;
 
 use crate::gateway::Gateway;
 use crate::observers::Exchange;
@@ -39,6 +42,17 @@ pub fn a2a_stack(
         .layer(RouteLayer::new(gateway.route_state.clone()))
         // Skill permissions of the caller.
         .layer(AuthorizeLayer::new(gateway.permissions.clone()))
+        // Request rate quotas: per caller, per skill, global.
+        .option_layer(gateway.rate_limits.clone().map(RateLimitLayer::new))
+        // Live tasks per caller: a lease per task until it is seen to end.
+        .option_layer(gateway.shared.live_tasks.clone().map(|live| {
+            tower::ServiceBuilder::new()
+                .map_response(|response: Response<LeaseBody<Body>>| response.map(Body::new))
+                .layer(ConcurrencyLayer::new(live))
+                .into_inner()
+        }))
+        // The input against the skill's schema, sizes, part kinds and ids.
+        .option_layer(gateway.validation.clone().map(ValidateLayer::new))
         .service(ForwardService { gateway })
 }
 

@@ -7,6 +7,7 @@ mod cli;
 mod errors;
 mod health;
 mod lifecycle;
+mod limits;
 mod python_sdk;
 mod resilience;
 mod routing;

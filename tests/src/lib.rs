@@ -206,6 +206,18 @@ pub async fn python_client(args: &[&str]) -> (bool, Vec<Value>, String) {
     (output.status.success(), lines, report)
 }
 
+/// A client whose connections come from `source` (any 127.x address works on loopback): a
+/// different caller for a gateway that knows callers by address.
+pub fn client_from(source: std::net::IpAddr) -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .no_proxy()
+        .local_address(source)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("client")
+}
+
 pub fn client() -> reqwest::Client {
     // reqwest is built without a TLS provider; it wants one chosen even for plain HTTP.
     let _ = rustls::crypto::ring::default_provider().install_default();
