@@ -11,6 +11,7 @@ pub mod demo;
 pub mod directory;
 pub mod gateway;
 pub mod list;
+pub mod metrics;
 pub mod observers;
 pub mod protocol;
 pub mod proxy;

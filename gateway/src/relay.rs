@@ -81,6 +81,7 @@ pub struct Relay {
     /// Fires when the relayed task's deadline passes (known once the task id is).
     expiry: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     finished: bool,
+    _open: crate::metrics::OpenStream,
 }
 
 impl Relay {
@@ -102,6 +103,7 @@ impl Relay {
             deadlines: settings.deadlines.clone(),
             expiry: None,
             finished: false,
+            _open: crate::metrics::OpenStream::new(),
         }
     }
 

@@ -57,6 +57,7 @@ impl Generation {
 /// The running gateway: the current generation, swapped whole on reload.
 pub struct Runtime {
     current: ArcSwap<Generation>,
+    metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     shared: Arc<Shared>,
     bound: SocketAddr,
     draining: AtomicBool,
@@ -121,6 +122,7 @@ pub async fn run(
     let generation = Generation::start(config, public_base.clone(), shared.clone(), None).await?;
     let runtime = Arc::new(Runtime {
         current: ArcSwap::from_pointee(generation),
+        metrics: crate::metrics::install(),
         shared: shared.clone(),
         bound,
         draining: AtomicBool::new(false),
@@ -251,12 +253,35 @@ fn admin_app(runtime: Arc<Runtime>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(scrape))
         .with_state(runtime)
 }
 
 /// The public keys of the tokens the gateway mints for backends.
 async fn gateway_jwks(State(runtime): State<Arc<Runtime>>) -> axum::Json<serde_json::Value> {
     axum::Json(runtime.gateway().credentials.jwks_json())
+}
+
+/// Prometheus text: the recorded series plus gauges read now.
+async fn scrape(State(runtime): State<Arc<Runtime>>) -> Response<Body> {
+    let Some(handle) = &runtime.metrics else {
+        return axum::response::IntoResponse::into_response((
+            StatusCode::SERVICE_UNAVAILABLE,
+            "metrics are not recorded",
+        ));
+    };
+    let gateway = runtime.gateway();
+    for backend in &gateway.registry.snapshot().backends {
+        metrics::gauge!("a2a_backend_healthy", "backend" => backend.name.to_string())
+            .set(f64::from(u8::from(backend.healthy)));
+    }
+    metrics::gauge!("a2a_open_streams").set(crate::metrics::OPEN_STREAMS.load(Ordering::Relaxed) as f64);
+    if let Some(live) = &runtime.shared.live_tasks {
+        metrics::gauge!("a2a_live_tasks").set(live.total_leased() as f64);
+    }
+    let mut response = Response::new(Body::from(handle.render()));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
+    response
 }
 
 async fn readyz(State(runtime): State<Arc<Runtime>>) -> Response<Body> {

@@ -21,6 +21,7 @@ use a2a_policies::rate_limit::RateLimitLayer;
 use a2a_policies::validate::ValidateLayer;
 
 use crate::gateway::Gateway;
+use crate::metrics::{BACKEND_DURATION, MetricsLayer};
 use crate::observers::Exchange;
 use crate::protocol::decode::{decode, split_agent_path};
 use crate::protocol::errors::render;
@@ -35,6 +36,8 @@ pub fn a2a_stack(
     tower::ServiceBuilder::new()
         // Reads and decodes the call; renders every refusal from below in the caller's binding.
         .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes })
+        // Counts and times every call, refusals included.
+        .layer(MetricsLayer)
         // Without authentication configured, callers are known by their address.
         .layer(AnonymousCallerLayer)
         // Chooses the backend (task owner, agent path, skill, context, default) → RouteHint;
@@ -103,6 +106,8 @@ where
             let call = match decode(&parts.method, parts.uri.path(), parts.uri.query(), &parts.headers, &bytes) {
                 Ok(call) => call,
                 Err(refusal) => {
+                    metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
+                        .increment(1);
                     return Ok(render(&refusal.error, refusal.binding, refusal.rpc_id.as_ref()).into_response());
                 }
             };
@@ -250,14 +255,22 @@ impl Service<Request<Bytes>> for ForwardService {
                             request_id: request_id.clone(),
                             skill: hint.skill.as_deref().map(Arc::from),
                         };
-                        let forward = gateway.forwarder.forward(
-                            &backend,
-                            exchange,
-                            call,
-                            &parts.method,
-                            &parts.headers,
-                            body.clone(),
-                        );
+                        let asked = std::time::Instant::now();
+                        let timed = backend.name.clone();
+                        let info = parts.extensions.get::<RequestInfo>().cloned();
+                        let forward = async {
+                            let result = gateway
+                                .forwarder
+                                .forward(&backend, exchange, call, &parts.method, &parts.headers, body.clone())
+                                .await;
+                            let waited = asked.elapsed();
+                            metrics::histogram!(BACKEND_DURATION, "backend" => timed.to_string())
+                                .record(waited.as_secs_f64());
+                            if let Some(info) = &info {
+                                info.add_backend_time(waited);
+                            }
+                            result
+                        };
                         // A call still waiting for its backend when the drain deadline passes gets an
                         // answer instead of a cut connection.
                         // A blocking send names its task only when it ends, so the deadline watch

@@ -151,6 +151,8 @@ struct RequestInfoInner {
     caller: std::sync::OnceLock<crate::Caller>,
     route: std::sync::OnceLock<RouteHint>,
     denial_detail: std::sync::OnceLock<String>,
+    /// Time the backend took to answer (to its response headers), in nanoseconds; 0 until set.
+    backend_nanos: std::sync::atomic::AtomicU64,
 }
 
 impl RequestInfo {
@@ -161,6 +163,7 @@ impl RequestInfo {
             caller: std::sync::OnceLock::new(),
             route: std::sync::OnceLock::new(),
             denial_detail: std::sync::OnceLock::new(),
+            backend_nanos: std::sync::atomic::AtomicU64::new(0),
         }))
     }
 
@@ -198,5 +201,15 @@ impl RequestInfo {
 
     pub fn denial_detail(&self) -> Option<&str> {
         self.0.denial_detail.get().map(String::as_str)
+    }
+
+    /// Adds time spent waiting on backends (a failed-over call waits on more than one).
+    pub fn add_backend_time(&self, elapsed: std::time::Duration) {
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.0.backend_nanos.fetch_add(nanos, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn backend_time(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.0.backend_nanos.load(std::sync::atomic::Ordering::Relaxed))
     }
 }

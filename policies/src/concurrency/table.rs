@@ -104,6 +104,11 @@ impl LiveTasks {
     }
 
     /// The most live tasks `caller` may hold.
+    /// Leased tasks across all callers (metrics).
+    pub fn total_leased(&self) -> usize {
+        self.by_task.len()
+    }
+
     pub fn limit(&self, caller: &str) -> usize {
         self.limits.get(caller).copied().unwrap_or(self.default_limit)
     }
