@@ -32,7 +32,12 @@ pub struct Caller {
 impl Caller {
     /// The caller of a gateway without authentication, known by its address.
     pub fn anonymous(address: IpAddr) -> Caller {
-        Caller { id: Arc::from(format!("ip:{address}")), tenant: None, scopes: Arc::from([]), auth: AuthMethod::Anonymous }
+        Caller {
+            id: Arc::from(format!("ip:{address}")),
+            tenant: None,
+            scopes: Arc::from([]),
+            auth: AuthMethod::Anonymous,
+        }
     }
 
     pub fn has_scope(&self, scope: &str) -> bool {

@@ -78,9 +78,12 @@ mod tests {
     fn api_keys_add_a_header_scheme_and_an_alternative_requirement() {
         let config = config(json!({"jwt": {"issuers": []}, "api_keys": {"header": "X-Gateway-Key"}}));
         let schemes = config.security_schemes();
-        assert_eq!(schemes["apiKey"], json!({"apiKeySecurityScheme": {
+        assert_eq!(
+            schemes["apiKey"],
+            json!({"apiKeySecurityScheme": {
             "location": "header", "name": "X-Gateway-Key",
-            "description": "An API key issued by the gateway operator."}}));
+            "description": "An API key issued by the gateway operator."}})
+        );
         assert!(schemes["bearer"]["httpAuthSecurityScheme"].get("bearerFormat").is_none());
         assert_eq!(
             config.security_requirements(),

@@ -35,12 +35,7 @@ impl ClaimMapping {
             .filter(|v| !v.is_empty() && v.len() <= MAX_VALUE_LEN)
             .map(Arc::from);
         let scopes = self.scopes.iter().find_map(|name| claims.get(name)).map(scopes_of).unwrap_or_default();
-        Ok(Caller {
-            id: Arc::from(format!("{}{identity}", self.id_prefix)),
-            tenant,
-            scopes: Arc::from(scopes),
-            auth,
-        })
+        Ok(Caller { id: Arc::from(format!("{}{identity}", self.id_prefix)), tenant, scopes: Arc::from(scopes), auth })
     }
 }
 
@@ -84,7 +79,8 @@ mod tests {
 
     #[test]
     fn scp_array_when_scope_is_absent() {
-        let caller = mapping().caller(&claims(json!({"sub": "bob", "scp": ["a", 1, "b"]})), AuthMethod::Introspection).unwrap();
+        let caller =
+            mapping().caller(&claims(json!({"sub": "bob", "scp": ["a", 1, "b"]})), AuthMethod::Introspection).unwrap();
         assert_eq!(&*caller.scopes, ["a".to_owned(), "b".to_owned()]);
         assert_eq!(caller.tenant, None);
     }

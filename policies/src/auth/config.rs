@@ -331,7 +331,10 @@ impl IssuerConfig {
                 return Err(invalid(at, format!("'{name}' cannot be used with hs256_secret; only HS256 can")));
             }
             if !with_secret && hmac {
-                return Err(invalid(at, format!("'{name}' needs a shared secret; keys from a JWKS are never used for it")));
+                return Err(invalid(
+                    at,
+                    format!("'{name}' needs a shared secret; keys from a JWKS are never used for it"),
+                ));
             }
             if algorithms.contains(&alg) {
                 return Err(invalid(at, format!("'{name}' is listed twice")));
@@ -347,7 +350,10 @@ impl ApiKeysConfig {
         let header = http::HeaderName::from_str(&self.header)
             .map_err(|_| invalid(format!("{path}.header"), format!("'{}' is not a valid header name", self.header)))?;
         if header == http::header::AUTHORIZATION {
-            return Err(invalid(format!("{path}.header"), "must not be Authorization (keys are accepted there anyway)"));
+            return Err(invalid(
+                format!("{path}.header"),
+                "must not be Authorization (keys are accepted there anyway)",
+            ));
         }
         let mut ids = HashSet::new();
         for (i, key) in self.keys.iter().enumerate() {
@@ -516,8 +522,14 @@ mod tests {
         };
         let long = "0123456789abcdef0123456789abcdef";
         with_secret(serde_json::json!(["HS256"]), long).unwrap();
-        assert_eq!(with_secret(serde_json::json!(["RS256"]), long).unwrap_err().path, "auth.jwt.issuers[0].algorithms[0]");
-        assert_eq!(with_secret(serde_json::json!(["HS256"]), "short").unwrap_err().path, "auth.jwt.issuers[0].hs256_secret");
+        assert_eq!(
+            with_secret(serde_json::json!(["RS256"]), long).unwrap_err().path,
+            "auth.jwt.issuers[0].algorithms[0]"
+        );
+        assert_eq!(
+            with_secret(serde_json::json!(["HS256"]), "short").unwrap_err().path,
+            "auth.jwt.issuers[0].hs256_secret"
+        );
     }
 
     #[test]
@@ -543,11 +555,19 @@ mod tests {
             parse(serde_json::json!({"api_keys": {"keys": entries}})).validate().map_err(|e| e.path)
         };
         keys(serde_json::json!([{"id": "demo", "hash": hash, "caller": "demo"}])).unwrap();
-        assert_eq!(keys(serde_json::json!([{"id": "de_mo", "hash": hash, "caller": "d"}])).unwrap_err(), "auth.api_keys.keys[0].id");
-        assert_eq!(keys(serde_json::json!([{"id": "demo", "hash": "plain", "caller": "d"}])).unwrap_err(), "auth.api_keys.keys[0].hash");
         assert_eq!(
-            keys(serde_json::json!([{"id": "a", "hash": hash, "caller": "d"}, {"id": "a", "hash": hash, "caller": "e"}]))
-                .unwrap_err(),
+            keys(serde_json::json!([{"id": "de_mo", "hash": hash, "caller": "d"}])).unwrap_err(),
+            "auth.api_keys.keys[0].id"
+        );
+        assert_eq!(
+            keys(serde_json::json!([{"id": "demo", "hash": "plain", "caller": "d"}])).unwrap_err(),
+            "auth.api_keys.keys[0].hash"
+        );
+        assert_eq!(
+            keys(
+                serde_json::json!([{"id": "a", "hash": hash, "caller": "d"}, {"id": "a", "hash": hash, "caller": "e"}])
+            )
+            .unwrap_err(),
             "auth.api_keys.keys[1].id"
         );
         let header = parse(serde_json::json!({"api_keys": {"header": "Authorization"}})).validate().unwrap_err();

@@ -183,24 +183,27 @@ impl Jwks {
         parse_set(&body)
     }
 
-    /// Runs the periodic refresh until `stop` is cancelled; a failed fetch is retried sooner.
+    /// Refreshes every `refresh_interval` until `stop` is cancelled; a failed fetch is retried
+    /// sooner. The first fetch is left to [`refresh`](Self::refresh) at startup or to the first
+    /// request, so that nothing races it.
     pub(crate) fn spawn_refresher(self: &Arc<Self>, stop: CancellationToken) {
         let jwks = self.clone();
         tokio::spawn(async move {
+            let mut wait = jwks.settings.refresh_interval;
             loop {
-                let stored = tokio::select! {
-                    _ = stop.cancelled() => break,
-                    stored = jwks.refresh() => stored,
-                };
-                let wait = if stored {
-                    jwks.settings.refresh_interval
-                } else {
-                    jwks.settings.min_refresh_interval.max(Duration::from_secs(1))
-                };
                 tokio::select! {
                     _ = stop.cancelled() => break,
                     _ = tokio::time::sleep(wait) => {}
                 }
+                let stored = tokio::select! {
+                    _ = stop.cancelled() => break,
+                    stored = jwks.refresh() => stored,
+                };
+                wait = if stored {
+                    jwks.settings.refresh_interval
+                } else {
+                    jwks.settings.min_refresh_interval.max(Duration::from_secs(1))
+                };
             }
         });
     }

@@ -73,9 +73,10 @@ impl JwtVerifier {
     /// The issuer a token claims to come from, with its unverified header. An error means the
     /// token is not a JWT of a configured issuer (another method may still accept it).
     pub(crate) fn issuer_of(&self, token: &str) -> Result<(&Issuer, Header), AuthFailure> {
-        let header = jsonwebtoken::decode_header(token).map_err(|e| AuthFailure::MalformedJwt(clip(&e.to_string())))?;
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|e| AuthFailure::MalformedJwt(format!("header: {}", describe(e.kind()))))?;
         let claimed: UnverifiedIssuer = jsonwebtoken::dangerous::insecure_decode_claims(token)
-            .map_err(|e| AuthFailure::MalformedJwt(clip(&e.to_string())))?;
+            .map_err(|e| AuthFailure::MalformedJwt(format!("payload: {}", describe(e.kind()))))?;
         let iss = claimed.iss.ok_or_else(|| AuthFailure::MalformedJwt("no iss claim".into()))?;
         let issuer = self.issuers.get(&iss).ok_or_else(|| AuthFailure::UnknownIssuer(clip(&iss)))?;
         Ok((issuer, header))
@@ -103,11 +104,16 @@ impl Issuer {
         let name: Arc<str> = Arc::from(config.issuer.as_str());
         let keys = match (&config.jwks_url, &config.hs256_secret) {
             (Some(url), _) => KeySource::Jwks(Arc::new(Jwks::new(name.clone(), url.clone(), http.clone(), settings))),
-            (None, Some(secret)) => KeySource::Secret(DecodingKey::from_secret(secret.expose().as_bytes()).map_err(
-                |_| AuthConfigError { path: format!("{path}.hs256_secret"), message: "not a usable secret".into() },
-            )?),
+            (None, Some(secret)) => {
+                KeySource::Secret(DecodingKey::from_secret(secret.expose().as_bytes()).map_err(|_| {
+                    AuthConfigError { path: format!("{path}.hs256_secret"), message: "not a usable secret".into() }
+                })?)
+            }
             (None, None) => {
-                return Err(AuthConfigError { path: path.into(), message: "set one of jwks_url and hs256_secret".into() });
+                return Err(AuthConfigError {
+                    path: path.into(),
+                    message: "set one of jwks_url and hs256_secret".into(),
+                });
             }
         };
         let rules = config.algorithms_checked(path)?.into_iter().map(|alg| (alg, validation(config, alg))).collect();
@@ -150,7 +156,12 @@ impl Issuer {
         self.claims.caller(&claims, AuthMethod::Jwt { issuer: self.name.clone() })
     }
 
-    fn decode(&self, token: &str, key: &DecodingKey, validation: &Validation) -> Result<Map<String, Value>, AuthFailure> {
+    fn decode(
+        &self,
+        token: &str,
+        key: &DecodingKey,
+        validation: &Validation,
+    ) -> Result<Map<String, Value>, AuthFailure> {
         jsonwebtoken::decode::<Map<String, Value>>(token, key, validation)
             .map(|data| data.claims)
             .map_err(|e| AuthFailure::JwtRejected { issuer: self.name.to_string(), reason: describe(e.kind()) })
@@ -180,9 +191,10 @@ fn describe(kind: &ErrorKind) -> String {
         ErrorKind::MissingRequiredClaim(claim) => format!("missing required claim '{claim}'"),
         ErrorKind::InvalidClaimFormat(claim) => format!("claim '{claim}' has the wrong type"),
         ErrorKind::InvalidAlgorithm => "the algorithm does not fit the key".into(),
-        ErrorKind::InvalidToken => "not a JWT".into(),
+        ErrorKind::InvalidToken => "not three dot-separated parts".into(),
         ErrorKind::Base64(_) => "bad base64url".into(),
-        ErrorKind::Json(_) => "bad JSON".into(),
+        // Names e.g. the unknown variant `none` of an `alg: none` header.
+        ErrorKind::Json(error) => format!("bad JSON: {}", clip(&error.to_string())),
         ErrorKind::Utf8(_) => "bad UTF-8".into(),
         other => clip(&format!("{other:?}")),
     }

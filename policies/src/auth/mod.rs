@@ -69,9 +69,10 @@ pub struct Authenticator {
 }
 
 impl Authenticator {
-    /// Validates `config` and builds the methods; JWKS issuers get a background refresher that
-    /// fetches right away and then every `jwks_refresh_interval`. Must be called inside a Tokio
-    /// runtime. `http` is used for JWKS and introspection requests.
+    /// Validates `config` and builds the methods; each JWKS issuer gets a background task that
+    /// fetches its keys every `jwks_refresh_interval`. The first fetch happens on
+    /// [`refresh_jwks`](Self::refresh_jwks) (call it at startup) or for the first token. Must be
+    /// called inside a Tokio runtime. `http` is used for JWKS and introspection requests.
     pub fn new(config: &AuthConfig, http: reqwest::Client, stop: &CancellationToken) -> Result<Self, AuthConfigError> {
         config.validate()?;
         let stop = stop.child_token();
