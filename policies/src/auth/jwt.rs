@@ -14,9 +14,10 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::claims::ClaimMapping;
-use super::config::{AuthConfigError, IssuerConfig, JwtConfig};
+use super::config::{IssuerConfig, JwtConfig};
 use super::failure::{AuthFailure, clip};
 use super::jwks::{Jwks, JwksSettings};
+use super::validate::AuthConfigError;
 use crate::caller::{AuthMethod, Caller};
 
 /// A `kid` longer than this is refused without a lookup or a fetch.

@@ -31,17 +31,17 @@ mod introspection;
 mod jwks;
 mod jwt;
 mod layer;
+mod validate;
 
 use http::{HeaderMap, HeaderName};
 use tokio_util::sync::CancellationToken;
 
 pub use api_key::{generate_key, hash_key, is_valid_key_id, key_id};
 pub use card::{API_KEY_SCHEME, BEARER_SCHEME};
-pub use config::{
-    ApiKeyConfig, ApiKeysConfig, AuthConfig, AuthConfigError, IntrospectionConfig, IssuerConfig, JwtConfig, Secret,
-};
+pub use config::{ApiKeyConfig, ApiKeysConfig, AuthConfig, IntrospectionConfig, IssuerConfig, JwtConfig, Secret};
 pub use failure::AuthFailure;
 pub use layer::{AuthLayer, AuthService};
+pub use validate::AuthConfigError;
 
 use crate::caller::Caller;
 use crate::error::A2aError;
