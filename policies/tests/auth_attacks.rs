@@ -247,6 +247,21 @@ async fn unknown_issuer_is_refused() {
 }
 
 #[tokio::test]
+async fn control_characters_cannot_forge_log_lines() {
+    let w = world().await;
+    let forged = "\nlevel=INFO msg=\"authenticated\" caller=admin";
+    let header = b64(json!({"alg": format!("RS256{forged}")}).to_string().as_bytes());
+    let payload = b64(claims(RSA_ISSUER).to_string().as_bytes());
+    let by_alg = w.gw.bearer(&format!("{header}.{payload}.c2ln")).await;
+    let by_iss = w.gw.bearer(&rs256().sign(Some("rsa-1"), &claims(&format!("https://evil.example/{forged}")))).await;
+    for outcome in [by_alg, by_iss] {
+        let detail = outcome.info.denial_detail().expect("detail").to_owned();
+        assert!(!detail.chars().any(char::is_control), "{detail:?}");
+        outcome.invalid("");
+    }
+}
+
+#[tokio::test]
 async fn wrong_issuer_is_refused() {
     let w = world().await;
     // Signed by the EC issuer's key but claiming the RSA issuer: verified with the RSA issuer's

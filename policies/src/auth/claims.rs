@@ -10,6 +10,11 @@ use crate::caller::{AuthMethod, Caller};
 /// The longest identity or tenant value accepted; they end up in logs, spans and audit records.
 const MAX_VALUE_LEN: usize = 512;
 
+/// Identity and tenant values become parts of log lines and keys: no control characters.
+fn plain(value: &&str) -> bool {
+    !value.is_empty() && value.len() <= MAX_VALUE_LEN && !value.chars().any(char::is_control)
+}
+
 /// Which claims name the caller, its tenant and its scopes.
 #[derive(Debug, Clone)]
 pub(crate) struct ClaimMapping {
@@ -25,15 +30,10 @@ impl ClaimMapping {
         let identity = claims
             .get(&self.identity)
             .and_then(Value::as_str)
-            .filter(|v| !v.is_empty() && v.len() <= MAX_VALUE_LEN)
+            .filter(plain)
             .ok_or_else(|| AuthFailure::IdentityClaim(self.identity.clone()))?;
-        let tenant = self
-            .tenant
-            .as_ref()
-            .and_then(|name| claims.get(name))
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty() && v.len() <= MAX_VALUE_LEN)
-            .map(Arc::from);
+        let tenant =
+            self.tenant.as_ref().and_then(|name| claims.get(name)).and_then(Value::as_str).filter(plain).map(Arc::from);
         let scopes = self.scopes.iter().find_map(|name| claims.get(name)).map(scopes_of).unwrap_or_default();
         Ok(Caller { id: Arc::from(format!("{}{identity}", self.id_prefix)), tenant, scopes: Arc::from(scopes), auth })
     }
@@ -87,7 +87,9 @@ mod tests {
 
     #[test]
     fn missing_or_odd_identity_is_refused() {
-        for bad in [json!({}), json!({"sub": ""}), json!({"sub": 42}), json!({"sub": "x".repeat(600)})] {
+        for bad in
+            [json!({}), json!({"sub": ""}), json!({"sub": 42}), json!({"sub": "x".repeat(600)}), json!({"sub": "a\nb"})]
+        {
             assert_eq!(
                 mapping().caller(&claims(bad), AuthMethod::Introspection),
                 Err(AuthFailure::IdentityClaim("sub".into()))

@@ -87,12 +87,22 @@ impl Challenges {
     }
 }
 
-/// A caller-supplied value, shortened for a log line (at most 64 characters).
+/// A caller-supplied value made safe for a log line: at most 64 characters, control characters
+/// escaped (a decoded JWT may hold newlines that would forge log lines).
 pub(crate) fn clip(value: &str) -> String {
-    match value.char_indices().nth(64) {
-        Some((end, _)) => format!("{}…", &value[..end]),
-        None => value.to_owned(),
+    let mut out = String::with_capacity(value.len().min(80));
+    for (i, c) in value.chars().enumerate() {
+        if i == 64 {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
     }
+    out
 }
 
 #[cfg(test)]
@@ -119,5 +129,6 @@ mod tests {
         assert_eq!(clip("short"), "short");
         let long = "é".repeat(100);
         assert_eq!(clip(&long).chars().count(), 65);
+        assert_eq!(clip("a\nforged: line\u{1b}"), "a\\nforged: line\\u{1b}");
     }
 }

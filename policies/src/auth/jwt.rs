@@ -63,10 +63,13 @@ impl JwtVerifier {
         let mut issuers = HashMap::with_capacity(config.issuers.len());
         for (i, issuer) in config.issuers.iter().enumerate() {
             let built = Issuer::new(issuer, &format!("auth.jwt.issuers[{i}]"), http, settings)?;
-            if let KeySource::Jwks(jwks) = &built.keys {
+            issuers.insert(issuer.issuer.clone(), built);
+        }
+        // Only once every issuer is built, so that a failure leaves no task behind.
+        for issuer in issuers.values() {
+            if let KeySource::Jwks(jwks) = &issuer.keys {
                 jwks.spawn_refresher(stop.child_token());
             }
-            issuers.insert(issuer.issuer.clone(), built);
         }
         Ok(JwtVerifier { issuers })
     }
