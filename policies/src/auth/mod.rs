@@ -6,10 +6,12 @@
 //! (default `X-API-Key`); both at once is refused as ambiguous. A bearer token is tried as an API
 //! key when it has the key shape (`a2a_<id>_<secret>`) or matches a free-form key, then as a JWT
 //! when its unverified `iss` names a configured issuer, then by introspection when configured.
-//! Once a method claims a token its verdict is final (no fallback after a failed signature).
+//! Once a method claims a token (key shape or known key; JWT of a known issuer) its verdict is
+//! final: no fallback to another method after, say, a failed signature.
 //!
 //! The caller learns only "missing credentials" or "invalid credentials" and an RFC 6750
-//! challenge; the precise reason goes to [`RequestInfo::set_denial_detail`](crate::RequestInfo::set_denial_detail) and the log.
+//! challenge; the precise reason goes to
+//! [`RequestInfo::set_denial_detail`](crate::RequestInfo::set_denial_detail) and the log.
 //!
 //! ```no_run
 //! # async fn wire(config: a2a_policies::auth::AuthConfig) -> Result<(), Box<dyn std::error::Error>> {
