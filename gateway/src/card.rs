@@ -28,6 +28,47 @@ impl CardDoc {
     }
 }
 
+/// How callers authenticate to the gateway, as cards advertise it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Security {
+    pub schemes: Value,
+    pub requirements: Value,
+}
+
+/// What every card the gateway serves says about the gateway itself.
+#[derive(Debug, Clone)]
+pub struct CardSettings {
+    pub info: CardInfo,
+    /// The gateway's public URL, without a trailing slash.
+    pub public_base: String,
+    /// `None` when callers need no credentials.
+    pub security: Option<Security>,
+}
+
+impl CardSettings {
+    /// The gateway's own security on a card (and the extended card it then serves); a backend's
+    /// security fields say how to reach the backend, which is the gateway's business, not the
+    /// caller's, so they are removed.
+    fn apply_security(&self, card: &mut Value) {
+        let Value::Object(map) = card else { return };
+        map.remove("securitySchemes");
+        map.remove("securityRequirements");
+        if let Some(Value::Array(skills)) = map.get_mut("skills") {
+            for skill in skills.iter_mut().filter_map(Value::as_object_mut) {
+                skill.remove("securityRequirements");
+            }
+        }
+        if let Some(security) = &self.security {
+            map.insert("securitySchemes".into(), security.schemes.clone());
+            map.insert("securityRequirements".into(), security.requirements.clone());
+        }
+        let extended = self.security.is_some();
+        if let Some(Value::Object(capabilities)) = map.get_mut("capabilities") {
+            capabilities.insert("extendedAgentCard".into(), Value::Bool(extended));
+        }
+    }
+}
+
 /// What the card builders need to know about one healthy backend.
 pub struct BackendCard<'a> {
     pub name: &'a str,
@@ -56,7 +97,8 @@ fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>) -> Value {
 
 /// The gateway's own card: its identity from config, its interfaces, and the union of the skills of
 /// `backends` (the first backend to declare a skill id supplies its description).
-pub fn gateway_card(info: &CardInfo, public_base: &str, backends: &[BackendCard<'_>]) -> Value {
+pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Value {
+    let (info, public_base) = (&settings.info, settings.public_base.as_str());
     let mut skills = Vec::new();
     let mut seen = HashSet::new();
     let mut input_modes = Vec::new();
@@ -101,14 +143,15 @@ pub fn gateway_card(info: &CardInfo, public_base: &str, backends: &[BackendCard<
     if let Some(provider) = &info.provider {
         card["provider"] = json!(provider);
     }
+    settings.apply_security(&mut card);
     card
 }
 
 /// A backend's own card as served at `/agents/{name}/.well-known/agent-card.json`: interfaces
 /// pointing at the gateway, the 0.3 top-level interface fields and signatures (no longer valid
 /// after the rewrite) removed, and every other mention of the backend rewritten.
-pub fn agent_card(public_base: &str, backend: &BackendCard<'_>) -> Value {
-    let base = agent_base(public_base, backend.name);
+pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
+    let base = agent_base(&settings.public_base, backend.name);
     let mut card = backend.card.clone();
     if let Value::Object(map) = &mut card {
         for legacy in ["url", "preferredTransport", "additionalInterfaces", "protocolVersion", "signatures"] {
@@ -121,6 +164,7 @@ pub fn agent_card(public_base: &str, backend: &BackendCard<'_>) -> Value {
         let rest = backend.has_rest.then(|| base.clone());
         map.insert("supportedInterfaces".into(), interfaces(jsonrpc, rest));
     }
+    settings.apply_security(&mut card);
     card
 }
 
@@ -192,6 +236,10 @@ mod tests {
         vec!["http://10.0.0.5:8000".into(), "10.0.0.5:8000".into()]
     }
 
+    fn settings(public_base: &str) -> CardSettings {
+        CardSettings { info: CardInfo::default(), public_base: public_base.into(), security: None }
+    }
+
     fn backend<'a>(card: &'a Value, names: &'a [String]) -> BackendCard<'a> {
         BackendCard { name: "echo", card, private_names: names, has_jsonrpc: true, has_rest: true }
     }
@@ -202,7 +250,7 @@ mod tests {
         let names = names();
         let other = json!({"skills": [{"id": "echo", "name": "dup"}, {"id": "review-pr", "name": "Review"}]});
         let backends = [backend(&card, &names), BackendCard { name: "rev", card: &other, ..backend(&card, &names) }];
-        let out = gateway_card(&CardInfo::default(), "https://gw.example", &backends);
+        let out = gateway_card(&settings("https://gw.example"), &backends);
         let ids: Vec<&str> = out["skills"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
         assert_eq!(ids, ["echo", "shout", "review-pr"]);
         assert_eq!(out["skills"][0]["name"], "Echo", "first declaration wins");
@@ -218,7 +266,7 @@ mod tests {
     fn agent_card_points_at_the_agent_path_and_keeps_unknown_fields() {
         let card = backend_card();
         let names = names();
-        let out = agent_card("https://gw.example", &backend(&card, &names));
+        let out = agent_card(&settings("https://gw.example"), &backend(&card, &names));
         assert_eq!(out["supportedInterfaces"][0]["url"], "https://gw.example/agents/echo/");
         assert_eq!(out["supportedInterfaces"][1]["url"], "https://gw.example/agents/echo");
         assert_eq!(out["iconUrl"], "https://gw.example/agents/echo/icon.png");
@@ -235,9 +283,29 @@ mod tests {
         let card = backend_card();
         let names = names();
         let only_rpc = BackendCard { has_rest: false, ..backend(&card, &names) };
-        let out = agent_card("http://gw", &only_rpc);
+        let out = agent_card(&settings("http://gw"), &only_rpc);
         assert_eq!(out["supportedInterfaces"].as_array().unwrap().len(), 1);
         assert_eq!(out["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
+    }
+
+    #[test]
+    fn cards_advertise_the_gateways_security_not_the_backends() {
+        let mut card = backend_card();
+        card["securitySchemes"] = json!({"internal": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}});
+        card["skills"][0]["securityRequirements"] = json!([{"schemes": {"internal": {"list": []}}}]);
+        let names = names();
+        let open = agent_card(&settings("http://gw"), &backend(&card, &names));
+        assert!(open.get("securitySchemes").is_none());
+        assert!(open["skills"][0].get("securityRequirements").is_none());
+        assert_eq!(open["capabilities"]["extendedAgentCard"], false);
+        let security =
+            Security { schemes: json!({"bearer": {}}), requirements: json!([{"schemes": {"bearer": {"list": []}}}]) };
+        let locked = CardSettings { security: Some(security.clone()), ..settings("http://gw") };
+        for out in [agent_card(&locked, &backend(&card, &names)), gateway_card(&locked, &[backend(&card, &names)])] {
+            assert_eq!(out["securitySchemes"], security.schemes);
+            assert_eq!(out["securityRequirements"], security.requirements);
+            assert_eq!(out["capabilities"]["extendedAgentCard"], true);
+        }
     }
 
     #[test]

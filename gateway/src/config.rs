@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use a2a_policies::auth::AuthConfig;
 use a2a_policies::authorize::PermissionsConfig;
 use a2a_policies::backend_auth::{BackendAuth, BackendAuthConfig, GatewayIdentityConfig};
 use a2a_policies::concurrency::ConcurrencyConfig;
@@ -47,6 +48,10 @@ pub struct Config {
     pub limits: Limits,
     #[serde(default)]
     pub shutdown: Shutdown,
+    /// How callers authenticate (bearer JWTs, API keys, token introspection). Absent → callers are
+    /// anonymous, known by their network address.
+    #[serde(default)]
+    pub auth: Option<AuthConfig>,
     /// Which callers may use which skills; absent → every authenticated caller may use every skill.
     #[serde(default)]
     pub permissions: Option<PermissionsConfig>,
@@ -385,6 +390,9 @@ impl Config {
                     return Err(invalid(at("auth.mint_jwt"), "needs a gateway_identity section with the signing key"));
                 }
             }
+        }
+        if let Some(auth) = &self.auth {
+            auth.validate().map_err(|e| invalid(e.path, e.message))?;
         }
         if let Some(permissions) = &self.permissions {
             permissions.validate().map_err(|e| invalid(e.path, e.message))?;

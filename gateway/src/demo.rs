@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use a2a_example_agents::{AgentKind, AgentOptions};
+use a2a_policies::auth::{ApiKeyConfig, ApiKeysConfig, AuthConfig, hash_key};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -47,6 +48,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         card: crate::config::CardInfo { name: "A2A Gateway (demo)".into(), ..Default::default() },
         limits: Default::default(),
         shutdown: crate::config::Shutdown { drain_timeout: Duration::from_secs(5) },
+        auth: Some(demo_auth()),
         permissions: None,
         gateway_identity: None,
         deadlines: Default::default(),
@@ -65,19 +67,43 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
     server::run(config, listener, None, stop).await
 }
 
+/// The demo's bearer token: an API key the demo accepts, printed in the banner.
+pub const DEMO_TOKEN: &str = "demo-token";
+
+fn demo_auth() -> AuthConfig {
+    AuthConfig {
+        api_keys: Some(ApiKeysConfig {
+            header: "X-API-Key".into(),
+            keys: vec![ApiKeyConfig {
+                id: "demo".into(),
+                hash: hash_key(DEMO_TOKEN),
+                caller: "demo".into(),
+                tenant: None,
+                scopes: Vec::new(),
+                revoked: false,
+                free_form: true,
+            }],
+        }),
+        realm: "a2a-gateway-demo".into(),
+        max_token_bytes: 8 * 1024,
+        jwt: None,
+        introspection: None,
+    }
+}
+
 fn banner(base: &str, config: &Config) -> String {
     let mut out = format!(
-        "a2a-gateway demo\n\n  gateway        {base}\n  gateway card   {base}/.well-known/agent-card.json\n\n  agents (per-agent endpoint  <-  backend):\n"
+        "a2a-gateway demo\n\n  gateway        {base}\n  gateway card   {base}/.well-known/agent-card.json\n  bearer token   {DEMO_TOKEN}   (send 'Authorization: Bearer {DEMO_TOKEN}')\n\n  agents (per-agent endpoint  <-  backend):\n"
     );
     for backend in &config.backends {
         out.push_str(&format!("    {base}/agents/{}/  <-  {}\n", backend.name, backend.url));
     }
     let data = r#"{"diff":"--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-fn a() {}\n+fn a() { x.unwrap(); }","title":"PR #123","focus":["correctness"]}"#;
     out.push_str(&format!(
-        "\n  A streamed task (skill review-pr, chosen by metadata.skillId):\n\n    curl -N {base}/message:stream \\\n      -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \\\n      -d '{{\"message\":{{\"messageId\":\"m-1\",\"role\":\"ROLE_USER\",\"parts\":[{{\"data\":{data}}}],\"metadata\":{{\"skillId\":\"review-pr\"}}}}}}'\n"
+        "\n  A streamed task (skill review-pr, chosen by metadata.skillId):\n\n    curl -N {base}/message:stream \\\n      -H 'Authorization: Bearer demo-token' -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \\\n      -d '{{\"message\":{{\"messageId\":\"m-1\",\"role\":\"ROLE_USER\",\"parts\":[{{\"data\":{data}}}],\"metadata\":{{\"skillId\":\"review-pr\"}}}}}}'\n"
     ));
     out.push_str(&format!(
-        "\n  The same over JSON-RPC, to one agent's own endpoint:\n\n    curl -N {base}/agents/review/ \\\n      -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \\\n      -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendStreamingMessage\",\"params\":{{\"message\":{{\"messageId\":\"m-2\",\"role\":\"ROLE_USER\",\"parts\":[{{\"data\":{data}}}]}}}}}}'\n\n  Ctrl-C stops everything.\n"
+        "\n  The same over JSON-RPC, to one agent's own endpoint:\n\n    curl -N {base}/agents/review/ \\\n      -H 'Authorization: Bearer demo-token' -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \\\n      -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendStreamingMessage\",\"params\":{{\"message\":{{\"messageId\":\"m-2\",\"role\":\"ROLE_USER\",\"parts\":[{{\"data\":{data}}}]}}}}}}'\n\n  Ctrl-C stops everything.\n"
     ));
     out
 }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use a2a_policies::auth::Authenticator;
 use a2a_policies::authorize::Permissions;
 use a2a_policies::backend_auth::BackendCredentials;
 use a2a_policies::concurrency::LiveTasks;
@@ -14,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::deadlines::{DeadlineObserver, Deadlines, Expired};
 
+use crate::card::{CardSettings, Security};
 use crate::config::Config;
 use crate::directory::{MemoryDirectory, TaskDirectory};
 use crate::observers::Observers;
@@ -69,6 +71,7 @@ pub struct Gateway {
     pub config: Config,
     pub shared: Arc<Shared>,
     pub registry: Arc<Registry>,
+    pub authenticator: Option<Arc<Authenticator>>,
     pub permissions: Arc<Permissions>,
     pub credentials: Arc<BackendCredentials>,
     pub rate_limits: Option<Arc<RateLimits>>,
@@ -80,13 +83,24 @@ pub struct Gateway {
 impl Gateway {
     /// Builds a generation; backends that `previous` already knew (same name and URL) keep their
     /// card and health, so a reload causes no blip.
+    /// `stop` ends the generation's background work (JWKS refreshes).
     pub fn new(
         config: Config,
         public_base: String,
         shared: Arc<Shared>,
         previous: Option<&Registry>,
+        stop: &CancellationToken,
     ) -> anyhow::Result<Arc<Gateway>> {
-        let registry = Registry::new(&config, public_base, shared.client.clone(), previous)?;
+        let authenticator = match &config.auth {
+            Some(auth) => Some(Arc::new(Authenticator::new(auth, shared.client.clone(), stop)?)),
+            None => None,
+        };
+        let security = config
+            .auth
+            .as_ref()
+            .map(|auth| Security { schemes: auth.security_schemes(), requirements: auth.security_requirements() });
+        let cards = CardSettings { info: config.card.clone(), public_base, security };
+        let registry = Registry::new(&config, cards, shared.client.clone(), previous)?;
         let permissions = Arc::new(match &config.permissions {
             Some(rules) => Permissions::new(rules)?,
             None => Permissions::allow_all(),
@@ -129,6 +143,7 @@ impl Gateway {
             config,
             shared,
             registry,
+            authenticator,
             permissions,
             credentials,
             rate_limits,

@@ -26,6 +26,15 @@ enum Command {
     },
     /// Validate a configuration file; names the offending key and exits 1 on error.
     Check { file: PathBuf },
+    /// Make an API key (or hash a given one) and print the config entry with its salted hash.
+    HashKey {
+        /// The key's id (`a2a_<id>_<secret>`); also its name in the config.
+        #[arg(long, default_value = "main")]
+        id: String,
+        /// Read the key to hash from standard input instead of generating one.
+        #[arg(long)]
+        stdin: bool,
+    },
     /// Run the gateway with the example agents behind it.
     Demo {
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -65,6 +74,9 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if let Command::HashKey { id, stdin } = &cli.command {
+        return hash_key_command(id, *stdin);
     }
     init_tracing();
     install_crypto_provider();
@@ -111,8 +123,38 @@ async fn run(command: Command) -> anyhow::Result<()> {
             a2a_example_agents::serve(kind, listener, options, stop.cancelled_owned()).await?;
             Ok(())
         }
-        Command::Check { .. } => unreachable!("handled before the runtime starts"),
+        Command::Check { .. } | Command::HashKey { .. } => unreachable!("handled before the runtime starts"),
     }
+}
+
+fn hash_key_command(id: &str, stdin: bool) -> ExitCode {
+    use a2a_policies::auth::{generate_key, hash_key, is_valid_key_id, key_id};
+    let key = if stdin {
+        let mut line = String::new();
+        if std::io::stdin().read_line(&mut line).is_err() || line.trim().is_empty() {
+            eprintln!("hash-key: no key on standard input");
+            return ExitCode::FAILURE;
+        }
+        line.trim().to_string()
+    } else {
+        if !is_valid_key_id(id) {
+            eprintln!("hash-key: '{id}' is not a valid key id (letters, digits, '-')");
+            return ExitCode::FAILURE;
+        }
+        let key = generate_key(id);
+        println!("key (give it to the caller; it is not stored anywhere): {key}");
+        key
+    };
+    let free_form = key_id(&key).is_none();
+    let id = key_id(&key).unwrap_or(id);
+    println!("config entry (auth.api_keys.keys):");
+    println!("  - id: {id}");
+    println!("    hash: \"{}\"", hash_key(&key));
+    println!("    caller: {id}");
+    if free_form {
+        println!("    free_form: true");
+    }
+    ExitCode::SUCCESS
 }
 
 fn init_tracing() {

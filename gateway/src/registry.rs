@@ -14,7 +14,7 @@ use reqwest::Url;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::card::{self, BackendCard, CardDoc};
+use crate::card::{self, BackendCard, CardDoc, CardSettings};
 use crate::config::{self, Config};
 
 /// One backend as the request path sees it.
@@ -86,8 +86,7 @@ pub struct Registry {
     /// Consecutive failed requests per backend (outlier detection), by configuration index.
     request_failures: Vec<std::sync::atomic::AtomicU32>,
     snapshot: ArcSwap<Snapshot>,
-    card_info: config::CardInfo,
-    public_base: String,
+    cards: CardSettings,
     health: config::Health,
     client: reqwest::Client,
     round_robin: AtomicUsize,
@@ -111,7 +110,7 @@ impl Registry {
     /// path start with its card and health.
     pub fn new(
         config: &Config,
-        public_base: String,
+        cards: CardSettings,
         client: reqwest::Client,
         previous: Option<&Registry>,
     ) -> anyhow::Result<Arc<Registry>> {
@@ -134,10 +133,9 @@ impl Registry {
         drop(known);
         let registry = Arc::new(Registry {
             request_failures: states.iter().map(|_| std::sync::atomic::AtomicU32::new(0)).collect(),
-            snapshot: ArcSwap::from_pointee(build_snapshot(&states, &config.card, &public_base)),
+            snapshot: ArcSwap::from_pointee(build_snapshot(&states, &cards)),
             states: Mutex::new(states),
-            card_info: config.card.clone(),
-            public_base,
+            cards,
             health: config.health.clone(),
             client,
             round_robin: AtomicUsize::new(0),
@@ -180,7 +178,7 @@ impl Registry {
             tracing::warn!(backend = name, failures, "backend ejected after consecutive request failures");
             state.healthy = false;
             state.failures = self.health.unhealthy_after;
-            self.snapshot.store(Arc::new(build_snapshot(&states, &self.card_info, &self.public_base)));
+            self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards)));
         }
         counter.store(0, Ordering::Relaxed);
     }
@@ -263,7 +261,7 @@ impl Registry {
             };
             if changed {
                 tracing::info!(backend = %name, healthy = state.healthy, "backend state changed");
-                let snapshot = build_snapshot(&states, &self.card_info, &self.public_base);
+                let snapshot = build_snapshot(&states, &self.cards);
                 self.snapshot.store(Arc::new(snapshot));
             }
             changed
@@ -364,7 +362,8 @@ fn private_names(state: &BackendState, card: &Value, public_base: &str) -> Vec<S
     origins
 }
 
-fn build_snapshot(states: &[BackendState], info: &config::CardInfo, public_base: &str) -> Snapshot {
+fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
+    let public_base = cards.public_base.as_str();
     let mut backends = Vec::with_capacity(states.len());
     let mut by_name = HashMap::new();
     let mut by_skill: HashMap<String, Vec<usize>> = HashMap::new();
@@ -414,10 +413,9 @@ fn build_snapshot(states: &[BackendState], info: &config::CardInfo, public_base:
         })
         .collect();
     for view in &views {
-        agent_cards
-            .insert(backends[by_name[view.name]].name.clone(), CardDoc::new(&card::agent_card(public_base, view)));
+        agent_cards.insert(backends[by_name[view.name]].name.clone(), CardDoc::new(&card::agent_card(cards, view)));
     }
-    let gateway_card = CardDoc::new(&card::gateway_card(info, public_base, &views));
+    let gateway_card = CardDoc::new(&card::gateway_card(cards, &views));
     let mut skill_specs = HashMap::new();
     for view in &views {
         let version = card_version(view.card);

@@ -45,9 +45,15 @@ impl Generation {
         shared: Arc<Shared>,
         previous: Option<&Generation>,
     ) -> anyhow::Result<Generation> {
-        let gateway = Gateway::new(config, public_base, shared, previous.map(|p| p.gateway.registry.as_ref()))?;
-        gateway.registry.check_unknown().await;
         let health_stop = CancellationToken::new();
+        let gateway =
+            Gateway::new(config, public_base, shared, previous.map(|p| p.gateway.registry.as_ref()), &health_stop)?;
+        gateway.registry.check_unknown().await;
+        if let Some(authenticator) = &gateway.authenticator {
+            // Warm the JWKS caches so the first callers do not wait for them (bounded: an issuer
+            // that is down must not hold up the start).
+            let _ = tokio::time::timeout(Duration::from_secs(5), authenticator.refresh_jwks()).await;
+        }
         gateway.registry.spawn_health_loops(health_stop.clone());
         let stack = BoxCloneSyncService::new(a2a_stack(gateway.clone()));
         Ok(Generation { gateway, stack, health_stop })

@@ -15,6 +15,7 @@ use http::{HeaderMap, HeaderValue, Method, Request, Response, header};
 use http_body_util::{BodyExt, Limited};
 use tower::{Layer, Service, ServiceExt};
 
+use a2a_policies::auth::AuthLayer;
 use a2a_policies::authorize::AuthorizeLayer;
 use a2a_policies::concurrency::{ConcurrencyLayer, LeaseBody};
 use a2a_policies::rate_limit::RateLimitLayer;
@@ -38,6 +39,8 @@ pub fn a2a_stack(
         .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes })
         // Counts and times every call, refusals included.
         .layer(MetricsLayer)
+        // Bearer JWT, API key or introspected token → Caller, or 401 with a challenge.
+        .option_layer(gateway.authenticator.clone().map(AuthLayer::new))
         // Without authentication configured, callers are known by their address.
         .layer(AnonymousCallerLayer)
         // Chooses the backend (task owner, agent path, skill, context, default) → RouteHint;

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use a2a_e2e::{TempFile, rpc, text_message, wait_for_skills};
+use a2a_e2e::{TempFile, rpc_as, text_message, wait_for_skills};
 use serde_json::json;
 
 use crate::BIN;
@@ -42,14 +42,20 @@ async fn demo_runs_the_example_agents_behind_the_gateway() {
     wait_for_skills(&demo.url, &["echo", "review-pr", "clarify", "slow"]).await;
     let mut message = text_message("x", Some("review-pr"));
     message["parts"] = json!([{"data": {"diff": "+x.unwrap()", "title": "PR 9"}}]);
-    let events = a2a_e2e::stream_events(&format!("{}/message:stream", demo.url), json!({"message": message})).await;
+    // The demo asks for its bearer token.
+    let (status, refused) =
+        rpc_as(None, &format!("{}/", demo.url), "SendMessage", json!({"message": message.clone()})).await;
+    assert_eq!(status, 401, "{refused}");
+    let stream = format!("{}/message:stream", demo.url);
+    let events = a2a_e2e::stream_events_as(Some("demo-token"), &stream, json!({"message": message})).await;
     let states: Vec<&str> = events.iter().filter_map(|e| e["statusUpdate"]["status"]["state"].as_str()).collect();
     assert_eq!(states, ["TASK_STATE_WORKING"; 3].iter().copied().chain(["TASK_STATE_COMPLETED"]).collect::<Vec<_>>());
     assert!(
         events.iter().any(|e| e["artifactUpdate"]["artifact"]["parts"][0]["data"]["findings"].is_array()),
         "{events:?}"
     );
-    let echo =
-        rpc(&format!("{}/agents/echo/", demo.url), "SendMessage", json!({"message": text_message("hi", None)})).await;
-    assert_eq!(echo["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let echo = format!("{}/agents/echo/", demo.url);
+    let (_, answer) =
+        rpc_as(Some("demo-token"), &echo, "SendMessage", json!({"message": text_message("hi", None)})).await;
+    assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
 }

@@ -233,9 +233,19 @@ pub async fn get_json(url: &str) -> (u16, Value) {
 
 /// A JSON-RPC 1.0 call; returns the whole response object.
 pub async fn rpc(url: &str, method: &str, params: Value) -> Value {
+    rpc_as(None, url, method, params).await.1
+}
+
+/// A JSON-RPC 1.0 call with `Authorization: Bearer <token>`; returns the HTTP status and the answer.
+pub async fn rpc_as(token: Option<&str>, url: &str, method: &str, params: Value) -> (u16, Value) {
     let body = json!({"jsonrpc": "2.0", "id": "t-1", "method": method, "params": params});
-    let response = client().post(url).header("A2A-Version", "1.0").json(&body).send().await.expect("POST");
-    response.json().await.expect("JSON-RPC answer is JSON")
+    let mut request = client().post(url).header("A2A-Version", "1.0").json(&body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("POST");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("JSON-RPC answer is JSON"))
 }
 
 /// POSTs JSON to `url` (HTTP+JSON binding); returns status and JSON body.
@@ -260,14 +270,16 @@ pub fn text_message(text: &str, skill: Option<&str>) -> Value {
 
 /// Opens a stream (POST `body` to `url`) and returns every event's data, parsed, until the stream ends.
 pub async fn stream_events(url: &str, body: Value) -> Vec<Value> {
-    let response = client()
-        .post(url)
-        .header("A2A-Version", "1.0")
-        .header("Accept", "text/event-stream")
-        .json(&body)
-        .send()
-        .await
-        .expect("stream request");
+    stream_events_as(None, url, body).await
+}
+
+/// [`stream_events`] with `Authorization: Bearer <token>`.
+pub async fn stream_events_as(token: Option<&str>, url: &str, body: Value) -> Vec<Value> {
+    let mut request = client().post(url).header("A2A-Version", "1.0").header("Accept", "text/event-stream").json(&body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("stream request");
     let bytes = response.bytes().await.expect("stream body");
     sse_data(&bytes).iter().map(|d| serde_json::from_str(d).expect("event data is JSON")).collect()
 }
@@ -360,4 +372,10 @@ pub fn split_events(stream: &[u8]) -> Vec<Vec<u8>> {
         events.push(stream[start..].to_vec());
     }
     events
+}
+
+/// An HS256 JWT carrying `claims`, signed with `secret` (a development issuer's shared secret).
+pub fn hs256_token(secret: &str, claims: &Value) -> String {
+    let key = jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()).expect("HMAC key");
+    jsonwebtoken::encode(&jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256), claims, &key).expect("sign")
 }
