@@ -88,8 +88,8 @@ impl FileTarget {
         self.next_index += 1;
         let file = open_append(&self.path)?;
         sync_dir(&self.dir);
-        // The old handle, now the rotated file, is closed here; nothing of it is left unsynced.
-        let _ = std::mem::replace(&mut self.writer.out, BufWriter::new(file));
+        // Closes the old handle, now the rotated file; it was synced above.
+        self.writer.out = BufWriter::new(file);
         self.size = 0;
         self.anchor("rotate", Some(rotated))?;
         self.prune();

@@ -214,6 +214,17 @@ mod tests {
         headers
     }
 
+    /// The gateway's decode layer needs a `Send` service and future.
+    #[test]
+    fn the_service_and_its_future_are_send() {
+        fn send<T: Send + 'static>(_: &T) {}
+        type Inner = tower::util::BoxCloneService<Request<Bytes>, Response<()>, A2aError>;
+        fn future_is_send(service: &mut AuditService<Inner>, request: Request<Bytes>) {
+            send(&service.call(request));
+        }
+        let _ = future_is_send;
+    }
+
     #[test]
     fn trace_id_comes_only_from_a_well_formed_traceparent() {
         let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

@@ -10,7 +10,7 @@
 //! | `event` | when | own fields |
 //! |---|---|---|
 //! | `task.received` | a send (`SendMessage`, `SendStreamingMessage`) that a backend answered, before any task record of that answer | `content` (only for skills in `include_content_for_skills`) |
-//! | `request` | every call that is not denied, when its answer head is ready (after the task records of a unary answer, before those of a stream) | `outcome` (`ok`, `error` for a 4xx/5xx answer or a refusal that is not a denial, `abandoned` when the caller left first), `status`, `duration_ms`, `reason`/`detail` on refusals |
+//! | `request` | every call that is not denied, when its answer head is ready (after the task records of a unary answer, before those of a stream) | `outcome` (`ok`, `error` for a 4xx/5xx answer or a refusal that is not a denial, `abandoned` when the caller left first), `status`, `duration_ms` (until the answer head), `reason`/`detail` on refusals |
 //! | `denied` | a refusal by authentication, permissions, rate limit, concurrency limit or validation | `category` (`authentication`, `permission`, `rate`, `concurrency`, `validation`), `reason` ([`A2aError::reason`](crate::A2aError::reason)), `detail` ([`RequestInfo::denial_detail`](crate::RequestInfo::denial_detail)), `duration_ms`; `retry_after_ms`, `held`/`limit` or `violations` (JSON pointers only) |
 //! | `task.state` | a task's state differs from the last one recorded for it | `state` (A2A wire name), `source` (`response` or `stream`) |
 //! | `artifact.delivered` | an artifact (by id and content hash) not yet recorded for its task | `artifact_id`, `name`, `part_count`, `bytes`, `sha256` — never the content |

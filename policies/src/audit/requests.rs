@@ -4,8 +4,9 @@
 //! task a new send created.
 //!
 //! A unary request leaves when the layer sees its answer (or refusal); a stream stays until the
-//! observer sees the state that ends it (terminal or interrupted), and is forgotten after
-//! [`STREAM_IDLE`] without an event otherwise — only the enrichment of later records is lost then.
+//! observer sees the state that ends it (terminal or interrupted); a stream that ends otherwise is
+//! forgotten after [`STREAM_IDLE`] without an event, once more than [`PRUNE_ABOVE`] requests are
+//! tracked — only the enrichment of later records is lost then.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
