@@ -93,6 +93,34 @@ pub struct AuditStats {
     pub write_errors_total: u64,
 }
 
+/// Lets a periodic chore (pruning a map) run at most once per period, whichever thread asks.
+#[derive(Debug)]
+struct Throttle {
+    epoch: std::time::Instant,
+    last: std::sync::atomic::AtomicU64,
+    period: std::time::Duration,
+}
+
+impl Throttle {
+    fn new(period: std::time::Duration) -> Throttle {
+        Throttle { epoch: std::time::Instant::now(), last: std::sync::atomic::AtomicU64::new(0), period }
+    }
+
+    /// Milliseconds since the throttle was made.
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// True for exactly one caller once per period.
+    fn due(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let now = self.now();
+        let last = self.last.load(Ordering::Relaxed);
+        now.saturating_sub(last) >= self.period.as_millis() as u64
+            && self.last.compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+    }
+}
+
 impl Audit {
     /// Starts the sink described by `config` and a recorder writing to it.
     pub async fn start(config: &AuditConfig) -> Result<(Audit, AuditSink), AuditError> {

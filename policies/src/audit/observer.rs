@@ -9,14 +9,13 @@
 
 use std::hash::{DefaultHasher, Hash as _, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 
-use super::Audit;
 use super::record::{Common, Kind, Record};
 use super::requests::InFlight;
+use super::{Audit, Throttle};
 use crate::{TaskEvent, TaskObserver, TaskState};
 
 const ENDED_TTL: Duration = Duration::from_secs(3600);
@@ -38,13 +37,12 @@ struct Track {
 #[derive(Debug)]
 pub(crate) struct Tasks {
     map: DashMap<Box<str>, Track>,
-    epoch: Instant,
-    last_prune: AtomicU64,
+    prune_gate: Throttle,
 }
 
 impl Tasks {
     pub fn new() -> Tasks {
-        Tasks { map: DashMap::new(), epoch: Instant::now(), last_prune: AtomicU64::new(0) }
+        Tasks { map: DashMap::new(), prune_gate: Throttle::new(PRUNE_EVERY) }
     }
 
     #[cfg(test)]
@@ -53,14 +51,8 @@ impl Tasks {
     }
 
     fn prune(&self) {
-        if self.map.len() <= PRUNE_ABOVE {
-            return;
-        }
-        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let last = self.last_prune.load(Ordering::Relaxed);
-        if now.saturating_sub(last) < PRUNE_EVERY.as_millis() as u64
-            || self.last_prune.compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed).is_err()
-        {
+        // The time check first: `len` visits every shard.
+        if !self.prune_gate.due() || self.map.len() <= PRUNE_ABOVE {
             return;
         }
         self.map.retain(|_, track| {
@@ -85,13 +77,17 @@ impl TaskObserver for Audit {
         if let Some(task_id) = event.task_id {
             inner.tasks.prune();
             let first_seen = flight.as_ref().map_or(event.at, |f| f.info.started().min(event.at));
-            let mut entry = inner.tasks.map.entry(Box::from(task_id)).or_insert_with(|| Track {
-                last_state: None,
-                first_seen,
-                last_seen: event.at,
-                context_id: None,
-                artifacts: Vec::new(),
-            });
+            // Looked up before inserting, so that a known task costs no key allocation.
+            let mut entry = match inner.tasks.map.get_mut(task_id) {
+                Some(entry) => entry,
+                None => inner.tasks.map.entry(Box::from(task_id)).or_insert_with(|| Track {
+                    last_state: None,
+                    first_seen,
+                    last_seen: event.at,
+                    context_id: None,
+                    artifacts: Vec::new(),
+                }),
+            };
             let track = entry.value_mut();
             track.last_seen = event.at.max(track.last_seen);
             if track.context_id.is_none() {

@@ -10,11 +10,12 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use dashmap::DashMap;
 
+use super::Throttle;
 use super::record::{Common, Content};
 use crate::{Binding, Operation, RequestInfo};
 
@@ -124,17 +125,17 @@ impl InFlight {
 #[derive(Debug)]
 pub(crate) struct Requests {
     map: DashMap<Arc<str>, Arc<InFlight>>,
-    epoch: Instant,
-    last_prune: AtomicU64,
+    /// Also the clock of `last_event`.
+    prune_gate: Throttle,
 }
 
 impl Requests {
     pub fn new() -> Requests {
-        Requests { map: DashMap::new(), epoch: Instant::now(), last_prune: AtomicU64::new(0) }
+        Requests { map: DashMap::new(), prune_gate: Throttle::new(PRUNE_EVERY) }
     }
 
     fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+        self.prune_gate.now()
     }
 
     pub fn begin(&self, info: RequestInfo, call: CallFacts) -> Arc<InFlight> {
@@ -190,17 +191,11 @@ impl Requests {
     }
 
     fn prune(&self) {
-        if self.map.len() <= PRUNE_ABOVE {
+        // The time check first: `len` visits every shard.
+        if !self.prune_gate.due() || self.map.len() <= PRUNE_ABOVE {
             return;
         }
         let now = self.now();
-        let last = self.last_prune.load(Ordering::Relaxed);
-        let every = PRUNE_EVERY.as_millis() as u64;
-        if now.saturating_sub(last) < every
-            || self.last_prune.compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed).is_err()
-        {
-            return;
-        }
         let idle = STREAM_IDLE.as_millis() as u64;
         self.map.retain(|_, flight| {
             !flight.stream_open.load(Ordering::Acquire)

@@ -500,18 +500,15 @@ async fn a_task_ends_with_its_duration_since_the_first_request() {
 }
 
 /// Not a test: what the layer and the observer add per request on the request path, against the
-/// same dummy stack without them, with a real file sink behind.
-/// `cargo test --release -p a2a-policies audit::tests::cost -- --ignored --nocapture`
+/// same dummy stack without them, with a real file sink behind — once with the writer running
+/// beside the requests, once with it held (no wake-ups, no competition for the CPU).
+/// `cargo test --release -p a2a-policies --lib audit::tests::cost -- --ignored --nocapture`
 #[tokio::test]
 #[ignore]
 async fn cost_per_request() {
-    let dir = TempDir::new("cost");
-    let mut config = file_config(&dir, 1 << 30, 10);
-    config.queue = 1 << 20;
-    let (audit, sink) = Audit::start(&config).await.unwrap();
-    let n = 50_000;
-    let requests = |prefix: &str| -> Vec<Request<Bytes>> {
-        (0..n)
+    const N: usize = 50_000;
+    fn requests(prefix: &str) -> Vec<Request<Bytes>> {
+        (0..N)
             .map(|i| {
                 // Every request completes a task of its own: four records each.
                 let task: &'static str = Box::leak(format!("t{prefix}{i}").into_boxed_str());
@@ -519,31 +516,44 @@ async fn cost_per_request() {
                 request(&format!("{prefix}{i}"), send(Operation::SendMessage, "x", None), step).0
             })
             .collect()
-    };
-    let plain = requests("p");
-    let started = Instant::now();
-    for request in plain {
-        inner_with(None).oneshot(request).await.unwrap();
     }
-    let baseline = started.elapsed();
-    let audited = requests("a");
-    let started = Instant::now();
-    for request in audited {
-        audit.layer().layer(inner(audit.clone())).oneshot(request).await.unwrap();
+    async fn per_request(audit: Option<&Audit>, requests: Vec<Request<Bytes>>) -> f64 {
+        let started = Instant::now();
+        for request in requests {
+            match audit {
+                Some(audit) => audit.layer().layer(inner(audit.clone())).oneshot(request).await.unwrap(),
+                None => inner_with(None).oneshot(request).await.unwrap(),
+            };
+        }
+        started.elapsed().as_secs_f64() * 1e6 / N as f64
     }
-    let with_audit = started.elapsed();
+    let dir = TempDir::new("cost");
+    let file = FileConfig { path: dir.path().join("audit.jsonl"), max_bytes: 1 << 30, max_files: 10 };
+    let mut config = file_config(&dir, 1 << 30, 10);
+    config.queue = 1 << 20;
+
+    let baseline = per_request(None, requests("p")).await;
+    let (audit, sink) = Audit::start(&config).await.unwrap();
+    let started = Instant::now();
+    let live = per_request(Some(&audit), requests("a")).await;
     sink.shutdown().await.unwrap();
-    let drained = started.elapsed();
-    let records = events(&dir.path().join("audit.jsonl")).len();
-    let per = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
+    let drained = started.elapsed().as_secs_f64() * 1e6 / N as f64;
+    assert_eq!(audit.stats().dropped_total, 0);
+
+    let held_file = FileConfig { path: dir.path().join("held.jsonl"), ..file };
+    let (open_gate, gate) = std::sync::mpsc::channel();
+    let opener: Opener = Box::new(move || {
+        Ok(Box::new(Gated { inner: FileTarget::open(&held_file)?, gate: Some(gate) }) as Box<dyn Target>)
+    });
+    let sink = AuditSink::start_with(1 << 20, vec![opener]).await.unwrap();
+    let held_audit = Audit::new(&AuditConfig::default(), sink.handle());
+    let held = per_request(Some(&held_audit), requests("h")).await;
+    drop(open_gate);
+    sink.shutdown().await.unwrap();
+
     eprintln!(
-        "{n} requests, {records} records: audit adds {:.2} us/request on the request path \
-         ({:.2} vs {:.2}); everything written and synced after {:.2} us/request; dropped {}",
-        per(with_audit.saturating_sub(baseline)),
-        per(with_audit),
-        per(baseline),
-        per(drained),
-        audit.stats().dropped_total
+        "{N} requests, 4 records each: dummy stack {baseline:.2} us/request; with audit {live:.2} \
+         (writer running), {held:.2} (writer held); all written and synced after {drained:.2} us/request"
     );
 }
 
