@@ -1,0 +1,339 @@
+//! One audit record: what the request path hands to the writer, and its JSON form. Building a
+//! record only copies a few ids; the writer thread formats it, so JSON work stays off the request
+//! path.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer as _};
+use serde_json::value::RawValue;
+
+use crate::{ArtifactInfo, Binding, Operation, Source, TaskState};
+
+/// The facts every event record carries, `null` when unknown.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Common {
+    pub caller: Option<Arc<str>>,
+    pub tenant: Option<Arc<str>>,
+    pub request_id: Option<Arc<str>>,
+    pub trace_id: Option<Arc<str>>,
+    pub skill: Option<Arc<str>>,
+    pub backend: Option<Arc<str>>,
+    pub task_id: Option<Arc<str>>,
+    pub context_id: Option<Arc<str>>,
+    pub binding: Option<Binding>,
+    pub operation: Option<Operation>,
+}
+
+/// How a call ended, for `request` records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// An answer with a 1xx-3xx status.
+    Ok,
+    /// An answer with a 4xx/5xx status, or a refusal that is not a denial.
+    Error,
+    /// The caller went away before the answer was ready.
+    Abandoned,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Error => "error",
+            Outcome::Abandoned => "abandoned",
+        }
+    }
+}
+
+/// What a denial adds beyond its reason code; never anything the caller sent.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum DenialExtra {
+    None,
+    RetryAfter(Duration),
+    Tasks {
+        held: usize,
+        limit: usize,
+    },
+    /// JSON pointers of the failing places, without the descriptions (they may quote the input).
+    Violations(Vec<String>),
+}
+
+/// The request body of a send whose skill asks for content in the log; the writer takes the
+/// message parts out of it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Content {
+    pub binding: Binding,
+    pub body: Bytes,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Kind {
+    Received {
+        content: Option<Content>,
+    },
+    Request {
+        outcome: Outcome,
+        status: Option<u16>,
+        duration: Duration,
+        reason: Option<&'static str>,
+        detail: Option<String>,
+    },
+    Denied {
+        category: &'static str,
+        reason: &'static str,
+        detail: Option<String>,
+        duration: Duration,
+        extra: DenialExtra,
+    },
+    State {
+        state: TaskState,
+        source: Source,
+    },
+    Artifact {
+        artifact: ArtifactInfo,
+        source: Source,
+    },
+    Ended {
+        state: TaskState,
+        duration: Duration,
+    },
+    /// Records that did not fit in the queue since the last such report.
+    Dropped {
+        count: u64,
+    },
+    /// The first record of every chain segment: a new file, or a restart into an existing one.
+    Anchor {
+        reason: &'static str,
+        prev_file: Option<String>,
+    },
+}
+
+impl Kind {
+    pub fn event(&self) -> &'static str {
+        match self {
+            Kind::Received { .. } => "task.received",
+            Kind::Request { .. } => "request",
+            Kind::Denied { .. } => "denied",
+            Kind::State { .. } => "task.state",
+            Kind::Artifact { .. } => "artifact.delivered",
+            Kind::Ended { .. } => "task.ended",
+            Kind::Dropped { .. } => "audit.dropped",
+            Kind::Anchor { .. } => ANCHOR_EVENT,
+        }
+    }
+}
+
+pub(crate) const ANCHOR_EVENT: &str = "chain_anchor";
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Record {
+    pub at: SystemTime,
+    /// `None` for the log's own records (`audit.dropped`, `chain_anchor`).
+    pub common: Option<Common>,
+    pub kind: Kind,
+}
+
+impl Record {
+    pub fn event(common: Common, kind: Kind) -> Record {
+        Record { at: SystemTime::now(), common: Some(common), kind }
+    }
+
+    pub fn meta(kind: Kind) -> Record {
+        Record { at: SystemTime::now(), common: None, kind }
+    }
+
+    /// Appends the record as one JSON object (no line break) to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        let mut serializer = serde_json::Serializer::new(out);
+        // Writing into a Vec with string keys cannot fail.
+        let _ = self.serialize_into(&mut serializer);
+    }
+
+    fn serialize_into(&self, serializer: &mut serde_json::Serializer<&mut Vec<u8>>) -> serde_json::Result<()> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("ts", &humantime::format_rfc3339_millis(self.at).to_string())?;
+        map.serialize_entry("event", self.kind.event())?;
+        if let Some(c) = &self.common {
+            map.serialize_entry("caller", &c.caller.as_deref())?;
+            map.serialize_entry("tenant", &c.tenant.as_deref())?;
+            map.serialize_entry("request_id", &c.request_id.as_deref())?;
+            map.serialize_entry("trace_id", &c.trace_id.as_deref())?;
+            map.serialize_entry("skill", &c.skill.as_deref())?;
+            map.serialize_entry("backend", &c.backend.as_deref())?;
+            map.serialize_entry("task_id", &c.task_id.as_deref())?;
+            map.serialize_entry("context_id", &c.context_id.as_deref())?;
+            map.serialize_entry("binding", &c.binding.map(|b| b.to_string()))?;
+            map.serialize_entry("operation", &c.operation.map(Operation::method_name))?;
+        }
+        match &self.kind {
+            Kind::Received { content } => {
+                if let Some(content) = content {
+                    map.serialize_entry("content", &ContentOut { parts: message_parts(content) })?;
+                }
+            }
+            Kind::Request { outcome, status, duration, reason, detail } => {
+                map.serialize_entry("outcome", outcome.as_str())?;
+                map.serialize_entry("status", status)?;
+                map.serialize_entry("duration_ms", &millis(*duration))?;
+                if let Some(reason) = reason {
+                    map.serialize_entry("reason", reason)?;
+                }
+                if let Some(detail) = detail {
+                    map.serialize_entry("detail", detail)?;
+                }
+            }
+            Kind::Denied { category, reason, detail, duration, extra } => {
+                map.serialize_entry("category", category)?;
+                map.serialize_entry("reason", reason)?;
+                map.serialize_entry("detail", detail)?;
+                map.serialize_entry("duration_ms", &millis(*duration))?;
+                match extra {
+                    DenialExtra::None => {}
+                    DenialExtra::RetryAfter(after) => map.serialize_entry("retry_after_ms", &millis(*after))?,
+                    DenialExtra::Tasks { held, limit } => {
+                        map.serialize_entry("held", held)?;
+                        map.serialize_entry("limit", limit)?;
+                    }
+                    DenialExtra::Violations(pointers) => map.serialize_entry("violations", pointers)?,
+                }
+            }
+            Kind::State { state, source } => {
+                map.serialize_entry("state", state.wire_name())?;
+                map.serialize_entry("source", source_name(*source))?;
+            }
+            Kind::Artifact { artifact, source } => {
+                map.serialize_entry("artifact_id", &artifact.artifact_id)?;
+                map.serialize_entry("name", &artifact.name)?;
+                map.serialize_entry("part_count", &artifact.parts)?;
+                map.serialize_entry("bytes", &artifact.bytes)?;
+                map.serialize_entry("sha256", &artifact.sha256)?;
+                map.serialize_entry("source", source_name(*source))?;
+            }
+            Kind::Ended { state, duration } => {
+                map.serialize_entry("state", state.wire_name())?;
+                map.serialize_entry("duration_ms", &millis(*duration))?;
+            }
+            Kind::Dropped { count } => map.serialize_entry("count", count)?,
+            Kind::Anchor { reason, prev_file } => {
+                map.serialize_entry("reason", reason)?;
+                map.serialize_entry("prev_file", prev_file)?;
+            }
+        }
+        map.end()
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn source_name(source: Source) -> &'static str {
+    match source {
+        Source::Response => "response",
+        Source::Stream => "stream",
+    }
+}
+
+#[derive(Serialize)]
+struct ContentOut {
+    /// The request's message parts as the caller sent them, or `null` when the body holds none.
+    parts: Option<Box<RawValue>>,
+}
+
+#[derive(serde::Deserialize)]
+struct RpcBody<'a> {
+    #[serde(borrow)]
+    params: Option<SendBody<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct SendBody<'a> {
+    #[serde(borrow)]
+    message: Option<MessageBody<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct MessageBody<'a> {
+    #[serde(borrow)]
+    parts: Option<&'a RawValue>,
+}
+
+/// The `message.parts` of a send body, byte for byte except for line breaks: outside strings they
+/// are insignificant whitespace, and inside strings JSON always escapes them, so removing them
+/// keeps the value and the one-line-per-record form.
+fn message_parts(content: &Content) -> Option<Box<RawValue>> {
+    let parts = match content.binding {
+        Binding::JsonRpc => serde_json::from_slice::<RpcBody>(&content.body).ok()?.params?.message?.parts?,
+        Binding::Rest => serde_json::from_slice::<SendBody>(&content.body).ok()?.message?.parts?,
+    };
+    let text: String = parts.get().chars().filter(|c| !matches!(c, '\n' | '\r')).collect();
+    RawValue::from_string(text).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(record: &Record) -> serde_json::Value {
+        let mut out = Vec::new();
+        record.write_json(&mut out);
+        assert!(!out.contains(&b'\n'));
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn event_records_carry_every_common_field() {
+        let common = Common {
+            caller: Some("c1".into()),
+            binding: Some(Binding::Rest),
+            operation: Some(Operation::GetTask),
+            ..Common::default()
+        };
+        let value = json(&Record::event(common, Kind::State { state: TaskState::Working, source: Source::Stream }));
+        for key in [
+            "ts",
+            "event",
+            "caller",
+            "tenant",
+            "request_id",
+            "trace_id",
+            "skill",
+            "backend",
+            "task_id",
+            "context_id",
+            "binding",
+            "operation",
+        ] {
+            assert!(value.get(key).is_some(), "{key} missing in {value}");
+        }
+        assert_eq!(value["event"], "task.state");
+        assert_eq!(value["binding"], "HTTP+JSON");
+        assert_eq!(value["operation"], "GetTask");
+        assert_eq!(value["state"], "TASK_STATE_WORKING");
+        assert_eq!(value["tenant"], serde_json::Value::Null);
+        // RFC 3339 with milliseconds, UTC.
+        let ts = value["ts"].as_str().unwrap();
+        assert_eq!(ts.len(), "2026-12-02T10:21:20.834Z".len(), "{ts}");
+        assert!(ts.ends_with('Z') && ts.as_bytes()[19] == b'.');
+    }
+
+    #[test]
+    fn meta_records_carry_only_their_own_fields() {
+        let value = json(&Record::meta(Kind::Dropped { count: 3 }));
+        assert_eq!(value, serde_json::json!({"ts": value["ts"], "event": "audit.dropped", "count": 3}));
+    }
+
+    #[test]
+    fn content_is_the_message_parts_on_one_line() {
+        let body = b"{\"jsonrpc\":\"2.0\",\"params\":{\"message\":{\"parts\":[\r\n  {\"text\":\"a\\nb\"}\n]}}}";
+        let content = Content { binding: Binding::JsonRpc, body: Bytes::from_static(body) };
+        let value = json(&Record::event(Common::default(), Kind::Received { content: Some(content) }));
+        assert_eq!(value["content"]["parts"], serde_json::json!([{"text": "a\nb"}]));
+        let content = Content { binding: Binding::Rest, body: Bytes::from_static(b"{\"nomessage\":1}") };
+        let value = json(&Record::event(Common::default(), Kind::Received { content: Some(content) }));
+        assert_eq!(value["content"]["parts"], serde_json::Value::Null);
+    }
+}
