@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use a2a_policies::audit::AuditConfig;
 use a2a_policies::auth::AuthConfig;
 use a2a_policies::authorize::PermissionsConfig;
 use a2a_policies::backend_auth::{BackendAuth, BackendAuthConfig, GatewayIdentityConfig};
@@ -71,6 +72,9 @@ pub struct Config {
     /// Input validation against skills' schemas, sizes, part kinds and ids.
     #[serde(default)]
     pub validation: Option<ValidationConfig>,
+    /// The tamper-evident audit log. Read at start; a reload keeps the running sinks.
+    #[serde(default)]
+    pub audit: Option<AuditConfig>,
     /// The directory relative paths in the file (schema files) are resolved against.
     #[serde(skip)]
     pub base_dir: std::path::PathBuf,
@@ -393,6 +397,9 @@ impl Config {
         }
         if let Some(auth) = &self.auth {
             auth.validate().map_err(|e| invalid(e.path, e.message))?;
+        }
+        if let Some(audit) = &self.audit {
+            audit.validate().map_err(|e| invalid(section("audit", &e.path), e.message))?;
         }
         if let Some(permissions) = &self.permissions {
             permissions.validate().map_err(|e| invalid(e.path, e.message))?;

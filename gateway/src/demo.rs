@@ -52,6 +52,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         permissions: None,
         gateway_identity: None,
         deadlines: Default::default(),
+        audit: None,
         rate_limit: None,
         concurrency: None,
         validation: None,

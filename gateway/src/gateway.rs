@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use a2a_policies::audit::Audit;
 use a2a_policies::auth::Authenticator;
 use a2a_policies::authorize::Permissions;
 use a2a_policies::backend_auth::BackendCredentials;
@@ -34,10 +35,12 @@ pub struct Shared {
     pub deadlines: Arc<Deadlines>,
     /// Live-task leases, kept across reloads (a reload must not forget who holds what).
     pub live_tasks: Option<Arc<LiveTasks>>,
+    /// The audit log, kept across reloads (one chain per file).
+    pub audit: Option<Audit>,
 }
 
 impl Shared {
-    pub fn new(config: &Config) -> anyhow::Result<Arc<Shared>> {
+    pub fn new(config: &Config, audit: Option<Audit>) -> anyhow::Result<Arc<Shared>> {
         let client = reqwest::Client::builder()
             .connect_timeout(config.limits.connect_timeout)
             .tcp_nodelay(true)
@@ -54,7 +57,11 @@ impl Shared {
         if let Some(live) = &live_tasks {
             list.push(live.clone());
         }
-        let observers = Arc::new(Observers::new(directory.clone(), list, false));
+        if let Some(audit) = &audit {
+            list.push(Arc::new(audit.clone()));
+        }
+        // Artifact descriptions (hashing their bytes) only when the audit log records them.
+        let observers = Arc::new(Observers::new(directory.clone(), list, audit.is_some()));
         Ok(Arc::new(Shared {
             client,
             directory,
@@ -62,6 +69,7 @@ impl Shared {
             drain_deadline: CancellationToken::new(),
             deadlines,
             live_tasks,
+            audit,
         }))
     }
 }

@@ -18,6 +18,16 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+enum AuditCommand {
+    /// Check the hash chain of audit files (rotated files first, oldest first; or just the active
+    /// file, whose rotated predecessors are found beside it). Exits 1 at the first broken link.
+    Verify {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
     /// Run the gateway with a configuration file.
     Serve {
@@ -34,6 +44,11 @@ enum Command {
         /// Read the key to hash from standard input instead of generating one.
         #[arg(long)]
         stdin: bool,
+    },
+    /// Audit log tools.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
     },
     /// Run the gateway with the example agents behind it.
     Demo {
@@ -77,6 +92,9 @@ fn main() -> ExitCode {
     }
     if let Command::HashKey { id, stdin } = &cli.command {
         return hash_key_command(id, *stdin);
+    }
+    if let Command::Audit { command: AuditCommand::Verify { files } } = &cli.command {
+        return audit_verify(files);
     }
     init_tracing();
     install_crypto_provider();
@@ -123,8 +141,21 @@ async fn run(command: Command) -> anyhow::Result<()> {
             a2a_example_agents::serve(kind, listener, options, stop.cancelled_owned()).await?;
             Ok(())
         }
-        Command::Check { .. } | Command::HashKey { .. } => unreachable!("handled before the runtime starts"),
+        Command::Check { .. } | Command::HashKey { .. } | Command::Audit { .. } => {
+            unreachable!("handled before the runtime starts")
+        }
     }
+}
+
+fn audit_verify(files: &[PathBuf]) -> ExitCode {
+    use a2a_policies::audit::{chain_files, verify_files};
+    let files = match files {
+        [active] => chain_files(active).unwrap_or_else(|_| vec![active.clone()]),
+        many => many.to_vec(),
+    };
+    let report = verify_files(&files);
+    println!("{report}");
+    if report.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
 fn hash_key_command(id: &str, stdin: bool) -> ExitCode {

@@ -67,18 +67,21 @@ impl Observers {
             skill: exchange.skill.as_deref(),
             task_id: fact.task_id.as_deref(),
             context_id: fact.context_id.as_deref(),
-            state: fact.state,
+            state: None,
             artifact: None,
             source,
             at: Instant::now(),
         };
-        for observer in &self.list {
-            observer.observe(&event);
-        }
-        // Each delivered artifact is an observation of its own.
-        event.state = None;
+        // Artifacts first: an answer that ends the task delivered them before it ended.
         for artifact in &fact.artifacts {
             event.artifact = Some(artifact);
+            for observer in &self.list {
+                observer.observe(&event);
+            }
+        }
+        if fact.artifacts.is_empty() || fact.state.is_some() {
+            event.artifact = None;
+            event.state = fact.state;
             for observer in &self.list {
                 observer.observe(&event);
             }

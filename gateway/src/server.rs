@@ -22,6 +22,8 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use tower::util::BoxCloneSyncService;
 
+use a2a_policies::audit::Audit;
+
 use crate::card::CardDoc;
 use crate::config::Config;
 use crate::directory::TaskDirectory;
@@ -124,7 +126,14 @@ pub async fn run(
     let public_base = config.public_base(bound);
     let drain_timeout = config.shutdown.drain_timeout;
     let admin_addr = config.listeners.admin;
-    let shared = Shared::new(&config)?;
+    let (audit, audit_sink) = match &config.audit {
+        Some(audit) => {
+            let (audit, sink) = Audit::start(audit).await.map_err(|e| anyhow::anyhow!("audit: {e}"))?;
+            (Some(audit), Some(sink))
+        }
+        None => (None, None),
+    };
+    let shared = Shared::new(&config, audit)?;
     let generation = Generation::start(config, public_base.clone(), shared.clone(), None).await?;
     let runtime = Arc::new(Runtime {
         current: ArcSwap::from_pointee(generation),
@@ -185,6 +194,14 @@ pub async fn run(
     }
     runtime.current.load().health_stop.cancel();
     background.cancel();
+    if let Some(sink) = audit_sink {
+        // Everything in flight has ended: write out every record before exiting.
+        match tokio::time::timeout(Duration::from_secs(10), sink.shutdown()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::error!(%error, "audit log not flushed"),
+            Err(_) => tracing::error!("audit log flush timed out"),
+        }
+    }
     if let Some(admin) = admin {
         let _ = admin.await;
     }
@@ -284,6 +301,12 @@ async fn scrape(State(runtime): State<Arc<Runtime>>) -> Response<Body> {
     metrics::gauge!("a2a_open_streams").set(crate::metrics::OPEN_STREAMS.load(Ordering::Relaxed) as f64);
     if let Some(live) = &runtime.shared.live_tasks {
         metrics::gauge!("a2a_live_tasks").set(live.total_leased() as f64);
+    }
+    if let Some(audit) = &runtime.shared.audit {
+        let stats = audit.stats();
+        metrics::gauge!("a2a_audit_queue_depth").set(stats.queue_depth as f64);
+        metrics::gauge!("a2a_audit_dropped_total").set(stats.dropped_total as f64);
+        metrics::gauge!("a2a_audit_write_errors_total").set(stats.write_errors_total as f64);
     }
     let mut response = Response::new(Body::from(handle.render()));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));

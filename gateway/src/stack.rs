@@ -39,6 +39,9 @@ pub fn a2a_stack(
         .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes })
         // Counts and times every call, refusals included.
         .layer(MetricsLayer)
+        // One audit record per call (and per denial, with its reason); task events come through
+        // the observers.
+        .option_layer(gateway.shared.audit.as_ref().map(|audit| audit.layer()))
         // Bearer JWT, API key or introspected token → Caller, or 401 with a challenge.
         .option_layer(gateway.authenticator.clone().map(AuthLayer::new))
         // Without authentication configured, callers are known by their address.

@@ -8,6 +8,7 @@ mod errors;
 mod health;
 mod lifecycle;
 mod limits;
+mod observability;
 mod python_sdk;
 mod resilience;
 mod routing;
