@@ -20,11 +20,11 @@ pub use card::{
     security_scheme_from_v1, security_scheme_to_v1,
 };
 pub use error::{Error03, error_from_v1, error_to_v1};
+pub(crate) use objects::PartWire;
 pub use objects::{
     Artifact, File, FileContent, Message, Part, PartContent03, Role, Task, TaskArtifactUpdateEvent, TaskState,
     TaskStatus, TaskStatusUpdateEvent,
 };
-pub(crate) use objects::{FileWire, PartWire};
 pub use requests::{
     Event, MessageSendConfiguration, MessageSendParams, Params, PushNotificationAuthenticationInfo,
     PushNotificationConfig, Result03, TaskIdParams, TaskPushNotificationConfig, TaskQueryParams, event_from_v1,

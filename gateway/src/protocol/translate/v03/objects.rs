@@ -248,10 +248,10 @@ impl Serialize for FileOut<'_> {
     }
 }
 
-/// A file as it arrives; shared with the early dialect, whose `file` has the same fields.
+/// A file as it arrives (the early dialect's `file` has the same fields).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct FileWire {
+struct FileWire {
     bytes: Option<String>,
     uri: Option<String>,
     #[serde(default, deserialize_with = "empty_as_none")]
@@ -261,7 +261,7 @@ pub(crate) struct FileWire {
 }
 
 impl FileWire {
-    pub(crate) fn into_file<E: de::Error>(self) -> Result<File, E> {
+    fn into_file<E: de::Error>(self) -> Result<File, E> {
         let content = match (self.bytes, self.uri) {
             (Some(bytes), None) => FileContent::Bytes(bytes),
             (None, Some(uri)) => FileContent::Uri(uri),
