@@ -4,7 +4,8 @@
 //!
 //! Not carried from 1.0 to 0.3: `filename` / `mediaType` of text and data parts; a data part that is
 //! not a JSON object travels as `{"value": …}` with `metadata.data_part_compat: true` (the SDK's
-//! convention), so it comes back whole. `ROLE_UNSPECIFIED` becomes `agent`; `TASK_STATE_UNSPECIFIED`
+//! convention), so it comes back whole (but for an empty `metadata: {}`, which comes back absent).
+//! `ROLE_UNSPECIFIED` becomes `agent`; `TASK_STATE_UNSPECIFIED`
 //! becomes `unknown` and back. From 0.3 to 1.0: `final` (1.0 streams end on the state itself).
 
 use std::fmt;
