@@ -81,7 +81,7 @@ fn stream() -> impl Strategy<Value = Vec<StreamResponse>> {
         (artifact(), any::<bool>(), 0usize..3)
             .prop_map(|(artifact, append, which)| (None, Some((artifact, append, which)))),
     ];
-    (task(), vec(step, 0..6), proptest::sample::select(&TaskState::ALL[..]), timestamp()).prop_map(
+    (task(), vec(step, 0..6), proptest::sample::select(TaskState::ALL), timestamp()).prop_map(
         |(mut first, steps, last, at)| {
             first.status.state = TaskState::Submitted;
             let (task_id, context_id) = (first.id.clone(), first.context_id.clone());

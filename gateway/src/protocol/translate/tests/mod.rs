@@ -4,6 +4,7 @@
 //! exchange, and back).
 
 mod captures;
+mod early_captures;
 mod early_props;
 mod strategies;
 mod v03_props;

@@ -197,7 +197,7 @@ impl From<MessageSendParams> for model::SendMessageRequest {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Params {
-    Send(MessageSendParams),
+    Send(Box<MessageSendParams>),
     Query(TaskQueryParams),
     Task(TaskIdParams),
     PushConfig(TaskPushNotificationConfig),
@@ -269,7 +269,7 @@ pub fn request_from_v1(request: Request) -> Result<(&'static str, Params), Trans
         Params::Task(TaskIdParams { id, push_notification_config_id, metadata })
     };
     let params = match request {
-        Request::SendMessage(r) | Request::SendStreamingMessage(r) => Params::Send(r.into()),
+        Request::SendMessage(r) | Request::SendStreamingMessage(r) => Params::Send(Box::new(r.into())),
         Request::GetTask(r) => Params::Query(TaskQueryParams {
             id: r.id,
             history_length: r.history_length.filter(|n| *n > 0),
