@@ -199,6 +199,23 @@ impl SnapshotBuilder {
         Some(self.snapshot())
     }
 
+    /// Ends the stream with the task failed, for an agent that broke off (the early dialect has no error
+    /// event: a caller learns it from a last whole task). `None` when the stream had already ended.
+    pub fn fail(&mut self, reason: &str) -> Option<TaskView<'_>> {
+        if self.finished {
+            return None;
+        }
+        self.finished = true;
+        if let Some(previous) = self.task.status.message.take() {
+            self.task.history.push(previous);
+        }
+        let message =
+            model::Message { role: model::Role::Agent, parts: vec![model::Part::text(reason)], ..Default::default() };
+        self.task.status =
+            model::TaskStatus { state: model::TaskState::Failed, message: Some(message), timestamp: None };
+        Some(self.snapshot())
+    }
+
     /// Updates may arrive before any snapshot (a follow-up stream); they name the task.
     fn adopt_ids(&mut self, task_id: &str, context_id: &str) {
         if self.task.id.is_empty() {
@@ -500,6 +517,17 @@ mod tests {
         assert_eq!(v["status"]["state"], "input-required");
         assert_eq!(builder.task().id, "server");
         assert!(builder.is_finished());
+    }
+
+    #[test]
+    fn a_broken_stream_ends_with_a_failed_task() {
+        let mut builder = SnapshotBuilder::new(ID);
+        builder.push(status(model::TaskState::Working, "step 1"));
+        let v = serde_json::to_value(builder.fail("the agent went away")).expect("json");
+        assert_eq!(v["status"]["state"], "failed");
+        assert_eq!(v["status"]["message"]["parts"][0]["text"], "the agent went away");
+        assert_eq!(v["history"][0]["parts"][0]["text"], "step 1");
+        assert!(builder.is_finished() && builder.fail("again").is_none());
     }
 
     #[test]

@@ -6,5 +6,6 @@
 mod captures;
 mod early_captures;
 mod early_props;
+mod malformed;
 mod strategies;
 mod v03_props;

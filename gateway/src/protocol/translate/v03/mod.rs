@@ -31,5 +31,8 @@ pub use requests::{
     event_to_v1, method_of, operation_of, request_from_v1, request_to_v1, result_from_v1, result_to_v1,
 };
 
-/// The protocol version 0.3 clients send in `A2A-Version` (the SDK's 0.3 transports).
+/// The protocol version 0.3 clients send in `A2A-Version` (the SDK's 0.3 transports); a 0.3 agent
+/// also takes requests without the header.
 pub const VERSION_HEADER_VALUE: &str = "0.3";
+/// The header 0.3 clients name extensions in (1.0: `A2A-Extensions`).
+pub const EXTENSIONS_HEADER: &str = "X-A2A-Extensions";
