@@ -8,17 +8,20 @@
 //! shape. Agent side: [`request_from_v1`] makes the HTTP call, [`result_to_v1`] / [`SnapshotDiffer`] /
 //! [`error_to_v1`] / [`card_to_v1`] read the answer.
 
+mod agent;
+mod calls;
 mod card;
 mod error;
 mod objects;
-mod requests;
 mod stream;
+mod view;
 
+pub use agent::{HttpRequest, request_from_v1, result_to_v1};
+pub use calls::{
+    CARD_PATH, Call, CancelTaskRequest, Route, SendTaskRequest, TaskRef, check_task_id, result_from_v1, task_of_message,
+};
 pub use card::{AgentCapabilities, AgentCard, AgentSkill, Authentication, PROTOCOL_VERSION, card_from_v1, card_to_v1};
 pub use error::{EarlyError, error_from_v1, error_to_v1};
 pub use objects::{Artifact, Message, Part, Role, StateIn, Task, TaskState, TaskStatus, artifact_id};
-pub use requests::{
-    CARD_PATH, Call, CancelTaskRequest, HttpRequest, Route, SendTaskRequest, TaskRef, check_task_id, request_from_v1,
-    result_from_v1, result_to_v1, task_of_message,
-};
-pub use stream::{SnapshotBuilder, SnapshotDiffer, TaskView};
+pub use stream::{SnapshotBuilder, SnapshotDiffer};
+pub use view::TaskView;

@@ -11,25 +11,30 @@
 //! caller's: see [`crate::protocol::translate::jsonrpc`].
 
 mod card;
+mod enums;
 mod error;
 mod objects;
+mod parts;
 mod requests;
+mod results;
 
 pub use card::{
     AgentCapabilities, AgentCard, AgentInterface, AgentSkill, DEFAULT_VERSION, card_from_v1, card_to_v1, hybrid_card,
     security_scheme_from_v1, security_scheme_to_v1,
 };
+pub use enums::{Role, TaskState};
 pub use error::{Error03, error_from_v1, error_to_v1};
-pub(crate) use objects::PartWire;
-pub use objects::{
-    Artifact, File, FileContent, Message, Part, PartContent03, Role, Task, TaskArtifactUpdateEvent, TaskState,
-    TaskStatus, TaskStatusUpdateEvent,
-};
+pub use objects::{Artifact, Message, Task, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent};
+pub(crate) use parts::PartWire;
+pub use parts::{File, FileContent, Part, PartContent03};
 pub use requests::{
-    Event, MessageSendConfiguration, MessageSendParams, Params, PushNotificationAuthenticationInfo,
-    PushNotificationConfig, Result03, TaskIdParams, TaskPushNotificationConfig, TaskQueryParams, event_from_v1,
-    event_to_v1, method_of, operation_of, request_from_v1, request_to_v1, result_from_v1, result_to_v1,
+    MessageSendConfiguration, MessageSendParams, Params, PushNotificationAuthenticationInfo, PushNotificationConfig,
+    TaskIdParams, TaskPushNotificationConfig, TaskQueryParams, method_of, operation_of, request_from_v1, request_to_v1,
 };
+pub use results::{Event, Result03, event_from_v1, event_to_v1, result_from_v1, result_to_v1};
+
+/// How error messages name this dialect.
+const DIALECT: &str = "A2A 0.3";
 
 /// The protocol version 0.3 clients send in `A2A-Version` (the SDK's 0.3 transports); a 0.3 agent
 /// also takes requests without the header.
