@@ -16,6 +16,7 @@
 
 mod behaviour;
 mod card;
+mod early;
 mod error;
 mod jsonrpc;
 mod listing;
@@ -46,6 +47,8 @@ use crate::card::Card;
 use crate::operation::Agent;
 use crate::recorder::Recorder;
 use crate::store::TaskStore;
+
+pub use crate::early::{early_router, serve_early};
 
 /// Room for the review skill's 1,000,000-character diff once JSON-escaped.
 const BODY_LIMIT: usize = 8 * 1024 * 1024;

@@ -8,6 +8,7 @@ pub mod errors;
 pub mod observe;
 pub mod sse;
 pub mod synthetic;
+pub mod translate;
 
 /// The protocol version this gateway speaks to callers and backends.
 pub const PROTOCOL_VERSION: &str = "1.0";

@@ -1,0 +1,472 @@
+//! The A2A 1.0 objects (ProtoJSON: camelCase fields, `TASK_STATE_*` / `ROLE_*` enums, parts without a
+//! `kind` tag) that every dialect is translated through.
+//!
+//! ProtoJSON semantics are kept where they matter for bridging: empty strings of optional scalars read
+//! as absent (the SDK's ListTasks prints `"filename": ""`), `false` booleans and empty lists are not
+//! written, enum names outside the proto read as `*_UNSPECIFIED` instead of failing the whole answer.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A `google.protobuf.Struct`: free-form metadata.
+pub type Struct = Map<String, Value>;
+
+/// Reads `""` as absent, like ProtoJSON does for an unset string.
+pub(crate) fn empty_as_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.filter(|s| !s.is_empty()))
+}
+
+/// Reads `null` as an empty list.
+pub(crate) fn null_as_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Reads `null` as the default value.
+pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Declares a proto enum serialised by name, read leniently (unknown names → the first variant).
+macro_rules! proto_enum {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $wire:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub enum $name {
+            #[default]
+            $($variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The proto enum name, as it appears on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire),+
+                }
+            }
+
+            /// Looks a variant up by its proto name.
+            pub fn from_name(name: &str) -> Option<$name> {
+                match name {
+                    $($wire => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                struct V;
+                impl Visitor<'_> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str(concat!("a ", stringify!($name), " name or number"))
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
+                        Ok($name::from_name(v).unwrap_or_default())
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        // ProtoJSON parsers accept the enum number too.
+                        Ok(usize::try_from(v).ok().and_then(|i| $name::BY_NUMBER.get(i).copied()).unwrap_or_default())
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        match u64::try_from(v) {
+                            Ok(v) => self.visit_u64(v),
+                            Err(_) => Ok($name::default()),
+                        }
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+proto_enum! {
+    /// Who wrote a message.
+    Role {
+        Unspecified = "ROLE_UNSPECIFIED",
+        User = "ROLE_USER",
+        Agent = "ROLE_AGENT",
+    }
+}
+
+impl Role {
+    const BY_NUMBER: &'static [Role] = &[Role::Unspecified, Role::User, Role::Agent];
+}
+
+proto_enum! {
+    /// The lifecycle state of a task.
+    TaskState {
+        Unspecified = "TASK_STATE_UNSPECIFIED",
+        Submitted = "TASK_STATE_SUBMITTED",
+        Working = "TASK_STATE_WORKING",
+        Completed = "TASK_STATE_COMPLETED",
+        Failed = "TASK_STATE_FAILED",
+        Canceled = "TASK_STATE_CANCELED",
+        InputRequired = "TASK_STATE_INPUT_REQUIRED",
+        Rejected = "TASK_STATE_REJECTED",
+        AuthRequired = "TASK_STATE_AUTH_REQUIRED",
+    }
+}
+
+impl TaskState {
+    /// Proto numbering (`a2a.proto`): the order of declaration above.
+    const BY_NUMBER: &'static [TaskState] = TaskState::ALL;
+
+    /// No further change can happen to a task in this state.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected)
+    }
+
+    /// The agent waits for the caller.
+    pub fn is_interrupted(self) -> bool {
+        matches!(self, TaskState::InputRequired | TaskState::AuthRequired)
+    }
+
+    /// A stream ends after an event carrying this state.
+    pub fn ends_stream(self) -> bool {
+        self.is_terminal() || self.is_interrupted()
+    }
+}
+
+/// The content of a part: exactly one of these.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartContent {
+    Text(String),
+    /// Base64 bytes, kept as sent (never decoded on the way through).
+    Raw(String),
+    Url(String),
+    /// Any JSON value (a `google.protobuf.Value`).
+    Data(Value),
+}
+
+/// One piece of content of a message or artifact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub content: PartContent,
+    pub metadata: Option<Struct>,
+    pub filename: Option<String>,
+    pub media_type: Option<String>,
+}
+
+impl Part {
+    pub fn new(content: PartContent) -> Part {
+        Part { content, metadata: None, filename: None, media_type: None }
+    }
+
+    pub fn text(text: impl Into<String>) -> Part {
+        Part::new(PartContent::Text(text.into()))
+    }
+}
+
+impl Serialize for Part {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        match &self.content {
+            PartContent::Text(text) => map.serialize_entry("text", text)?,
+            PartContent::Raw(raw) => map.serialize_entry("raw", raw)?,
+            PartContent::Url(url) => map.serialize_entry("url", url)?,
+            PartContent::Data(data) => map.serialize_entry("data", data)?,
+        }
+        if let Some(metadata) = &self.metadata {
+            map.serialize_entry("metadata", metadata)?;
+        }
+        if let Some(filename) = &self.filename {
+            map.serialize_entry("filename", filename)?;
+        }
+        if let Some(media_type) = &self.media_type {
+            map.serialize_entry("mediaType", media_type)?;
+        }
+        map.end()
+    }
+}
+
+/// A part as it arrives, before checking that exactly one content field is set.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartWire {
+    text: Option<String>,
+    raw: Option<String>,
+    url: Option<String>,
+    data: Option<Value>,
+    metadata: Option<Struct>,
+    #[serde(default, deserialize_with = "empty_as_none")]
+    filename: Option<String>,
+    #[serde(default, deserialize_with = "empty_as_none")]
+    media_type: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Part {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Part, D::Error> {
+        let wire = PartWire::deserialize(d)?;
+        let mut contents = [
+            wire.text.map(PartContent::Text),
+            wire.raw.map(PartContent::Raw),
+            wire.url.map(PartContent::Url),
+            wire.data.map(PartContent::Data),
+        ]
+        .into_iter()
+        .flatten();
+        let (Some(content), None) = (contents.next(), contents.next()) else {
+            return Err(de::Error::custom("a part needs exactly one of 'text', 'raw', 'url', 'data'"));
+        };
+        Ok(Part { content, metadata: wire.metadata, filename: wire.filename, media_type: wire.media_type })
+    }
+}
+
+/// A message in a conversation.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    #[serde(default)]
+    pub message_id: String,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "is_unspecified_role")]
+    pub role: Role,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub parts: Vec<Part>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+    #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
+    #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    pub reference_task_ids: Vec<String>,
+}
+
+fn is_unspecified_role(role: &Role) -> bool {
+    *role == Role::Unspecified
+}
+
+/// Where a task stands, with the agent's latest word on it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TaskStatus {
+    #[serde(default)]
+    pub state: TaskState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    /// RFC 3339, passed through as sent.
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+}
+
+/// An output of a task.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Artifact {
+    #[serde(default)]
+    pub artifact_id: String,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub parts: Vec<Part>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+    #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
+}
+
+/// A unit of work and everything known about it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub context_id: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub status: TaskStatus,
+    #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<Artifact>,
+    #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+}
+
+impl Task {
+    /// Keeps only the newest `keep` history messages, as `historyLength` asks.
+    pub fn truncate_history(&mut self, keep: usize) {
+        let drop = self.history.len().saturating_sub(keep);
+        self.history.drain(..drop);
+    }
+}
+
+/// A change of a task's status, as streamed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    #[serde(default)]
+    pub task_id: String,
+    #[serde(default)]
+    pub context_id: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub status: TaskStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+}
+
+/// A new or grown artifact, as streamed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    #[serde(default)]
+    pub task_id: String,
+    #[serde(default)]
+    pub context_id: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub artifact: Artifact,
+    /// The parts extend the artifact with the same id instead of replacing it.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
+    pub append: bool,
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
+    pub last_chunk: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+}
+
+/// One stream event: exactly one of `task`, `message`, `statusUpdate`, `artifactUpdate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StreamResponse {
+    Task(Task),
+    Message(Message),
+    StatusUpdate(TaskStatusUpdateEvent),
+    ArtifactUpdate(TaskArtifactUpdateEvent),
+}
+
+impl StreamResponse {
+    /// The state this event leaves its task in, when it says.
+    pub fn state(&self) -> Option<TaskState> {
+        match self {
+            StreamResponse::Task(task) => Some(task.status.state),
+            StreamResponse::StatusUpdate(update) => Some(update.status.state),
+            StreamResponse::Message(_) | StreamResponse::ArtifactUpdate(_) => None,
+        }
+    }
+
+    /// Whether a stream ends after this event: a terminal or interrupted status, or a message
+    /// (a stream that answers with a message carries nothing else).
+    pub fn ends_stream(&self) -> bool {
+        match self {
+            StreamResponse::Message(_) => true,
+            StreamResponse::Task(task) => task.status.state.ends_stream(),
+            StreamResponse::StatusUpdate(update) => update.status.state.ends_stream(),
+            StreamResponse::ArtifactUpdate(_) => false,
+        }
+    }
+}
+
+/// The result of SendMessage: `{"task": …}` or `{"message": …}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SendMessageResponse {
+    Task(Task),
+    Message(Message),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip<T: Serialize + for<'de> Deserialize<'de>>(json: Value) -> Value {
+        let parsed: T = serde_json::from_value(json).expect("parses");
+        serde_json::to_value(&parsed).expect("serialises")
+    }
+
+    #[test]
+    fn parts_carry_exactly_one_content() {
+        let part = json!({"raw": "aGk=", "filename": "hi.txt", "mediaType": "text/plain", "metadata": {"k": 1}});
+        assert_eq!(round_trip::<Part>(part.clone()), part);
+        for bad in [json!({}), json!({"text": "a", "url": "b"}), json!({"data": null})] {
+            assert!(serde_json::from_value::<Part>(bad.clone()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn protojson_defaults_read_as_absent() {
+        // The SDK's ListTasks prints every default (jsonrpc-1.0-05).
+        let message = json!({"messageId": "m", "role": "ROLE_USER",
+            "parts": [{"text": "hello gateway", "filename": "", "mediaType": ""}],
+            "extensions": [], "referenceTaskIds": [], "contextId": ""});
+        assert_eq!(
+            round_trip::<Message>(message),
+            json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hello gateway"}]})
+        );
+    }
+
+    #[test]
+    fn enums_read_names_and_numbers_leniently() {
+        let state = |v: Value| serde_json::from_value::<TaskState>(v).expect("state");
+        assert_eq!(state(json!("TASK_STATE_INPUT_REQUIRED")), TaskState::InputRequired);
+        assert_eq!(state(json!(3)), TaskState::Completed);
+        assert_eq!(state(json!("TASK_STATE_FROM_THE_FUTURE")), TaskState::Unspecified);
+        assert_eq!(state(json!(-1)), TaskState::Unspecified);
+        assert_eq!(serde_json::from_value::<Role>(json!(2)).ok(), Some(Role::Agent));
+        assert!(serde_json::from_value::<Role>(json!({})).is_err());
+    }
+
+    #[test]
+    fn stream_responses_are_tagged_by_their_one_member() {
+        let event = json!({"statusUpdate": {"taskId": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_WORKING"}}});
+        assert_eq!(round_trip::<StreamResponse>(event.clone()), event);
+        let parsed: StreamResponse = serde_json::from_value(event).expect("event");
+        assert_eq!(parsed.state(), Some(TaskState::Working));
+        assert!(!parsed.ends_stream());
+        let update = json!({"artifactUpdate": {"taskId": "t", "contextId": "c",
+            "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}, "append": false, "lastChunk": true}});
+        assert_eq!(
+            round_trip::<StreamResponse>(update),
+            json!({"artifactUpdate": {"taskId": "t", "contextId": "c",
+                "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}, "lastChunk": true}})
+        );
+    }
+
+    #[test]
+    fn states_that_end_streams() {
+        let ending: Vec<_> = TaskState::ALL.iter().filter(|s| s.ends_stream()).collect();
+        assert_eq!(ending.len(), 6);
+        assert!(!TaskState::Working.ends_stream() && !TaskState::Submitted.ends_stream());
+        assert!(TaskState::AuthRequired.is_interrupted() && !TaskState::AuthRequired.is_terminal());
+    }
+
+    #[test]
+    fn history_truncation_keeps_the_newest() {
+        let msg = |id: &str| Message { message_id: id.into(), ..Message::default() };
+        let mut task = Task { history: vec![msg("1"), msg("2"), msg("3")], ..Task::default() };
+        task.truncate_history(2);
+        assert_eq!(task.history.iter().map(|m| m.message_id.as_str()).collect::<Vec<_>>(), ["2", "3"]);
+        task.truncate_history(5);
+        assert_eq!(task.history.len(), 2);
+    }
+}

@@ -1,0 +1,287 @@
+//! A2A 1.0 request parameters and unary results, one type per operation, plus [`Request`] /
+//! [`Response`] to carry any of them with the [`Operation`] that gives them meaning.
+
+use a2a_policies::Operation;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::card::AgentCard;
+use super::objects::{
+    Message, SendMessageResponse, Struct, Task, empty_as_none, is_false, null_as_default, null_as_empty,
+};
+use crate::protocol::translate::TranslateError;
+use crate::protocol::translate::error::{parse, parse_object};
+
+/// `SendMessage` / `SendStreamingMessage` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageRequest {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    pub message: Message,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<SendMessageConfiguration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+}
+
+/// How a send should be answered.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageConfiguration {
+    #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    pub accepted_output_modes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_push_notification_config: Option<TaskPushNotificationConfig>,
+    /// `Some(0)` asks for no history at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_length: Option<i32>,
+    /// Answer with the first task snapshot instead of waiting for a terminal or interrupted state.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
+    pub return_immediately: bool,
+}
+
+/// `GetTask` params.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetTaskRequest {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_length: Option<i32>,
+}
+
+/// `CancelTask` params.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelTaskRequest {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+}
+
+/// `SubscribeToTask` params.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribeToTaskRequest {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    pub id: String,
+}
+
+/// How an agent authenticates to a push-notification receiver.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AuthenticationInfo {
+    /// An HTTP authentication scheme (`Bearer`, `Basic`, …).
+    #[serde(default)]
+    pub scheme: String,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<String>,
+}
+
+/// A push-notification receiver of a task: `CreateTaskPushNotificationConfig` params and the result
+/// of Create / Get.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushNotificationConfig {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<AuthenticationInfo>,
+}
+
+/// `GetTaskPushNotificationConfig` and `DeleteTaskPushNotificationConfig` params.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushNotificationConfigRef {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    #[serde(default)]
+    pub task_id: String,
+    /// The config's id; absent asks for the task's only (or first) config.
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// `ListTaskPushNotificationConfigs` params.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTaskPushNotificationConfigsRequest {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    #[serde(default)]
+    pub task_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<i32>,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub page_token: Option<String>,
+}
+
+/// `ListTaskPushNotificationConfigs` result.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTaskPushNotificationConfigsResponse {
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub configs: Vec<TaskPushNotificationConfig>,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub next_page_token: Option<String>,
+}
+
+/// `GetExtendedAgentCard` params.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetExtendedAgentCardRequest {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+}
+
+/// The params of any 1.0 request. Serialises as the params object alone.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Request {
+    SendMessage(SendMessageRequest),
+    SendStreamingMessage(SendMessageRequest),
+    GetTask(GetTaskRequest),
+    /// Only 1.0 has ListTasks; its params are kept as sent.
+    ListTasks(Value),
+    CancelTask(CancelTaskRequest),
+    SubscribeToTask(SubscribeToTaskRequest),
+    CreateTaskPushNotificationConfig(TaskPushNotificationConfig),
+    GetTaskPushNotificationConfig(TaskPushNotificationConfigRef),
+    ListTaskPushNotificationConfigs(ListTaskPushNotificationConfigsRequest),
+    DeleteTaskPushNotificationConfig(TaskPushNotificationConfigRef),
+    GetExtendedAgentCard(GetExtendedAgentCardRequest),
+}
+
+impl Request {
+    /// Parses the `params` of a 1.0 request (JSON-RPC `params`, or an HTTP+JSON body completed with
+    /// the path's ids). Absent params read as `{}`.
+    pub fn parse(operation: Operation, params: Option<&RawValue>) -> Result<Request, TranslateError> {
+        let json = params.map_or("{}", RawValue::get).as_bytes();
+        Ok(match operation {
+            Operation::SendMessage => Request::SendMessage(parse_object(json)?),
+            Operation::SendStreamingMessage => Request::SendStreamingMessage(parse_object(json)?),
+            Operation::GetTask => Request::GetTask(parse_object(json)?),
+            Operation::ListTasks => Request::ListTasks(parse(json)?),
+            Operation::CancelTask => Request::CancelTask(parse_object(json)?),
+            Operation::SubscribeToTask => Request::SubscribeToTask(parse_object(json)?),
+            Operation::CreateTaskPushNotificationConfig => {
+                Request::CreateTaskPushNotificationConfig(parse_object(json)?)
+            }
+            Operation::GetTaskPushNotificationConfig => Request::GetTaskPushNotificationConfig(parse_object(json)?),
+            Operation::ListTaskPushNotificationConfigs => Request::ListTaskPushNotificationConfigs(parse_object(json)?),
+            Operation::DeleteTaskPushNotificationConfig => {
+                Request::DeleteTaskPushNotificationConfig(parse_object(json)?)
+            }
+            Operation::GetExtendedAgentCard => Request::GetExtendedAgentCard(parse_object(json)?),
+        })
+    }
+
+    pub fn operation(&self) -> Operation {
+        match self {
+            Request::SendMessage(_) => Operation::SendMessage,
+            Request::SendStreamingMessage(_) => Operation::SendStreamingMessage,
+            Request::GetTask(_) => Operation::GetTask,
+            Request::ListTasks(_) => Operation::ListTasks,
+            Request::CancelTask(_) => Operation::CancelTask,
+            Request::SubscribeToTask(_) => Operation::SubscribeToTask,
+            Request::CreateTaskPushNotificationConfig(_) => Operation::CreateTaskPushNotificationConfig,
+            Request::GetTaskPushNotificationConfig(_) => Operation::GetTaskPushNotificationConfig,
+            Request::ListTaskPushNotificationConfigs(_) => Operation::ListTaskPushNotificationConfigs,
+            Request::DeleteTaskPushNotificationConfig(_) => Operation::DeleteTaskPushNotificationConfig,
+            Request::GetExtendedAgentCard(_) => Operation::GetExtendedAgentCard,
+        }
+    }
+}
+
+/// The result of any unary 1.0 request. Serialises as the result alone (`null` for a delete).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Response {
+    /// SendMessage.
+    Send(SendMessageResponse),
+    /// GetTask, CancelTask.
+    Task(Task),
+    /// ListTasks, kept as sent.
+    ListTasks(Value),
+    /// Create / Get push-notification config.
+    PushConfig(TaskPushNotificationConfig),
+    PushConfigs(ListTaskPushNotificationConfigsResponse),
+    /// DeleteTaskPushNotificationConfig: `null`.
+    Deleted(Option<Value>),
+    Card(Box<AgentCard>),
+}
+
+impl Response {
+    /// Parses the result of a unary `operation`. Streaming operations have no unary result: their
+    /// events are [`StreamResponse`](super::StreamResponse)s.
+    pub fn parse(operation: Operation, result: &RawValue) -> Result<Response, TranslateError> {
+        let json = result.get().as_bytes();
+        Ok(match operation {
+            Operation::SendMessage => Response::Send(parse_object(json)?),
+            Operation::GetTask | Operation::CancelTask => Response::Task(parse_object(json)?),
+            Operation::ListTasks => Response::ListTasks(parse(json)?),
+            Operation::CreateTaskPushNotificationConfig | Operation::GetTaskPushNotificationConfig => {
+                Response::PushConfig(parse_object(json)?)
+            }
+            Operation::ListTaskPushNotificationConfigs => Response::PushConfigs(parse_object(json)?),
+            Operation::DeleteTaskPushNotificationConfig => Response::Deleted(None),
+            Operation::GetExtendedAgentCard => Response::Card(Box::new(parse_object(json)?)),
+            Operation::SendStreamingMessage | Operation::SubscribeToTask => {
+                return Err(TranslateError::invalid("", format!("{operation} answers with a stream of events")));
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(v: &Value) -> Box<RawValue> {
+        RawValue::from_string(v.to_string()).expect("raw")
+    }
+
+    #[test]
+    fn parses_params_by_operation_and_serialises_them_alone() {
+        let params = json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+            "configuration": {"returnImmediately": true, "historyLength": 0}});
+        let request = Request::parse(Operation::SendMessage, Some(&raw(&params))).expect("send");
+        assert_eq!(request.operation(), Operation::SendMessage);
+        assert_eq!(serde_json::to_value(&request).ok(), Some(params));
+        let get = Request::parse(Operation::GetTask, Some(&raw(&json!({"id": "t"})))).expect("get");
+        assert_eq!(get, Request::GetTask(GetTaskRequest { id: "t".into(), ..GetTaskRequest::default() }));
+        let card = Request::parse(Operation::GetExtendedAgentCard, None).expect("card");
+        assert_eq!(serde_json::to_value(&card).ok(), Some(json!({})));
+    }
+
+    #[test]
+    fn refuses_params_without_what_the_operation_needs() {
+        let err = Request::parse(Operation::CancelTask, Some(&raw(&json!({"name": "t"})))).unwrap_err();
+        assert!(matches!(err, TranslateError::Invalid { .. }), "{err:?}");
+        assert!(Request::parse(Operation::SendMessage, None).is_err());
+    }
+
+    #[test]
+    fn parses_results_by_operation() {
+        let task = json!({"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}});
+        let send = Response::parse(Operation::SendMessage, &raw(&json!({"task": task}))).expect("send");
+        assert!(matches!(send, Response::Send(SendMessageResponse::Task(_))));
+        assert_eq!(serde_json::to_value(&send).ok(), Some(json!({"task": task})));
+        let deleted = Response::parse(Operation::DeleteTaskPushNotificationConfig, &raw(&Value::Null)).expect("del");
+        assert_eq!(serde_json::to_value(&deleted).ok(), Some(Value::Null));
+        assert!(Response::parse(Operation::SubscribeToTask, &raw(&task)).is_err());
+    }
+}

@@ -1,0 +1,382 @@
+//! A2A 0.3 JSON-RPC methods and their params, translated to and from the 1.0 [`Request`].
+//!
+//! Not carried 0.3 → 1.0: `metadata` of `tasks/get`, `tasks/resubscribe` and the push-config methods
+//! (1.0 has no field for it); all but the first of a push config's `authentication.schemes`;
+//! `historyLength: 0` (0.3 reads 0 as "no limit", so it is left unset, as the SDK does).
+//! Not carried 1.0 → 0.3: `tenant` everywhere; ListTasks (no 0.3 method; refused as unsupported);
+//! `historyLength: 0` (sent as unset: 0.3 cannot ask for no history; trim the answer with
+//! [`Task::truncate_history`](crate::protocol::translate::model::Task::truncate_history)); push-config
+//! list paging (`pageSize`, `pageToken`).
+
+use a2a_policies::Operation;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::objects::Message;
+use crate::protocol::translate::TranslateError;
+use crate::protocol::translate::error::parse_object;
+use crate::protocol::translate::model::{self, Request, Struct, empty_as_none, null_as_empty};
+
+use super::DIALECT;
+
+/// The 0.3 method name of each operation 0.3 has.
+const METHODS: &[(&str, Operation)] = &[
+    ("message/send", Operation::SendMessage),
+    ("message/stream", Operation::SendStreamingMessage),
+    ("tasks/get", Operation::GetTask),
+    ("tasks/cancel", Operation::CancelTask),
+    ("tasks/resubscribe", Operation::SubscribeToTask),
+    ("tasks/pushNotificationConfig/set", Operation::CreateTaskPushNotificationConfig),
+    ("tasks/pushNotificationConfig/get", Operation::GetTaskPushNotificationConfig),
+    ("tasks/pushNotificationConfig/list", Operation::ListTaskPushNotificationConfigs),
+    ("tasks/pushNotificationConfig/delete", Operation::DeleteTaskPushNotificationConfig),
+    ("agent/getAuthenticatedExtendedCard", Operation::GetExtendedAgentCard),
+];
+
+/// The operation a 0.3 method name stands for.
+pub fn operation_of(method: &str) -> Option<Operation> {
+    METHODS.iter().find(|(name, _)| *name == method).map(|(_, op)| *op)
+}
+
+/// The 0.3 method name of an operation; `None` for ListTasks, which 0.3 lacks.
+pub fn method_of(operation: Operation) -> Option<&'static str> {
+    METHODS.iter().find(|(_, op)| *op == operation).map(|(name, _)| *name)
+}
+
+/// `message/send` and `message/stream` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageSendParams {
+    pub message: Message,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<MessageSendConfiguration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageSendConfiguration {
+    #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    pub accepted_output_modes: Vec<String>,
+    /// Wait for a terminal or interrupted state (the default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_length: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push_notification_config: Option<PushNotificationConfig>,
+}
+
+/// `tasks/get` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskQueryParams {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_length: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+}
+
+/// `tasks/cancel`, `tasks/resubscribe`, `tasks/pushNotificationConfig/list` params; also `get`
+/// params without a config id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskIdParams {
+    pub id: String,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub push_notification_config_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Struct>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PushNotificationAuthenticationInfo {
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub schemes: Vec<String>,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PushNotificationConfig {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<PushNotificationAuthenticationInfo>,
+}
+
+/// `tasks/pushNotificationConfig/set` params and the result of set / get / list (each entry).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushNotificationConfig {
+    #[serde(default)]
+    pub task_id: String,
+    pub push_notification_config: PushNotificationConfig,
+}
+
+impl From<model::TaskPushNotificationConfig> for TaskPushNotificationConfig {
+    fn from(c: model::TaskPushNotificationConfig) -> TaskPushNotificationConfig {
+        TaskPushNotificationConfig {
+            task_id: c.task_id.unwrap_or_default(),
+            push_notification_config: PushNotificationConfig {
+                id: c.id,
+                url: c.url,
+                token: c.token,
+                authentication: c.authentication.map(|a| PushNotificationAuthenticationInfo {
+                    schemes: if a.scheme.is_empty() { Vec::new() } else { vec![a.scheme] },
+                    credentials: a.credentials,
+                }),
+            },
+        }
+    }
+}
+
+impl From<TaskPushNotificationConfig> for model::TaskPushNotificationConfig {
+    fn from(c: TaskPushNotificationConfig) -> model::TaskPushNotificationConfig {
+        let config = c.push_notification_config;
+        model::TaskPushNotificationConfig {
+            tenant: None,
+            id: config.id,
+            task_id: Some(c.task_id).filter(|id| !id.is_empty()),
+            url: config.url,
+            token: config.token,
+            authentication: config.authentication.map(|a| model::AuthenticationInfo {
+                scheme: a.schemes.into_iter().next().unwrap_or_default(),
+                credentials: a.credentials,
+            }),
+        }
+    }
+}
+
+impl From<model::SendMessageRequest> for MessageSendParams {
+    fn from(r: model::SendMessageRequest) -> MessageSendParams {
+        MessageSendParams {
+            message: r.message.into(),
+            configuration: r.configuration.map(|c| MessageSendConfiguration {
+                accepted_output_modes: c.accepted_output_modes,
+                blocking: Some(!c.return_immediately),
+                history_length: c.history_length.filter(|n| *n > 0),
+                push_notification_config: c
+                    .task_push_notification_config
+                    .map(|p| TaskPushNotificationConfig::from(p).push_notification_config),
+            }),
+            metadata: r.metadata,
+        }
+    }
+}
+
+impl From<MessageSendParams> for model::SendMessageRequest {
+    fn from(p: MessageSendParams) -> model::SendMessageRequest {
+        model::SendMessageRequest {
+            tenant: None,
+            message: p.message.into(),
+            configuration: p.configuration.map(|c| model::SendMessageConfiguration {
+                accepted_output_modes: c.accepted_output_modes,
+                task_push_notification_config: c.push_notification_config.map(|config| {
+                    TaskPushNotificationConfig { task_id: String::new(), push_notification_config: config }.into()
+                }),
+                history_length: c.history_length.filter(|n| *n > 0),
+                return_immediately: c.blocking == Some(false),
+            }),
+            metadata: p.metadata,
+        }
+    }
+}
+
+/// The params of any 0.3 request. Serialises as the params object alone; [`Params::None`] (the
+/// extended-card request) has no params member at all.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Params {
+    Send(Box<MessageSendParams>),
+    Query(TaskQueryParams),
+    Task(TaskIdParams),
+    PushConfig(TaskPushNotificationConfig),
+    None(Option<Value>),
+}
+
+impl Params {
+    /// Whether the request goes without a `params` member.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Params::None(_))
+    }
+}
+
+/// A 0.3 request's params as the 1.0 request they stand for.
+pub fn request_to_v1(method: &str, params: Option<&[u8]>) -> Result<Request, TranslateError> {
+    let operation =
+        operation_of(method).ok_or_else(|| TranslateError::UnknownOperation(format!("Method not found: {method}")))?;
+    let json = params.unwrap_or(b"{}");
+    Ok(match operation {
+        Operation::SendMessage => Request::SendMessage(parse_object::<MessageSendParams>(json)?.into()),
+        Operation::SendStreamingMessage => {
+            Request::SendStreamingMessage(parse_object::<MessageSendParams>(json)?.into())
+        }
+        Operation::GetTask => {
+            let p: TaskQueryParams = parse_object(json)?;
+            let history_length = p.history_length.filter(|n| *n > 0);
+            Request::GetTask(model::GetTaskRequest { tenant: None, id: p.id, history_length })
+        }
+        Operation::CancelTask => {
+            let p: TaskIdParams = parse_object(json)?;
+            Request::CancelTask(model::CancelTaskRequest { tenant: None, id: p.id, metadata: p.metadata })
+        }
+        Operation::SubscribeToTask => {
+            let p: TaskIdParams = parse_object(json)?;
+            Request::SubscribeToTask(model::SubscribeToTaskRequest { tenant: None, id: p.id })
+        }
+        Operation::CreateTaskPushNotificationConfig => {
+            Request::CreateTaskPushNotificationConfig(parse_object::<TaskPushNotificationConfig>(json)?.into())
+        }
+        Operation::GetTaskPushNotificationConfig | Operation::DeleteTaskPushNotificationConfig => {
+            let p: TaskIdParams = parse_object(json)?;
+            let reference =
+                model::TaskPushNotificationConfigRef { tenant: None, task_id: p.id, id: p.push_notification_config_id };
+            if operation == Operation::GetTaskPushNotificationConfig {
+                Request::GetTaskPushNotificationConfig(reference)
+            } else {
+                Request::DeleteTaskPushNotificationConfig(reference)
+            }
+        }
+        Operation::ListTaskPushNotificationConfigs => {
+            let p: TaskIdParams = parse_object(json)?;
+            Request::ListTaskPushNotificationConfigs(model::ListTaskPushNotificationConfigsRequest {
+                task_id: p.id,
+                ..Default::default()
+            })
+        }
+        Operation::GetExtendedAgentCard => Request::GetExtendedAgentCard(model::GetExtendedAgentCardRequest::default()),
+        // Not in METHODS: 0.3 has no way to name it.
+        Operation::ListTasks => return Err(TranslateError::Unsupported { operation: "ListTasks", dialect: DIALECT }),
+    })
+}
+
+/// A 1.0 request as the 0.3 method and params that do the same.
+pub fn request_from_v1(request: Request) -> Result<(&'static str, Params), TranslateError> {
+    let operation = request.operation();
+    let method =
+        method_of(operation).ok_or(TranslateError::Unsupported { operation: "ListTasks", dialect: DIALECT })?;
+    let task = |id: String, push_notification_config_id: Option<String>, metadata: Option<Struct>| {
+        Params::Task(TaskIdParams { id, push_notification_config_id, metadata })
+    };
+    let params = match request {
+        Request::SendMessage(r) | Request::SendStreamingMessage(r) => Params::Send(Box::new(r.into())),
+        Request::GetTask(r) => Params::Query(TaskQueryParams {
+            id: r.id,
+            history_length: r.history_length.filter(|n| *n > 0),
+            metadata: None,
+        }),
+        Request::CancelTask(r) => task(r.id, None, r.metadata),
+        Request::SubscribeToTask(r) => task(r.id, None, None),
+        Request::CreateTaskPushNotificationConfig(c) => Params::PushConfig(c.into()),
+        Request::GetTaskPushNotificationConfig(r) | Request::DeleteTaskPushNotificationConfig(r) => {
+            task(r.task_id, r.id, None)
+        }
+        Request::ListTaskPushNotificationConfigs(r) => task(r.task_id, None, None),
+        Request::GetExtendedAgentCard(_) => Params::None(None),
+        Request::ListTasks(_) => return Err(TranslateError::Unsupported { operation: "ListTasks", dialect: DIALECT }),
+    };
+    Ok((method, params))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::translate::model::Response;
+    use crate::protocol::translate::v03::result_to_v1;
+    use serde_json::json;
+
+    fn bytes(v: Value) -> Vec<u8> {
+        serde_json::to_vec(&v).expect("json")
+    }
+
+    #[test]
+    fn every_0_3_method_has_its_operation() {
+        for (name, op) in METHODS {
+            assert_eq!(operation_of(name), Some(*op));
+            assert_eq!(method_of(*op), Some(*name));
+        }
+        assert_eq!(method_of(Operation::ListTasks), None);
+        assert!(matches!(request_to_v1("tasks/list", None), Err(TranslateError::UnknownOperation(_))));
+    }
+
+    #[test]
+    fn blocking_is_the_inverse_of_return_immediately() {
+        let send = |config: Value| {
+            let params = json!({"message": {"kind": "message", "messageId": "m", "role": "user",
+                "parts": [{"kind": "text", "text": "x"}]}, "configuration": config});
+            match request_to_v1("message/send", Some(&bytes(params))).expect("send") {
+                Request::SendMessage(r) => r.configuration.expect("configuration"),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert!(send(json!({"blocking": false})).return_immediately);
+        assert!(!send(json!({"blocking": true})).return_immediately);
+        assert!(!send(json!({})).return_immediately);
+        assert_eq!(send(json!({"historyLength": 0})).history_length, None);
+        let back = MessageSendParams::from(model::SendMessageRequest {
+            tenant: Some("acme".into()),
+            message: model::Message::default(),
+            configuration: Some(model::SendMessageConfiguration { return_immediately: true, ..Default::default() }),
+            metadata: None,
+        });
+        assert_eq!(back.configuration.and_then(|c| c.blocking), Some(false));
+    }
+
+    #[test]
+    fn push_config_methods() {
+        let set = json!({"taskId": "t", "pushNotificationConfig": {"url": "https://hook", "token": "tok",
+            "authentication": {"schemes": ["Bearer", "Basic"], "credentials": "c"}}});
+        let Request::CreateTaskPushNotificationConfig(config) =
+            request_to_v1("tasks/pushNotificationConfig/set", Some(&bytes(set))).expect("set")
+        else {
+            panic!("not a create")
+        };
+        assert_eq!(config.task_id.as_deref(), Some("t"));
+        assert_eq!(config.authentication.as_ref().map(|a| a.scheme.as_str()), Some("Bearer"));
+        let (method, params) = request_from_v1(Request::CreateTaskPushNotificationConfig(config)).expect("back");
+        assert_eq!(method, "tasks/pushNotificationConfig/set");
+        assert_eq!(
+            serde_json::to_value(&params).ok(),
+            Some(json!({"taskId": "t", "pushNotificationConfig": {"url": "https://hook", "token": "tok",
+                "authentication": {"schemes": ["Bearer"], "credentials": "c"}}}))
+        );
+        let get = json!({"id": "t", "pushNotificationConfigId": "p"});
+        let request = request_to_v1("tasks/pushNotificationConfig/get", Some(&bytes(get.clone()))).expect("get");
+        assert_eq!(
+            request,
+            Request::GetTaskPushNotificationConfig(model::TaskPushNotificationConfigRef {
+                tenant: None,
+                task_id: "t".into(),
+                id: Some("p".into())
+            })
+        );
+        let (_, params) = request_from_v1(request).expect("back");
+        assert_eq!(serde_json::to_value(&params).ok(), Some(get));
+        let list = result_to_v1(
+            Operation::ListTaskPushNotificationConfigs,
+            &bytes(json!([{"taskId": "t", "pushNotificationConfig": {"id": "p", "url": "https://hook"}}])),
+        )
+        .expect("list");
+        let Response::PushConfigs(list) = list else { panic!("not a list") };
+        assert_eq!(list.configs[0].id.as_deref(), Some("p"));
+    }
+
+    #[test]
+    fn list_tasks_has_no_0_3_method() {
+        let err = request_from_v1(Request::ListTasks(json!({}))).unwrap_err();
+        assert_eq!(err, TranslateError::Unsupported { operation: "ListTasks", dialect: DIALECT });
+    }
+
+    #[test]
+    fn no_params_for_the_extended_card() {
+        let (method, params) = request_from_v1(Request::GetExtendedAgentCard(Default::default())).expect("card");
+        assert_eq!(method, "agent/getAuthenticatedExtendedCard");
+        assert_eq!(serde_json::to_value(&params).ok(), Some(Value::Null));
+    }
+}
