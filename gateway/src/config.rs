@@ -75,6 +75,9 @@ pub struct Config {
     /// The tamper-evident audit log. Read at start; a reload keeps the running sinks.
     #[serde(default)]
     pub audit: Option<AuditConfig>,
+    /// Trace export (OTLP/HTTP). Read at start.
+    #[serde(default)]
+    pub telemetry: crate::telemetry::TelemetryConfig,
     /// The directory relative paths in the file (schema files) are resolved against.
     #[serde(skip)]
     pub base_dir: std::path::PathBuf,
@@ -524,6 +527,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(format!("'{text}' is out of range"));
     }
     Ok(Duration::from_secs_f64(seconds))
+}
+
+/// `#[serde(with = …)]` for a duration written like `500ms` or `10s`, for other modules' configs.
+pub mod duration_serde {
+    pub use super::duration::deserialize;
 }
 
 mod duration {

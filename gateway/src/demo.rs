@@ -53,6 +53,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         gateway_identity: None,
         deadlines: Default::default(),
         audit: None,
+        telemetry: Default::default(),
         rate_limit: None,
         concurrency: None,
         validation: None,

@@ -20,6 +20,7 @@ pub mod relay;
 pub mod routing;
 pub mod server;
 pub mod stack;
+pub mod telemetry;
 pub mod time;
 
 /// Installs the process-wide TLS crypto provider (ring) once; reqwest is built without one.

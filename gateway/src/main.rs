@@ -105,7 +105,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.command)) {
+    let result = runtime.block_on(run(cli.command));
+    // Blocking: the exporter sends its last spans on its own thread.
+    a2a_gateway::telemetry::shutdown_installed();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("a2a-gateway: {error:#}");
@@ -120,6 +123,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve { config: path } => {
             let config = Config::load(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            if let Some(telemetry) = a2a_gateway::telemetry::Telemetry::start(&config.telemetry)? {
+                telemetry.install();
+            }
             let listener = tokio::net::TcpListener::bind(config.listeners.public)
                 .await
                 .map_err(|e| anyhow::anyhow!("public listener {}: {e}", config.listeners.public))?;
