@@ -37,6 +37,8 @@ pub fn a2a_stack(
     tower::ServiceBuilder::new()
         // Reads and decodes the call; renders every refusal from below in the caller's binding.
         .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes })
+        // A span per call (when traces are exported), parent of the backend's.
+        .option_layer(crate::telemetry::installed_layer())
         // Counts and times every call, refusals included.
         .layer(MetricsLayer)
         // One audit record per call (and per denial, with its reason); task events come through

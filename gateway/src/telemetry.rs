@@ -37,7 +37,11 @@ pub struct TelemetryConfig {
 
 impl Default for TelemetryConfig {
     fn default() -> Self {
-        TelemetryConfig { otlp_endpoint: None, service_name: default_service_name(), export_interval: default_export_interval() }
+        TelemetryConfig {
+            otlp_endpoint: None,
+            service_name: default_service_name(),
+            export_interval: default_export_interval(),
+        }
     }
 }
 
@@ -97,7 +101,6 @@ impl Telemetry {
         let _ = INSTALLED.set(telemetry.clone());
         telemetry
     }
-
 }
 
 struct HeaderReader<'a>(&'a HeaderMap);

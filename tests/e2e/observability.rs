@@ -211,3 +211,90 @@ async fn a_scripted_run_leaves_one_audit_record_per_event_and_moves_the_counters
     let _ = std::fs::remove_dir_all(&dir);
     let _ = get_json;
 }
+
+/// A tiny OTLP/HTTP (JSON) receiver on loopback: keeps every export request body.
+async fn otlp_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>, tokio::task::JoinHandle<()>) {
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let store = received.clone();
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(move |body: bytes::Bytes| {
+            let store = store.clone();
+            async move {
+                if let Ok(value) = serde_json::from_slice::<Value>(&body) {
+                    store.lock().unwrap().push(value);
+                }
+                axum::Json(json!({}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, received, task)
+}
+
+fn attribute<'a>(span: &'a Value, key: &str) -> Option<&'a str> {
+    span["attributes"].as_array()?.iter().find(|a| a["key"] == key)?["value"]["stringValue"].as_str()
+}
+
+#[tokio::test]
+async fn spans_reach_an_otlp_receiver_and_the_backend_gets_the_propagated_traceparent() {
+    let (collector, received, receiver) = otlp_receiver().await;
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let extra = format!("telemetry:\n  otlp_endpoint: {collector}\n  export_interval: 100ms\n");
+    let gw = gateway(BIN, &a2a_e2e::config(&[("echo", &echo.url)], &extra)).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let caller_span = "00f067aa0ba902b7";
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": text_message("traced", Some("echo"))}});
+    let response = a2a_e2e::client()
+        .post(format!("{}/", gw.url))
+        .header("A2A-Version", "1.0")
+        .header("traceparent", format!("00-{trace_id}-{caller_span}-01"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let span = loop {
+        let found = received
+            .lock()
+            .unwrap()
+            .iter()
+            .flat_map(|export| {
+                export["resourceSpans"].as_array().cloned().unwrap_or_default().into_iter().flat_map(|rs| {
+                    rs["scopeSpans"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .flat_map(|ss| ss["spans"].as_array().cloned().unwrap_or_default())
+                })
+            })
+            .find(|s| s["name"] == "a2a SendMessage");
+        if let Some(span) = found {
+            break span;
+        }
+        assert!(std::time::Instant::now() < deadline, "no span arrived at the OTLP receiver");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(span["traceId"].as_str().map(str::to_lowercase), Some(trace_id.to_string()), "{span}");
+    assert_eq!(span["parentSpanId"].as_str().map(str::to_lowercase), Some(caller_span.to_string()), "{span}");
+    assert_eq!(attribute(&span, "a2a.skill"), Some("echo"), "{span}");
+    assert_eq!(attribute(&span, "a2a.backend"), Some("echo"), "{span}");
+    assert_eq!(attribute(&span, "a2a.outcome"), Some("ok"), "{span}");
+    assert!(attribute(&span, "a2a.caller").is_some_and(|c| c.starts_with("ip:")), "{span}");
+
+    // The backend's parent is the gateway's span, in the caller's trace.
+    let (_, seen) = get_json(&format!("{}/debug/requests", echo.url)).await;
+    let send = seen.as_array().unwrap().iter().find(|r| r["operation"] == "SendMessage").unwrap();
+    let gateway_span = span["spanId"].as_str().unwrap().to_lowercase();
+    assert_eq!(send["headers"]["traceparent"], format!("00-{trace_id}-{gateway_span}-01"), "{send}");
+    receiver.abort();
+}
