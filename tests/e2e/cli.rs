@@ -59,3 +59,18 @@ async fn demo_runs_the_example_agents_behind_the_gateway() {
         rpc_as(Some("demo-token"), &echo, "SendMessage", json!({"message": text_message("hi", None)})).await;
     assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
 }
+
+#[test]
+fn the_example_configs_in_deploy_pass_check() {
+    let root = a2a_e2e::repo_root().join("deploy");
+    for file in ["gateway.example.yaml", "compose-gateway.yaml"] {
+        let output = Command::new(BIN)
+            .arg("check")
+            .arg(root.join(file))
+            .env("A2A_GATEWAY_PUBLIC_URL", "https://agents.example.com")
+            .env("A2A_API_KEY_HASH", "sha256$70825babdad230428a947bd57070a507$1c8a5024e69cefbe20061d584bb05797879b47ad509b3b00c21e45641c562738")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{file}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+}
