@@ -129,3 +129,32 @@ async fn dropping_the_authenticator_stops_its_refresher() {
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert_eq!(idp.jwks_hits(), hits, "no fetches after the authenticator is gone");
 }
+
+#[tokio::test]
+async fn a_verified_token_is_remembered_only_until_it_expires_and_only_for_its_key() {
+    let idp = TestIdp::start().await;
+    let key = TestKey::rsa(1, Algorithm::RS256);
+    idp.set_jwks("/rsa/jwks.json", vec![key.jwk("k1")]);
+    let config = json!({"jwt": {"jwks_min_refresh_interval": "0s", "issuers": [{
+        "issuer": RSA_ISSUER, "audiences": [AUDIENCE], "jwks_url": idp.url("/rsa/jwks.json"), "leeway": "0s"}]}});
+    let gw = Harness::new(config).await;
+    assert!(gw.authenticator.refresh_jwks().await);
+    let mut short = claims(RSA_ISSUER);
+    short["exp"] = json!(now() + 2);
+    let token = key.sign(Some("k1"), &short);
+    // Verified, then served from the cache: the same caller twice.
+    assert_eq!(gw.bearer(&token).await.accepted(), gw.bearer(&token).await.accepted());
+    // The cache does not outlive the token.
+    tokio::time::sleep(Duration::from_millis(3100)).await;
+    gw.bearer(&token).await.invalid("expired");
+    // Nor the key: a fresh token is cached, then its key leaves the JWKS and so does the token.
+    let fresh = token_for(&key);
+    gw.bearer(&fresh).await.accepted();
+    idp.set_jwks("/rsa/jwks.json", vec![TestKey::rsa(2, Algorithm::RS256).jwk("k2")]);
+    assert!(gw.authenticator.refresh_jwks().await);
+    gw.bearer(&fresh).await.invalid("no key with kid \"k1\"");
+}
+
+fn token_for(key: &TestKey) -> String {
+    key.sign(Some("k1"), &claims(RSA_ISSUER))
+}
