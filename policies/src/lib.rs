@@ -16,6 +16,7 @@ pub mod caller;
 pub mod concurrency;
 pub mod error;
 pub mod rate_limit;
+pub mod secret;
 pub mod task;
 pub mod validate;
 

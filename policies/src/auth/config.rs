@@ -1,7 +1,6 @@
 //! The `auth:` section of the gateway configuration: serde types with defaults in code. The
 //! checks serde cannot make are in `validate.rs` ([`AuthConfig::validate`]).
 
-use std::fmt;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -186,26 +185,7 @@ fn default_cache_max_entries() -> usize {
     10_000
 }
 
-/// A secret from the configuration: never printed by `Debug`.
-#[derive(Clone, Deserialize, PartialEq, Eq)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
+pub use crate::secret::Secret;
 
 mod duration {
     use std::time::Duration;

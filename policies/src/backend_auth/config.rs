@@ -1,31 +1,11 @@
 //! Config for outbound credentials: each backend's `auth` and `forward_caller_token`, and the
 //! gateway's own signing identity (`gateway_identity`).
 
-use std::fmt;
 use std::time::Duration;
 
 use serde::Deserialize;
 
-/// A secret string (token, client secret, key): compared and cloned like a string, never printed.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
+pub use crate::secret::Secret;
 
 /// `backends[i].auth`: the credential the gateway presents to that backend.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
