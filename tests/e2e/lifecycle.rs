@@ -43,7 +43,9 @@ async fn health_and_readiness_on_the_admin_listener() {
 #[tokio::test]
 async fn sigterm_drains_fifty_calls_and_twenty_streams_then_exits_zero() {
     let slow = example_agent(BIN, "slow", &["--slow-secs", "3"]).await;
-    let mut gw = gateway(BIN, &config(&[("slow", &slow.url)], "shutdown:\n  drain_timeout: 20s\n")).await;
+    let audit = std::env::temp_dir().join(format!("a2a-drain-audit-{}.jsonl", uuid::Uuid::new_v4().simple()));
+    let extra = format!("shutdown:\n  drain_timeout: 20s\naudit:\n  file: {{path: '{}'}}\n", audit.display());
+    let mut gw = gateway(BIN, &config(&[("slow", &slow.url)], &extra)).await;
     wait_for_skills(&gw.url, &["slow"]).await;
     let admin = gw.admin.clone().unwrap();
 
@@ -87,6 +89,19 @@ async fn sigterm_drains_fifty_calls_and_twenty_streams_then_exits_zero() {
         assert_eq!(final_state(&stream.await.unwrap()), "TASK_STATE_COMPLETED");
     }
     assert_eq!(gw.wait(Duration::from_secs(30)).await, Some(0));
+    // The audit log was flushed before the exit: every call and every task's end is in it.
+    let records: Vec<Value> =
+        std::fs::read_to_string(&audit).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let count = |event: &str| records.iter().filter(|r| r["event"] == event).count();
+    let sends = records
+        .iter()
+        .filter(|r| {
+            r["event"] == "request" && (r["operation"] == "SendMessage" || r["operation"] == "SendStreamingMessage")
+        })
+        .count();
+    assert_eq!(sends, 70, "one request record per call");
+    assert_eq!(count("task.ended"), 70, "every task's end was recorded");
+    let _ = std::fs::remove_file(&audit);
 }
 
 #[tokio::test]
@@ -156,4 +171,16 @@ async fn reload_adds_and_removes_backends_while_a_stream_on_the_removed_one_comp
         rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("still here", Some("echo"))})).await;
     assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
     let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn a_backend_slow_to_answer_gets_the_first_byte_timeout() {
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "30"]).await;
+    let gw = gateway(BIN, &config(&[("slow", &slow.url)], "limits:\n  first_byte_timeout: 500ms\n")).await;
+    wait_for_skills(&gw.url, &["slow"]).await;
+    let started = std::time::Instant::now();
+    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("x", Some("slow"))})).await;
+    assert_eq!(answer["error"]["data"][0]["reason"], "BACKEND_UNAVAILABLE", "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("in time"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(10));
 }
