@@ -212,3 +212,38 @@ async fn another_callers_task_answers_exactly_as_a_task_that_does_not_exist() {
     let (_, done) = a2a_e2e::rpc_as(Some(&alice), &root, "SendMessage", json!({"message": reply})).await;
     assert_eq!(done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
 }
+
+#[tokio::test]
+async fn a_backend_can_receive_a_gateway_minted_token_verifiable_with_the_gateways_jwks() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let key = a2a_e2e::repo_root().join("policies/tests/fixtures/gateway-keys/ec-p256.pem");
+    let extra = format!(
+        "auth:\n  jwt:\n    issuers:\n      - issuer: {ISSUER}\n        audiences: [a2a-gateway]\n        hs256_secret: {SECRET}\n        tenant_claim: org\n\
+         gateway_identity:\n  issuer: https://gateway.test/\n  signing_key: '{}'\n  key_id: gw-1\n",
+        key.display()
+    );
+    let yaml = a2a_e2e::config(&[("echo", &echo.url)], &extra).replace(
+        &format!("url: {}\n", echo.url),
+        &format!("url: {}\n    auth: {{mint_jwt: {{audience: echo, ttl: 60s}}}}\n", echo.url),
+    );
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let alice = token("alice", "agents");
+    let (status, answer) = a2a_e2e::rpc_as(
+        Some(&alice),
+        &format!("{}/", gw.url),
+        "SendMessage",
+        json!({"message": text_message("x", Some("echo"))}),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let sent = authorizations(&echo.url).await;
+    let minted = sent[0].as_str().unwrap().strip_prefix("Bearer ").expect("a bearer token");
+    assert_ne!(minted, alice, "never the caller's own token");
+    let (_, jwks) = get_json(&format!("{}/.well-known/jwks.json", gw.url)).await;
+    let claims = a2a_e2e::verify_with_jwks(minted, &jwks, "echo");
+    assert_eq!(claims["sub"], format!("jwt:{ISSUER}|alice"));
+    assert_eq!(claims["iss"], "https://gateway.test/");
+    assert_eq!(claims["tenant"], "acme");
+    assert_eq!(claims["scope"], "agents");
+}

@@ -379,3 +379,14 @@ pub fn hs256_token(secret: &str, claims: &Value) -> String {
     let key = jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()).expect("HMAC key");
     jsonwebtoken::encode(&jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256), claims, &key).expect("sign")
 }
+
+/// Verifies `token` with the key of its `kid` in the JWKS document `jwks`; returns its claims.
+pub fn verify_with_jwks(token: &str, jwks: &Value, audience: &str) -> Value {
+    let header = jsonwebtoken::decode_header(token).expect("JWT header");
+    let set: jsonwebtoken::jwk::JwkSet = serde_json::from_value(jwks.clone()).expect("a JWKS document");
+    let jwk = set.find(header.kid.as_deref().expect("kid")).expect("the token's key is in the JWKS");
+    let key = jsonwebtoken::DecodingKey::from_jwk(jwk).expect("usable key");
+    let mut validation = jsonwebtoken::Validation::new(header.alg);
+    validation.set_audience(&[audience]);
+    jsonwebtoken::decode::<Value>(token, &key, &validation).expect("valid signature and claims").claims
+}
