@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_policies::backend_auth::BackendCredentials;
-use a2a_policies::{A2aCall, A2aError, Binding, Caller};
+use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -16,6 +16,7 @@ use reqwest::Url;
 use a2a_policies::Source;
 
 use crate::observers::{Exchange, Observers};
+use crate::protocol::translate::v03;
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
 
@@ -157,9 +158,23 @@ impl Forwarder {
     ) -> Result<reqwest::Response, ForwardError> {
         let url = target(backend, call)?;
         let mut request = self.client.request(method.clone(), url);
+        let translated = call.dialect != Dialect::V1;
         for name in &REQUEST_HEADERS {
+            // A translated call goes out in 1.0, whatever version its caller named.
+            if translated && name == "a2a-version" {
+                continue;
+            }
             for value in headers.get_all(name) {
                 request = request.header(name, value);
+            }
+        }
+        if translated {
+            request = request.header("a2a-version", crate::protocol::PROTOCOL_VERSION);
+            // 0.3 clients name extensions in X-A2A-Extensions; 1.0 agents read A2A-Extensions.
+            if !headers.contains_key("a2a-extensions") {
+                for value in headers.get_all(v03::EXTENSIONS_HEADER) {
+                    request = request.header("a2a-extensions", value);
+                }
             }
         }
         // The backend's own credential; the caller's token only where the backend's config says so.

@@ -24,8 +24,9 @@ use a2a_policies::validate::ValidateLayer;
 use crate::gateway::Gateway;
 use crate::metrics::{BACKEND_DURATION, MetricsLayer};
 use crate::observers::Exchange;
-use crate::protocol::decode::{decode, split_agent_path};
-use crate::protocol::errors::render;
+use crate::protocol::bridge::{self, Answering};
+use crate::protocol::decode::{Decoded, decode_any, dialect_hint, split_agent_path};
+use crate::protocol::errors::render_in;
 use crate::proxy::ForwardError;
 use crate::routing::{self, RouteLayer};
 
@@ -107,27 +108,34 @@ where
             let binding = binding_of(&parts.method, parts.uri.path());
             let bytes = match read_body(&parts.headers, body, max_body).await {
                 Ok(bytes) => bytes,
-                Err(error) => return Ok(render(&error, binding, None).into_response()),
+                Err(error) => {
+                    let dialect = dialect_hint(&parts.method, parts.uri.path(), &parts.headers);
+                    return Ok(render_in(&error, dialect, binding, None).into_response());
+                }
             };
-            let call = match decode(&parts.method, parts.uri.path(), parts.uri.query(), &parts.headers, &bytes) {
-                Ok(call) => call,
+            let decoded = decode_any(&parts.method, parts.uri.path(), parts.uri.query(), &parts.headers, &bytes);
+            let Decoded { call, translated } = match decoded {
+                Ok(decoded) => decoded,
                 Err(refusal) => {
                     metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
                         .increment(1);
-                    return Ok(render(&refusal.error, refusal.binding, refusal.rpc_id.as_ref()).into_response());
+                    let rendered = render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
+                    return Ok(rendered.into_response());
                 }
             };
-            let (binding, rpc_id) = (call.binding, call.rpc_id.clone());
+            let binding = call.binding;
+            let answering = Answering { dialect: call.dialect, operation: call.operation, rpc_id: call.rpc_id.clone() };
             let info = RequestInfo::new(uuid::Uuid::now_v7().to_string());
             let request_id = HeaderValue::from_str(info.request_id()).ok();
-            let mut request = Request::from_parts(parts, bytes);
+            // Everything inside sees the call's 1.0 form.
+            let mut request = Request::from_parts(parts, translated.map_or(bytes, Bytes::from));
             request.extensions_mut().insert(call);
             request.extensions_mut().insert(info);
             let mut response = match inner.oneshot(request).await {
-                Ok(response) => response,
+                Ok(response) => bridge::answer(answering, response).await,
                 Err(error) => {
                     tracing::debug!(%error, "request refused");
-                    render(&error, binding, rpc_id.as_ref()).into_response()
+                    render_in(&error, answering.dialect, binding, answering.rpc_id.as_ref()).into_response()
                 }
             };
             if let Some(id) = request_id {

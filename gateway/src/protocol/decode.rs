@@ -1,16 +1,20 @@
-//! Turns an HTTP request into an [`A2aCall`]: which binding and operation, which agent path, task,
-//! context and skill. Only the few fields routing and policies need are parsed; the body itself is
-//! forwarded unchanged.
+//! Turns an HTTP request into an [`A2aCall`]: which dialect, binding and operation, which agent path,
+//! task, context and skill. Only the few fields routing and policies need are parsed; a 1.0 body is
+//! forwarded unchanged. A 0.3 JSON-RPC request (a 0.3 method name, with no `A2A-Version` header or a
+//! 0.x one) is translated into its 1.0 JSON-RPC form, which policies and backends then see.
 
-use a2a_policies::{A2aCall, A2aError, Binding, Operation};
+use a2a_policies::{A2aCall, A2aError, Binding, Dialect, Operation};
 use http::{HeaderMap, Method};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::translate::{jsonrpc, v03};
+
 /// A request that could not be decoded, with what is needed to answer it in the caller's binding.
 #[derive(Debug)]
 pub struct Refusal {
+    pub dialect: Dialect,
     pub binding: Binding,
     pub rpc_id: Option<Value>,
     pub error: A2aError,
@@ -27,6 +31,14 @@ pub fn split_agent_path(path: &str) -> (Option<&str>, &str) {
     }
 }
 
+/// A decoded request: the call, and the body of its 1.0 form when the caller spoke another dialect
+/// (`None`: the caller's body is already 1.0 and goes on unchanged).
+#[derive(Debug)]
+pub struct Decoded {
+    pub call: A2aCall,
+    pub translated: Option<Vec<u8>>,
+}
+
 /// Decodes one request. `path` and `query` are the request URI's.
 pub fn decode(
     method: &Method,
@@ -35,21 +47,48 @@ pub fn decode(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<A2aCall, Refusal> {
+    decode_any(method, path, query, headers, body).map(|decoded| decoded.call)
+}
+
+/// Decodes one request of any dialect, translating a non-1.0 one into its 1.0 form.
+pub fn decode_any(
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Decoded, Refusal> {
     let (agent, rest) = split_agent_path(path);
     if agent.is_some_and(str::is_empty) {
         return Err(rest_refusal(A2aError::MethodNotFound("no agent named in the path /agents/".into())));
     }
-    let mut call = if rest == "/" && method == Method::POST {
+    let (mut call, translated) = if rest == "/" && method == Method::POST {
         decode_json_rpc(headers, body)?
     } else {
-        decode_rest(method, rest, query, headers, body).map_err(rest_refusal)?
+        (decode_rest(method, rest, query, headers, body).map_err(rest_refusal)?, None)
     };
     call.agent = agent.map(str::to_string);
-    Ok(call)
+    Ok(Decoded { call, translated })
+}
+
+/// The dialect a request is answered in when it cannot be decoded (or its body not even read):
+/// JSON-RPC without an `A2A-Version` header, or with a 0.x one, is a 0.3 caller.
+pub fn dialect_hint(method: &Method, path: &str, headers: &HeaderMap) -> Dialect {
+    if *method == Method::POST && split_agent_path(path).1 == "/" && legacy_version(headers) {
+        Dialect::V03
+    } else {
+        Dialect::V1
+    }
+}
+
+/// No `A2A-Version` header, or a 0.x one: how 0.3 clients call.
+fn legacy_version(headers: &HeaderMap) -> bool {
+    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
+    version.is_empty() || version.starts_with("0.")
 }
 
 fn rest_refusal(error: A2aError) -> Refusal {
-    Refusal { binding: Binding::Rest, rpc_id: None, error }
+    Refusal { dialect: Dialect::V1, binding: Binding::Rest, rpc_id: None, error }
 }
 
 /// Refuses a request whose `A2A-Version` is not 1.x. A missing header means 0.3 (as the reference
@@ -75,8 +114,11 @@ struct Envelope<'a> {
     params: Option<&'a RawValue>,
 }
 
-fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<A2aCall, Refusal> {
-    let refuse = |rpc_id: Option<Value>, error| Refusal { binding: Binding::JsonRpc, rpc_id, error };
+fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCall, Option<Vec<u8>>), Refusal> {
+    // Until the method says otherwise, a caller without a 1.x version header is taken for 0.3.
+    let legacy = legacy_version(headers);
+    let guessed = if legacy { Dialect::V03 } else { Dialect::V1 };
+    let refuse = |rpc_id: Option<Value>, error| Refusal { dialect: guessed, binding: Binding::JsonRpc, rpc_id, error };
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
     if first == Some(b'[') && serde_json::from_slice::<&RawValue>(body).is_ok() {
         return Err(refuse(None, A2aError::InvalidRequest("batch requests are not supported".into())));
@@ -100,19 +142,43 @@ fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<A2aCall, Refusal>
     let Some(Value::String(method)) = envelope.method else {
         return Err(refuse(Some(rpc_id), A2aError::InvalidRequest("'method' must be a string".into())));
     };
+    if legacy && v03::operation_of(&method).is_some() {
+        return decode_v03(&method, envelope.params, rpc_id);
+    }
     let Some(operation) = Operation::from_method_name(&method) else {
         return Err(refuse(Some(rpc_id), A2aError::MethodNotFound("Method not found".into())));
     };
     if let Err(error) = check_version(headers) {
-        return Err(refuse(Some(rpc_id), error));
+        // A 1.0 method name: the caller speaks 1.0 with a missing or wrong version.
+        return Err(Refusal { dialect: Dialect::V1, binding: Binding::JsonRpc, rpc_id: Some(rpc_id), error });
     }
     let mut call = A2aCall::new(Binding::JsonRpc, operation);
     let params = envelope.params.map(RawValue::get).unwrap_or("{}");
     if let Err(error) = read_params(&mut call, params.as_bytes()) {
-        return Err(refuse(Some(rpc_id), error));
+        return Err(Refusal { dialect: Dialect::V1, binding: Binding::JsonRpc, rpc_id: Some(rpc_id), error });
     }
     call.rpc_id = Some(rpc_id);
-    Ok(call)
+    Ok((call, None))
+}
+
+/// A 0.3 JSON-RPC request: translated into the 1.0 request envelope (same id), decoded from that.
+fn decode_v03(method: &str, params: Option<&RawValue>, rpc_id: Value) -> Result<(A2aCall, Option<Vec<u8>>), Refusal> {
+    let refuse = |rpc_id: &Value, error| Refusal {
+        dialect: Dialect::V03,
+        binding: Binding::JsonRpc,
+        rpc_id: Some(rpc_id.clone()),
+        error,
+    };
+    let request = v03::request_to_v1(method, params.map(|p| p.get().as_bytes()))
+        .map_err(|e| refuse(&rpc_id, e.into_request_error()))?;
+    let operation = request.operation();
+    let params = serde_json::to_vec(&request).map_err(|_| refuse(&rpc_id, A2aError::Internal))?;
+    let mut call = A2aCall::new(Binding::JsonRpc, operation);
+    call.dialect = Dialect::V03;
+    read_params(&mut call, &params).map_err(|e| refuse(&rpc_id, e))?;
+    let body = jsonrpc::request(&rpc_id, operation.method_name(), Some(&request));
+    call.rpc_id = Some(rpc_id);
+    Ok((call, Some(body)))
 }
 
 /// The fields of a send request routing needs.

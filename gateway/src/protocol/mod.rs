@@ -3,6 +3,7 @@
 //!
 //! [`A2aCall`]: a2a_policies::A2aCall
 
+pub mod bridge;
 pub mod decode;
 pub mod errors;
 pub mod observe;
