@@ -1,0 +1,137 @@
+//! Callers of the other A2A dialects through the gateway: an A2A 0.3 JSON-RPC caller (raw, and the
+//! official a2a-sdk client in its 0.3 compatibility mode) reaching 1.0 backends, answered in 0.3
+//! throughout — unary results, every stream event, every error.
+
+use a2a_e2e::{Proc, client, config, example_agent, gateway, python_client, sse_data, wait_for_skills};
+use serde_json::{Value, json};
+
+use crate::BIN;
+
+async fn rust_fleet() -> (Vec<Proc>, Proc) {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let clarify = example_agent(BIN, "clarify", &[]).await;
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "30"]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url), ("clarify", &clarify.url), ("slow", &slow.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo", "clarify", "slow"]).await;
+    (vec![echo, clarify, slow], gw)
+}
+
+/// A 0.3 user message: `kind`-tagged, lower-case role.
+fn message03(text: &str, skill: Option<&str>) -> Value {
+    let mut message = json!({
+        "kind": "message",
+        "messageId": uuid::Uuid::new_v4().to_string(),
+        "role": "user",
+        "parts": [{"kind": "text", "text": text}],
+    });
+    if let Some(skill) = skill {
+        message["metadata"] = json!({"skillId": skill});
+    }
+    message
+}
+
+/// A 0.3 JSON-RPC call as 0.3 clients make it: no `A2A-Version` header. Returns status and answer.
+async fn rpc03(url: &str, method: &str, params: Value) -> (u16, Value) {
+    let body = json!({"jsonrpc": "2.0", "id": "q-1", "method": method, "params": params});
+    let response = client().post(url).json(&body).send().await.expect("POST");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("JSON-RPC answer is JSON"))
+}
+
+async fn stream03(url: &str, params: Value) -> Vec<Value> {
+    let body = json!({"jsonrpc": "2.0", "id": "q-2", "method": "message/stream", "params": params});
+    let response =
+        client().post(url).header("Accept", "text/event-stream").json(&body).send().await.expect("stream request");
+    let bytes = response.bytes().await.expect("stream body");
+    sse_data(&bytes).iter().map(|d| serde_json::from_str(d).expect("event data is JSON")).collect()
+}
+
+#[tokio::test]
+async fn v03_json_rpc_caller_reaches_1_0_backends_send_stream_get_cancel_continue() {
+    let (_agents, gw) = rust_fleet().await;
+    let root = format!("{}/", gw.url);
+
+    // Blocking send: a 0.3 task, lower-case state, kind-tagged parts.
+    let (status, sent) = rpc03(&root, "message/send", json!({"message": message03("hello 0.3", Some("echo"))})).await;
+    assert_eq!(status, 200);
+    let task = &sent["result"];
+    assert_eq!((&sent["id"], &task["kind"]), (&json!("q-1"), &json!("task")), "{sent}");
+    assert_eq!(task["status"]["state"], "completed", "{sent}");
+    assert_eq!(task["artifacts"][0]["parts"][0], json!({"kind": "text", "text": "hello 0.3"}), "{sent}");
+    let task_id = task["id"].as_str().expect("task id").to_string();
+
+    // Get: the same task, in 0.3.
+    let (_, got) = rpc03(&root, "tasks/get", json!({"id": task_id})).await;
+    assert_eq!((&got["result"]["id"], &got["result"]["kind"]), (&json!(task_id), &json!("task")), "{got}");
+    assert_eq!(got["result"]["status"]["state"], "completed");
+
+    // Stream: every event in 0.3, the last a final status update.
+    let events = stream03(&root, json!({"message": message03("streamed", Some("echo"))})).await;
+    assert!(!events.is_empty());
+    for event in &events {
+        assert_eq!(event["id"], "q-2", "{event}");
+        assert!(event["result"]["kind"].is_string(), "{event}");
+    }
+    let last = &events.last().expect("events")["result"];
+    assert_eq!((&last["kind"], &last["final"]), (&json!("status-update"), &json!(true)), "{events:?}");
+    assert_eq!(last["status"]["state"], "completed");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["result"]["kind"] == "artifact-update"
+                && e["result"]["artifact"]["parts"][0]["text"] == "streamed"),
+        "{events:?}"
+    );
+
+    // Cancel: a non-blocking send to the slow agent, then tasks/cancel.
+    let params = json!({"message": message03("take your time", Some("slow")), "configuration": {"blocking": false}});
+    let (_, started) = rpc03(&root, "message/send", params).await;
+    let slow_id = started["result"]["id"].as_str().expect("slow task id").to_string();
+    assert!(matches!(started["result"]["status"]["state"].as_str(), Some("submitted" | "working")), "{started}");
+    let (_, canceled) = rpc03(&root, "tasks/cancel", json!({"id": slow_id})).await;
+    assert_eq!(canceled["result"]["status"]["state"], "canceled", "{canceled}");
+
+    // Multi-turn: input-required, then the answer continues the task.
+    let (_, first) = rpc03(&root, "message/send", json!({"message": message03("deploy it", Some("clarify"))})).await;
+    assert_eq!(first["result"]["status"]["state"], "input-required", "{first}");
+    let (clarify_id, context) = (first["result"]["id"].clone(), first["result"]["contextId"].clone());
+    let mut reply = message03("to staging", None);
+    reply["taskId"] = clarify_id.clone();
+    reply["contextId"] = context;
+    let (_, second) = rpc03(&root, "message/send", json!({"message": reply})).await;
+    assert_eq!((&second["result"]["id"], &second["result"]["status"]["state"]), (&clarify_id, &json!("completed")));
+
+    // Errors in the 0.3 shape: `data: null`, 0.3 codes.
+    let (_, missing) = rpc03(&root, "tasks/get", json!({"id": "no-such-task"})).await;
+    assert_eq!(missing["error"]["code"], -32001, "{missing}");
+    assert_eq!(missing["error"]["data"], Value::Null, "{missing}");
+    let (_, bad) = rpc03(&root, "message/send", json!({"message": {"kind": "message", "parts": "nope"}})).await;
+    assert_eq!((&bad["error"]["code"], &bad["error"]["data"]), (&json!(-32602), &Value::Null), "{bad}");
+    assert_eq!(bad["id"], "q-1");
+}
+
+#[tokio::test]
+async fn gateway_cards_list_the_0_3_json_rpc_interface() {
+    let (_agents, gw) = rust_fleet().await;
+    let (_, card) = a2a_e2e::get_json(&format!("{}/.well-known/agent-card.json", gw.url)).await;
+    assert_eq!(card["url"], format!("{}/", gw.url), "{card}");
+    assert_eq!((&card["preferredTransport"], &card["protocolVersion"]), (&json!("JSONRPC"), &json!("0.3.0")));
+    let interfaces = card["supportedInterfaces"].as_array().expect("interfaces");
+    assert!(interfaces.iter().any(|i| i["protocolVersion"] == "0.3" && i["protocolBinding"] == "JSONRPC"));
+    assert_eq!(interfaces[0]["protocolVersion"], "1.0", "1.0 comes first");
+    let (_, agent) = a2a_e2e::get_json(&format!("{}/agents/echo/.well-known/agent-card.json", gw.url)).await;
+    assert_eq!(agent["url"], format!("{}/agents/echo/", gw.url), "{agent}");
+}
+
+#[tokio::test]
+async fn sdk_client_in_0_3_mode_reaches_1_0_backends() {
+    let (_agents, gw) = rust_fleet().await;
+    let (ok, lines, report) =
+        python_client(&["--base", &gw.url, "--binding", "jsonrpc", "--protocol-version", "0.3", "--flow", "all"]).await;
+    assert!(ok, "sdk client failed:\n{report}");
+    assert!(!lines.is_empty() && lines.iter().all(|l| l["ok"] == true), "{report}");
+    // The client kept only the card's 0.3 interfaces, so every flow went through its 0.3 transport.
+    let card = lines.iter().find(|l| l["flow"] == "card").expect("card flow");
+    let interfaces = card["detail"]["interfaces"].as_array().expect("interfaces");
+    assert!(!interfaces.is_empty() && interfaces.iter().all(|i| i["version"] == "0.3"), "{report}");
+}
