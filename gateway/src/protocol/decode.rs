@@ -517,4 +517,96 @@ mod tests {
         .unwrap();
         assert_eq!((call.binding, call.agent.as_deref()), (Binding::JsonRpc, Some("echo")));
     }
+    #[test]
+    fn v03_requests_are_translated_into_their_1_0_form() {
+        let body = br#"{"jsonrpc":"2.0","id":"q","method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}],"taskId":"t1","metadata":{"skillId":"echo"}},"configuration":{"blocking":false}}}"#;
+        let decoded = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body).expect("0.3 send");
+        let call = &decoded.call;
+        assert_eq!(
+            (call.dialect, call.binding, call.operation),
+            (Dialect::V03, Binding::JsonRpc, Operation::SendMessage)
+        );
+        assert_eq!((call.task_id.as_deref(), call.skill_id.as_deref()), (Some("t1"), Some("echo")));
+        let one: Value = serde_json::from_slice(decoded.translated.as_deref().expect("translated")).unwrap();
+        assert_eq!(one["method"], "SendMessage");
+        assert_eq!(one["id"], "q");
+        assert_eq!(one["params"]["message"]["role"], "ROLE_USER");
+        assert_eq!(one["params"]["message"]["parts"][0], serde_json::json!({"text": "hi"}));
+        assert_eq!(one["params"]["configuration"]["returnImmediately"], true);
+        let mut v03 = HeaderMap::new();
+        v03.insert("a2a-version", "0.3".parse().unwrap());
+        let get = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t9"}}"#;
+        let decoded = decode_any(&Method::POST, "/agents/echo/", None, &v03, get).expect("0.3 get");
+        assert_eq!((decoded.call.operation, decoded.call.task_id.as_deref()), (Operation::GetTask, Some("t9")));
+        assert_eq!(decoded.call.agent.as_deref(), Some("echo"));
+        // With a 1.x header a 0.3 method name is just unknown; 1.0 requests are not translated.
+        let refusal = decode_any(&Method::POST, "/", None, &v1(), get).unwrap_err();
+        assert_eq!(refusal.dialect, Dialect::V1);
+        assert!(matches!(refusal.error, A2aError::MethodNotFound(_)));
+        let same = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t9"}}"#;
+        assert!(decode_any(&Method::POST, "/", None, &v1(), same).unwrap().translated.is_none());
+    }
+
+    /// At least 20 malformed 0.3 requests, each refused in the 0.3 error shape with its 0.3 code.
+    #[test]
+    fn malformed_v03_requests_get_0_3_errors() {
+        let cases: &[(&str, i64)] = &[
+            (r#"{"jsonrpc":"2.0","#, -32700),
+            (r#"[{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}]"#, -32600),
+            (r#""message/send""#, -32600),
+            (r#"{"jsonrpc":"2.0","method":"tasks/get","params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tasks/get","params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"tasks/get","params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":1,"params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}"#, -32601),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"message/sendSubscribe","params":{}}"#, -32601),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"message/send"}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":[1]}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}"#, -32602),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":"x"}}}"#,
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"video"}]}}}"#,
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"file"}]}}}"#,
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[],"metadata":{"skillId":5}}}}"#,
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[]},"configuration":"fast"}}"#,
+                -32602,
+            ),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":5}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t","historyLength":"x"}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":"t"}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/resubscribe","params":{}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/get","params":{}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/set","params":{"taskId":"t"}}"#, -32602),
+        ];
+        assert!(cases.len() >= 20);
+        for (body, code) in cases {
+            let refusal = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes()).expect_err(body);
+            assert_eq!(refusal.dialect, Dialect::V03, "{body}");
+            let rendered = super::super::errors::render_in(
+                &refusal.error,
+                refusal.dialect,
+                refusal.binding,
+                refusal.rpc_id.as_ref(),
+            );
+            let v: Value = serde_json::from_slice(&rendered.body).unwrap();
+            assert_eq!(v["error"]["code"], *code, "{body}: {v}");
+            assert_eq!(v["error"]["data"], Value::Null, "{body}: {v}");
+            assert!(v["error"]["message"].is_string(), "{body}: {v}");
+            assert_eq!(v["jsonrpc"], "2.0");
+        }
+    }
 }
