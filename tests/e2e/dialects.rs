@@ -135,3 +135,109 @@ async fn sdk_client_in_0_3_mode_reaches_1_0_backends() {
     let interfaces = card["detail"]["interfaces"].as_array().expect("interfaces");
     assert!(!interfaces.is_empty() && interfaces.iter().all(|i| i["version"] == "0.3"), "{report}");
 }
+
+/// An early-dialect send body: the caller's own task id, a `type`-tagged text part.
+fn early_send(id: &str, text: &str, skill: Option<&str>) -> Value {
+    let mut body = json!({"id": id, "message": {"role": "user", "parts": [{"type": "text", "text": text}]}});
+    if let Some(skill) = skill {
+        body["metadata"] = json!({"skillId": skill});
+    }
+    body
+}
+
+/// An early call as early clients make it: plain JSON, no `A2A-Version` header.
+async fn early_post(url: &str, body: &Value) -> (u16, Value) {
+    let response = client().post(url).json(body).send().await.expect("POST");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+async fn early_get(url: &str) -> (u16, Value) {
+    let response = client().get(url).send().await.expect("GET");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+#[tokio::test]
+async fn early_caller_reaches_1_0_backends_under_its_own_task_ids() {
+    let (_agents, gw) = rust_fleet().await;
+    let base = &gw.url;
+
+    // Blocking send: the whole task, under the caller's id, in the early shape.
+    let id = new_id();
+    let (status, task) = early_post(&format!("{base}/tasks/send"), &early_send(&id, "hello early", Some("echo"))).await;
+    assert_eq!(status, 200, "{task}");
+    assert_eq!((&task["id"], &task["status"]["state"]), (&json!(id), &json!("completed")), "{task}");
+    assert_eq!(task["artifacts"][0]["parts"][0], json!({"type": "text", "text": "hello early"}), "{task}");
+    assert!(task["sessionId"].is_string(), "{task}");
+
+    // Get by the caller's id (the agent knows the task by another).
+    let (status, got) = early_get(&format!("{base}/tasks/{id}")).await;
+    assert_eq!((status, &got["id"], &got["status"]["state"]), (200, &json!(id), &json!("completed")), "{got}");
+
+    // The id is taken now.
+    let (status, reused) = early_post(&format!("{base}/tasks/send"), &early_send(&id, "again", Some("echo"))).await;
+    assert_eq!(status, 400, "{reused}");
+    assert!(reused["detail"].as_str().is_some_and(|d| d.contains("in use")), "{reused}");
+
+    // Stream: every event a whole task under the caller's id, ending completed.
+    let streamed = new_id();
+    let response = client()
+        .post(format!("{base}/tasks/sendSubscribe"))
+        .json(&early_send(&streamed, "streamed", Some("echo")))
+        .send()
+        .await
+        .expect("stream");
+    let bytes = response.bytes().await.expect("stream body");
+    let events: Vec<Value> = sse_data(&bytes).iter().map(|d| serde_json::from_str(d).expect("JSON")).collect();
+    assert!(!events.is_empty());
+    assert!(events.iter().all(|e| e["id"] == json!(streamed)), "{events:?}");
+    let last = events.last().expect("events");
+    assert_eq!(last["status"]["state"], "completed", "{events:?}");
+    assert_eq!(last["artifacts"][0]["parts"][0]["text"], "streamed", "{events:?}");
+
+    // Multi-turn: input-required, then the caller continues its own id.
+    let asked = new_id();
+    let (_, first) = early_post(&format!("{base}/tasks/send"), &early_send(&asked, "deploy it", Some("clarify"))).await;
+    assert_eq!((&first["id"], &first["status"]["state"]), (&json!(asked), &json!("input-required")), "{first}");
+    let reply = json!({"message": {"role": "user", "parts": [{"type": "text", "text": "to staging"}]}});
+    let (status, second) = early_post(&format!("{base}/tasks/{asked}/send"), &reply).await;
+    assert_eq!(
+        (status, &second["id"], &second["status"]["state"]),
+        (200, &json!(asked), &json!("completed")),
+        "{second}"
+    );
+
+    // Cancel: a stream to the slow agent names the task; the caller cancels it by its id.
+    let slow = new_id();
+    let response = client()
+        .post(format!("{base}/tasks/sendSubscribe"))
+        .json(&early_send(&slow, "take your time", Some("slow")))
+        .send()
+        .await
+        .expect("slow stream");
+    let mut stream = response.bytes_stream();
+    let mut buffer = Vec::new();
+    a2a_e2e::read_until(&mut stream, &mut buffer, b"\r\n\r\n", std::time::Duration::from_secs(10)).await;
+    let (status, canceled) = early_post(&format!("{base}/tasks/{slow}/cancel"), &json!({})).await;
+    assert_eq!((status, &canceled["id"], &canceled["status"]["state"]), (200, &json!(slow), &json!("canceled")));
+
+    // Errors: `{"detail"}` with the status the early dialect uses.
+    let (status, missing) = early_get(&format!("{base}/tasks/{}", new_id())).await;
+    assert_eq!(status, 404, "{missing}");
+    assert!(missing["detail"].is_string(), "{missing}");
+    let (status, bad) = early_post(&format!("{base}/tasks/send"), &early_send("not-a-uuid", "x", Some("echo"))).await;
+    assert_eq!(status, 400, "{bad}");
+    assert!(bad["detail"].is_string(), "{bad}");
+
+    // The early card: the gateway's HTTP+JSON base, where it takes early calls.
+    let (status, card) = early_get(&format!("{base}/.well-known/agent.json")).await;
+    assert_eq!((status, &card["url"]), (200, &json!(base)), "{card}");
+    assert!(card["skills"].as_array().is_some_and(|s| s.iter().any(|s| s["id"] == "echo")), "{card}");
+    let (_, agent) = early_get(&format!("{base}/agents/echo/.well-known/agent.json")).await;
+    assert_eq!(agent["url"], format!("{base}/agents/echo"), "{agent}");
+}

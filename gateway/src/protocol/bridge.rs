@@ -2,8 +2,14 @@
 //! call (policies, routing, the relay's tap and the task directory all read 1.0), and this module
 //! turns its 1.0 answer — unary result, every stream event, every error — into the caller's dialect
 //! on the way out. Requests are translated on the way in by [`decode`](super::decode).
+//!
+//! Early callers get whole tasks under their own id: unary answers through `early::result_from_v1`,
+//! streams through a [`SnapshotBuilder`] (a stream that ends before its task does gets a last,
+//! failed task), errors as `{"detail"}` with the agent's HTTP status. The agent's id of a new task is
+//! remembered in [`EarlyIds`] from the first answer that names it.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use a2a_policies::{A2aError, Binding, Dialect, Operation};
@@ -14,17 +20,23 @@ use http::{HeaderValue, Response, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 
+use super::early_ids::{AgentTask, EarlyIds};
 use super::errors::render_in;
 use super::sse::SseParser;
-use super::translate::model::{self, ErrorObject, StreamResponse};
+use super::translate::early::{self, SnapshotBuilder};
+use super::translate::model::{self, ErrorObject, SendMessageResponse, StreamResponse};
 use super::translate::{TranslateError, jsonrpc, v03};
 
 /// What the answer of a translated call needs from its request.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Answering {
     pub dialect: Dialect,
     pub operation: Operation,
     pub rpc_id: Option<Value>,
+    /// Early callers: the caller's task id, and whether the call starts a task under it.
+    pub early_id: Option<String>,
+    pub new_task: bool,
+    pub early_ids: Option<Arc<EarlyIds>>,
 }
 
 impl Answering {
@@ -36,12 +48,79 @@ impl Answering {
     fn error_body(&self, error: &A2aError) -> Bytes {
         render_in(error, self.dialect, Binding::JsonRpc, self.rpc_id.as_ref()).body
     }
+
+    fn early_id(&self) -> &str {
+        self.early_id.as_deref().unwrap_or_default()
+    }
+
+    /// Learns the agent's id of the task a new early task stands for.
+    fn remember(&self, task_id: &str, context_id: &str) {
+        if let (true, Some(ids)) = (self.new_task, &self.early_ids) {
+            let context_id = (!context_id.is_empty()).then(|| context_id.to_owned());
+            ids.insert(self.early_id(), AgentTask { task_id: task_id.to_owned(), context_id });
+        }
+    }
+}
+
+/// Turns 1.0 stream events into the caller's events.
+enum Converter {
+    V03(Answering),
+    Early(Answering, Box<SnapshotBuilder>),
+}
+
+impl Converter {
+    /// The caller's event for one 1.0 event's `data` (framed), if any.
+    fn event(&mut self, data: &[u8]) -> Option<Bytes> {
+        match self {
+            Converter::V03(answering) => Some(frame(&event_v03(answering, data))),
+            Converter::Early(answering, builder) => {
+                let event = match serde_json::from_slice::<StreamResponse>(data) {
+                    Ok(event) => event,
+                    // An error event (or garbage): the stream ends with the task failed.
+                    Err(_) => {
+                        let reason = early_error_text(data).unwrap_or_else(|| "the agent sent an invalid event".into());
+                        return builder.fail(&reason).map(|view| frame(&to_json(&view)));
+                    }
+                };
+                let view = builder.push(event)?;
+                answering.remember(&view.task.id, &view.task.context_id);
+                Some(frame(&to_json(&view)))
+            }
+        }
+    }
+
+    /// What to send when the 1.0 stream ends.
+    fn end(&mut self) -> Option<Bytes> {
+        match self {
+            Converter::V03(_) => None,
+            Converter::Early(_, builder) => {
+                builder.fail("the agent's stream ended before the task did").map(|view| frame(&to_json(&view)))
+            }
+        }
+    }
+}
+
+fn frame(data: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() + 10);
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n\r\n");
+    Bytes::from(out)
+}
+
+fn to_json(value: &impl serde::Serialize) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// The message of a 1.0 HTTP+JSON error body (`{"error": {"message"}}`).
+fn early_error_text(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    value.pointer("/error/message").and_then(Value::as_str).map(str::to_owned)
 }
 
 /// The 1.0 answer `response` in the dialect of `answering`. 1.0 answers pass through untouched.
 pub async fn answer(answering: Answering, response: Response<Body>) -> Response<Body> {
-    // Only 0.3 callers are translated so far.
-    if answering.dialect != Dialect::V03 {
+    if answering.dialect == Dialect::V1 {
         return response;
     }
     let (mut parts, body) = response.into_parts();
@@ -53,7 +132,14 @@ pub async fn answer(answering: Answering, response: Response<Body>) -> Response<
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
     if is_stream {
-        let events = EventMap { inner: body.into_data_stream(), parser: SseParser::new(), answering, ended: false };
+        let converter = match answering.dialect {
+            Dialect::Early => {
+                let builder = Box::new(SnapshotBuilder::new(answering.early_id()));
+                Converter::Early(answering, builder)
+            }
+            _ => Converter::V03(answering),
+        };
+        let events = EventMap { inner: body.into_data_stream(), parser: SseParser::new(), converter, ended: false };
         return Response::from_parts(parts, Body::from_stream(events));
     }
     let bytes = match body.collect().await {
@@ -63,9 +149,41 @@ pub async fn answer(answering: Answering, response: Response<Body>) -> Response<
             return render_in(&error, answering.dialect, Binding::JsonRpc, answering.rpc_id.as_ref()).into_response();
         }
     };
-    let out = unary_v03(&answering, &bytes);
+    let out = match answering.dialect {
+        Dialect::Early => {
+            let (status, out) = unary_early(&answering, parts.status, &bytes);
+            parts.status = status;
+            out
+        }
+        _ => unary_v03(&answering, &bytes),
+    };
     parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Response::from_parts(parts, Body::from(out))
+}
+
+/// A 1.0 HTTP+JSON answer as the early answer: the whole task under the caller's id, or the error
+/// as `{"detail"}` with the agent's status.
+fn unary_early(answering: &Answering, status: http::StatusCode, body: &[u8]) -> (http::StatusCode, Bytes) {
+    if !status.is_success() {
+        let detail = early_error_text(body).unwrap_or_else(|| format!("the agent answered HTTP {status}"));
+        return (status, Bytes::from(to_json(&early::EarlyError::new(detail))));
+    }
+    let translated = serde_json::from_slice::<&serde_json::value::RawValue>(body)
+        .map_err(|e| TranslateError::Json(e.to_string()))
+        .and_then(|raw| model::Response::parse(answering.operation, raw))
+        .and_then(|response| {
+            if let model::Response::Send(SendMessageResponse::Task(task)) = &response {
+                answering.remember(&task.id, &task.context_id);
+            }
+            early::result_from_v1(response, answering.early_id())
+        });
+    match translated {
+        Ok(task) => (status, Bytes::from(to_json(&task))),
+        Err(error) => {
+            let rendered = render_in(&error.into_response_error(), Dialect::Early, Binding::Rest, None);
+            (rendered.status, rendered.body)
+        }
+    }
 }
 
 /// A 1.0 JSON-RPC answer as the 0.3 answer with the same id.
@@ -117,7 +235,7 @@ fn event_v03(answering: &Answering, data: &[u8]) -> Bytes {
 struct EventMap<S> {
     inner: S,
     parser: SseParser,
-    answering: Answering,
+    converter: Converter,
     ended: bool,
 }
 
@@ -139,11 +257,11 @@ where
                         return Poll::Ready(Some(Ok(chunk)));
                     }
                     let mut out = Vec::new();
-                    let answering = &this.answering;
+                    let converter = &mut this.converter;
                     this.parser.feed(&chunk, &mut |data| {
-                        out.extend_from_slice(b"data: ");
-                        out.extend_from_slice(&event_v03(answering, data));
-                        out.extend_from_slice(b"\r\n\r\n");
+                        if let Some(event) = converter.event(data) {
+                            out.extend_from_slice(&event);
+                        }
                     });
                     if !out.is_empty() {
                         return Poll::Ready(Some(Ok(Bytes::from(out))));
@@ -155,7 +273,7 @@ where
                 }
                 Poll::Ready(None) => {
                     this.ended = true;
-                    return Poll::Ready(None);
+                    return Poll::Ready(this.converter.end().map(Ok));
                 }
                 Poll::Pending => return Poll::Pending,
             }
@@ -170,7 +288,14 @@ mod tests {
     use serde_json::json;
 
     fn v03(operation: Operation) -> Answering {
-        Answering { dialect: Dialect::V03, operation, rpc_id: Some(json!("r1")) }
+        Answering {
+            dialect: Dialect::V03,
+            operation,
+            rpc_id: Some(json!("r1")),
+            early_id: None,
+            new_task: false,
+            early_ids: None,
+        }
     }
 
     fn json_of(bytes: &[u8]) -> Value {
@@ -205,7 +330,7 @@ mod tests {
         let map = EventMap {
             inner: futures::stream::iter(chunks),
             parser: SseParser::new(),
-            answering: v03(Operation::SendStreamingMessage),
+            converter: Converter::V03(v03(Operation::SendStreamingMessage)),
             ended: false,
         };
         let out: Vec<Bytes> = map.map(|c| c.expect("chunk")).collect().await;

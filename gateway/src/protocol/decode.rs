@@ -1,7 +1,10 @@
 //! Turns an HTTP request into an [`A2aCall`]: which dialect, binding and operation, which agent path,
 //! task, context and skill. Only the few fields routing and policies need are parsed; a 1.0 body is
 //! forwarded unchanged. A 0.3 JSON-RPC request (a 0.3 method name, with no `A2A-Version` header or a
-//! 0.x one) is translated into its 1.0 JSON-RPC form, which policies and backends then see.
+//! 0.x one) is translated into its 1.0 JSON-RPC form, which policies and backends then see; an
+//! early-dialect request (`POST /tasks/send`, `/tasks/sendSubscribe`, `/tasks/{id}/cancel`,
+//! `/tasks/{id}/send`, and `GET /tasks/{id}` without an `A2A-Version` header) into its 1.0 HTTP+JSON
+//! form, with the caller's task id replaced by the agent's (see [`EarlyIds`]).
 
 use a2a_policies::{A2aCall, A2aError, Binding, Dialect, Operation};
 use http::{HeaderMap, Method};
@@ -9,7 +12,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::translate::{jsonrpc, v03};
+use super::early_ids::EarlyIds;
+use super::translate::model::{self, Request};
+use super::translate::{early, jsonrpc, v03};
 
 /// A request that could not be decoded, with what is needed to answer it in the caller's binding.
 #[derive(Debug)]
@@ -37,6 +42,10 @@ pub fn split_agent_path(path: &str) -> (Option<&str>, &str) {
 pub struct Decoded {
     pub call: A2aCall,
     pub translated: Option<Vec<u8>>,
+    /// An early caller's own task id (the answer is written under it).
+    pub early_id: Option<String>,
+    /// The early call starts a task under a new caller id.
+    pub new_task: bool,
 }
 
 /// Decodes one request. `path` and `query` are the request URI's.
@@ -47,20 +56,27 @@ pub fn decode(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<A2aCall, Refusal> {
-    decode_any(method, path, query, headers, body).map(|decoded| decoded.call)
+    decode_any(method, path, query, headers, body, None).map(|decoded| decoded.call)
 }
 
-/// Decodes one request of any dialect, translating a non-1.0 one into its 1.0 form.
+/// Decodes one request of any dialect, translating a non-1.0 one into its 1.0 form. `early_ids` maps
+/// early callers' task ids to the agents' (`None`: the caller's ids are used as they are).
 pub fn decode_any(
     method: &Method,
     path: &str,
     query: Option<&str>,
     headers: &HeaderMap,
     body: &[u8],
+    early_ids: Option<&EarlyIds>,
 ) -> Result<Decoded, Refusal> {
     let (agent, rest) = split_agent_path(path);
     if agent.is_some_and(str::is_empty) {
         return Err(rest_refusal(A2aError::MethodNotFound("no agent named in the path /agents/".into())));
+    }
+    if is_early(method, rest, headers) {
+        let mut decoded = decode_early(method, rest, query, body, early_ids)?;
+        decoded.call.agent = agent.map(str::to_string);
+        return Ok(decoded);
     }
     let (mut call, translated) = if rest == "/" && method == Method::POST {
         decode_json_rpc(headers, body)?
@@ -68,14 +84,82 @@ pub fn decode_any(
         (decode_rest(method, rest, query, headers, body).map_err(rest_refusal)?, None)
     };
     call.agent = agent.map(str::to_string);
-    Ok(Decoded { call, translated })
+    Ok(Decoded { call, translated, early_id: None, new_task: false })
+}
+
+/// Whether a request is in the early REST dialect: its paths, except that `GET /tasks/{id}` is 1.0's
+/// too and is early only without an `A2A-Version` header.
+fn is_early(method: &Method, rest: &str, headers: &HeaderMap) -> bool {
+    match early::Route::of(method, rest) {
+        None | Some(early::Route::Card) => false,
+        Some(early::Route::Get(_)) => !headers.contains_key("a2a-version"),
+        Some(_) => true,
+    }
+}
+
+fn early_refusal(error: A2aError) -> Refusal {
+    Refusal { dialect: Dialect::Early, binding: Binding::Rest, rpc_id: None, error }
+}
+
+/// An early call: parsed (task ids checked to be UUIDs), then made the 1.0 HTTP+JSON request on the
+/// agent's task.
+fn decode_early(
+    method: &Method,
+    rest: &str,
+    query: Option<&str>,
+    body: &[u8],
+    early_ids: Option<&EarlyIds>,
+) -> Result<Decoded, Refusal> {
+    let parsed = early::Call::parse(method, rest, query, body).map_err(|e| early_refusal(e.into_request_error()))?;
+    let early_id = parsed.task_id().unwrap_or_default().to_owned();
+    let new_task = matches!(parsed, early::Call::Send(_) | early::Call::SendSubscribe(_));
+    let agent_task = match early_ids {
+        Some(ids) if new_task && ids.contains(&early_id) => {
+            return Err(early_refusal(A2aError::invalid_params(format!(
+                "the task id {early_id} is already in use; a new task needs a new id"
+            ))));
+        }
+        Some(ids) if !new_task => ids.get(&early_id),
+        _ => None,
+    };
+    let task_ref =
+        agent_task.as_ref().map(|t| early::TaskRef { task_id: &t.task_id, context_id: t.context_id.as_deref() });
+    let request = parsed.into_v1(task_ref).ok_or_else(|| early_refusal(A2aError::Internal))?;
+    let operation = request.operation();
+    let encoded = |r: &Request| serde_json::to_vec(r).map_err(|_| early_refusal(A2aError::Internal));
+    let (rest_path, body) = match &request {
+        Request::SendMessage(_) => ("/message:send".to_owned(), encoded(&request)?),
+        Request::SendStreamingMessage(_) => ("/message:stream".to_owned(), encoded(&request)?),
+        Request::GetTask(get) => {
+            let query = get.history_length.map(|n| format!("?historyLength={n}")).unwrap_or_default();
+            (format!("/tasks/{}{query}", get.id), Vec::new())
+        }
+        Request::CancelTask(cancel) => (format!("/tasks/{}:cancel", cancel.id), encoded(&request)?),
+        _ => return Err(early_refusal(A2aError::Internal)),
+    };
+    let mut call = A2aCall::new(Binding::Rest, operation);
+    call.dialect = Dialect::Early;
+    if operation.is_send() {
+        let params: SendParams =
+            serde_json::from_slice(&body).map_err(|e| early_refusal(A2aError::invalid_params(e.to_string())))?;
+        read_send(&mut call, params).map_err(early_refusal)?;
+    } else if let Request::GetTask(model::GetTaskRequest { id, .. })
+    | Request::CancelTask(model::CancelTaskRequest { id, .. }) = &request
+    {
+        call.task_id = Some(id.clone());
+    }
+    call.rest_path = Some(rest_path);
+    Ok(Decoded { call, translated: Some(body), early_id: Some(early_id), new_task })
 }
 
 /// The dialect a request is answered in when it cannot be decoded (or its body not even read):
 /// JSON-RPC without an `A2A-Version` header, or with a 0.x one, is a 0.3 caller.
 pub fn dialect_hint(method: &Method, path: &str, headers: &HeaderMap) -> Dialect {
-    if *method == Method::POST && split_agent_path(path).1 == "/" && legacy_version(headers) {
+    let rest = split_agent_path(path).1;
+    if *method == Method::POST && rest == "/" && legacy_version(headers) {
         Dialect::V03
+    } else if is_early(method, rest, headers) {
+        Dialect::Early
     } else {
         Dialect::V1
     }
@@ -520,7 +604,7 @@ mod tests {
     #[test]
     fn v03_requests_are_translated_into_their_1_0_form() {
         let body = br#"{"jsonrpc":"2.0","id":"q","method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}],"taskId":"t1","metadata":{"skillId":"echo"}},"configuration":{"blocking":false}}}"#;
-        let decoded = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body).expect("0.3 send");
+        let decoded = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body, None).expect("0.3 send");
         let call = &decoded.call;
         assert_eq!(
             (call.dialect, call.binding, call.operation),
@@ -536,15 +620,15 @@ mod tests {
         let mut v03 = HeaderMap::new();
         v03.insert("a2a-version", "0.3".parse().unwrap());
         let get = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t9"}}"#;
-        let decoded = decode_any(&Method::POST, "/agents/echo/", None, &v03, get).expect("0.3 get");
+        let decoded = decode_any(&Method::POST, "/agents/echo/", None, &v03, get, None).expect("0.3 get");
         assert_eq!((decoded.call.operation, decoded.call.task_id.as_deref()), (Operation::GetTask, Some("t9")));
         assert_eq!(decoded.call.agent.as_deref(), Some("echo"));
         // With a 1.x header a 0.3 method name is just unknown; 1.0 requests are not translated.
-        let refusal = decode_any(&Method::POST, "/", None, &v1(), get).unwrap_err();
+        let refusal = decode_any(&Method::POST, "/", None, &v1(), get, None).unwrap_err();
         assert_eq!(refusal.dialect, Dialect::V1);
         assert!(matches!(refusal.error, A2aError::MethodNotFound(_)));
         let same = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t9"}}"#;
-        assert!(decode_any(&Method::POST, "/", None, &v1(), same).unwrap().translated.is_none());
+        assert!(decode_any(&Method::POST, "/", None, &v1(), same, None).unwrap().translated.is_none());
     }
 
     /// At least 20 malformed 0.3 requests, each refused in the 0.3 error shape with its 0.3 code.
@@ -594,7 +678,8 @@ mod tests {
         ];
         assert!(cases.len() >= 20);
         for (body, code) in cases {
-            let refusal = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes()).expect_err(body);
+            let refusal =
+                decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes(), None).expect_err(body);
             assert_eq!(refusal.dialect, Dialect::V03, "{body}");
             let rendered = super::super::errors::render_in(
                 &refusal.error,

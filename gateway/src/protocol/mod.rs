@@ -5,6 +5,7 @@
 
 pub mod bridge;
 pub mod decode;
+pub mod early_ids;
 pub mod errors;
 pub mod observe;
 pub mod sse;
