@@ -16,6 +16,7 @@ use reqwest::Url;
 use a2a_policies::Source;
 
 use crate::observers::{Exchange, Observers};
+use crate::protocol::agent_side;
 use crate::protocol::translate::v03;
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
@@ -106,7 +107,10 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
-        let response = self.send(backend, exchange.caller.as_ref(), call, method, headers, body).await?;
+        if backend.dialect != Dialect::V1 {
+            return self.forward_bridged(backend, exchange, call, headers, body).await;
+        }
+        let response = self.send(backend, exchange.caller.as_ref(), call, method, headers, body, None).await?;
         let status = response.status();
         let mut out_headers = relayed_headers(response.headers());
         if is_event_stream(response.headers()) {
@@ -139,14 +143,68 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Unary, A2aError> {
+        if backend.dialect != Dialect::V1 {
+            return Err(A2aError::UnsupportedOperation(format!(
+                "the agent '{}' speaks A2A {}: {} is not bridged",
+                backend.name, backend.dialect, call.operation
+            )));
+        }
         let response =
-            self.send(backend, caller, call, method, headers, body).await.map_err(ForwardError::into_error)?;
+            self.send(backend, caller, call, method, headers, body, None).await.map_err(ForwardError::into_error)?;
         let status = response.status();
         let headers = response.headers().clone();
         let body = self.read_whole(&backend.name, response).await?;
         Ok(Unary { status, headers, body })
     }
 
+    /// Forwards a call (in its 1.0 form) to an agent of another dialect: the request translated, the
+    /// answer translated back to 1.0 before the relay's tap and the observers read it.
+    async fn forward_bridged(
+        &self,
+        backend: &Backend,
+        exchange: Exchange,
+        call: &A2aCall,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<Body>, ForwardError> {
+        let request = agent_side::v1_request(call, &body)?;
+        let outgoing = agent_side::agent_call(backend.dialect, request, call.rpc_id.as_ref())?;
+        let (method, streams) = (outgoing.method.clone(), outgoing.streams);
+        let response =
+            self.send(backend, exchange.caller.as_ref(), call, &method, headers, Bytes::new(), Some(&outgoing)).await?;
+        let status = response.status();
+        let mut out_headers = HeaderMap::new();
+        if streams && is_event_stream(response.headers()) {
+            out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+            out_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+            let events = agent_side::AgentEvents::new(backend.dialect, call, response.bytes_stream().boxed());
+            let relay =
+                Relay::new(events.boxed(), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
+            return Ok(build_response(StatusCode::OK, out_headers, Body::from_stream(relay)));
+        }
+        let body = self.read_whole(&backend.name, response).await?;
+        if call.operation.is_streaming() {
+            // An early agent's answer to a streamed continuation is one task: sent as a 1.0 stream.
+            let events = agent_side::continuation_stream(call, status, &body);
+            self.observers.observe_json(&exchange, &events, Source::Stream);
+            out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+            return Ok(build_response(StatusCode::OK, out_headers, Body::from(events)));
+        }
+        let (status, v1) = agent_side::unary_to_v1(backend.dialect, call, status, &body);
+        if status.is_success() {
+            self.observers.observe_json(&exchange, &v1, Source::Response);
+        }
+        let content_type = match call.binding {
+            Binding::JsonRpc => "application/json",
+            Binding::Rest if status.is_success() => crate::protocol::A2A_JSON,
+            Binding::Rest => "application/json",
+        };
+        out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        Ok(build_response(status, out_headers, Body::from(v1)))
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn send(
         &self,
         backend: &Backend,
@@ -155,20 +213,35 @@ impl Forwarder {
         method: &Method,
         headers: &HeaderMap,
         body: Bytes,
+        outgoing: Option<&agent_side::AgentCall>,
     ) -> Result<reqwest::Response, ForwardError> {
-        let url = target(backend, call)?;
+        let url = match outgoing {
+            None => target(backend, call)?,
+            Some(outgoing) => agent_target(backend, outgoing)?,
+        };
         let mut request = self.client.request(method.clone(), url);
-        let translated = call.dialect != Dialect::V1;
+        let translated = call.dialect != Dialect::V1 || outgoing.is_some();
         for name in &REQUEST_HEADERS {
-            // A translated call goes out in 1.0, whatever version its caller named.
-            if translated && name == "a2a-version" {
+            // A translated call goes out in its agent's version, whatever version its caller named;
+            // a bridged call's body is the gateway's, and so is its content type.
+            if translated && name == "a2a-version" || outgoing.is_some() && name == header::CONTENT_TYPE {
                 continue;
             }
             for value in headers.get_all(name) {
                 request = request.header(name, value);
             }
         }
-        if translated {
+        if outgoing.is_some() {
+            request = request.header(header::CONTENT_TYPE, "application/json");
+            if backend.dialect == Dialect::V03 {
+                request = request.header("a2a-version", v03::VERSION_HEADER_VALUE);
+                if !headers.contains_key(v03::EXTENSIONS_HEADER) {
+                    for value in headers.get_all("a2a-extensions") {
+                        request = request.header(v03::EXTENSIONS_HEADER, value);
+                    }
+                }
+            }
+        } else if translated {
             request = request.header("a2a-version", crate::protocol::PROTOCOL_VERSION);
             // 0.3 clients name extensions in X-A2A-Extensions; 1.0 agents read A2A-Extensions.
             if !headers.contains_key("a2a-extensions") {
@@ -188,8 +261,13 @@ impl Forwarder {
                 return Err(ForwardError::NotSent(error.into()));
             }
         }
-        if !body.is_empty() || *method == Method::POST {
-            request = request.body(body);
+        match outgoing {
+            Some(outgoing) if !outgoing.body.is_empty() || *method == Method::POST => {
+                request = request.body(outgoing.body.clone());
+            }
+            Some(_) => {}
+            None if !body.is_empty() || *method == Method::POST => request = request.body(body),
+            None => {}
         }
         match tokio::time::timeout(self.first_byte_timeout, request.send()).await {
             Ok(Ok(response)) => Ok(response),
@@ -263,6 +341,18 @@ fn target(backend: &Backend, call: &A2aCall) -> Result<Url, A2aError> {
         Binding::Rest => {
             let base = backend.rest_url.as_ref().ok_or_else(missing)?;
             let path = call.rest_path.as_deref().unwrap_or("");
+            Url::parse(&format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
+        }
+    }
+}
+
+/// The URL of a bridged call: the agent's 0.3 JSON-RPC endpoint, or its early base plus the path.
+fn agent_target(backend: &Backend, outgoing: &agent_side::AgentCall) -> Result<Url, A2aError> {
+    let missing = || A2aError::BackendUnavailable(format!("the agent '{}' has no usable interface", backend.name));
+    match &outgoing.path {
+        None => backend.jsonrpc_url.clone().ok_or_else(missing),
+        Some(path) => {
+            let base = backend.rest_url.as_ref().ok_or_else(missing)?;
             Url::parse(&format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
         }
     }

@@ -2,7 +2,7 @@
 //! official a2a-sdk client in its 0.3 compatibility mode) reaching 1.0 backends, answered in 0.3
 //! throughout — unary results, every stream event, every error.
 
-use a2a_e2e::{Proc, client, config, example_agent, gateway, python_client, sse_data, wait_for_skills};
+use a2a_e2e::{Proc, client, config, example_agent, gateway, python_agent, python_client, sse_data, wait_for_skills};
 use serde_json::{Value, json};
 
 use crate::BIN;
@@ -240,4 +240,261 @@ async fn early_caller_reaches_1_0_backends_under_its_own_task_ids() {
     assert!(card["skills"].as_array().is_some_and(|s| s.iter().any(|s| s["id"] == "echo")), "{card}");
     let (_, agent) = early_get(&format!("{base}/agents/echo/.well-known/agent.json")).await;
     assert_eq!(agent["url"], format!("{base}/agents/echo"), "{agent}");
+}
+
+/// The start of a gateway config (as `a2a_e2e::config` writes it) before backends with extra keys.
+const PREAMBLE: &str = "listeners:\n  public: 127.0.0.1:0\n  admin: 127.0.0.1:0\nhealth:\n  interval: 200ms\n  timeout: 1s\n  unhealthy_after: 2\n";
+
+/// The caller dialects of the matrix.
+#[derive(Debug, Clone, Copy)]
+enum Caller {
+    V1JsonRpc,
+    V1Rest,
+    V03,
+    Early,
+}
+
+const CALLERS: [Caller; 4] = [Caller::V1JsonRpc, Caller::V1Rest, Caller::V03, Caller::Early];
+
+/// A task as the matrix compares it, whatever the dialect: its id and its state in 1.0 names.
+#[derive(Debug)]
+struct Seen {
+    id: String,
+    context: Option<String>,
+    state: String,
+    text: Option<String>,
+}
+
+fn state_v1(state: &str) -> String {
+    if state.starts_with("TASK_STATE_") {
+        return state.to_string();
+    }
+    format!("TASK_STATE_{}", state.replace('-', "_").to_uppercase())
+}
+
+fn seen(task: &Value) -> Seen {
+    let text = task["artifacts"][0]["parts"][0]["text"].as_str().map(str::to_string);
+    Seen {
+        id: task["id"].as_str().unwrap_or_default().to_string(),
+        context: task["contextId"].as_str().or(task["sessionId"].as_str()).map(str::to_string),
+        state: state_v1(task["status"]["state"].as_str().unwrap_or_default()),
+        text,
+    }
+}
+
+/// One caller, with its dialect's way of doing each operation against `base` (gateway root or an
+/// agent path).
+struct Driver {
+    caller: Caller,
+    base: String,
+}
+
+impl Driver {
+    fn message(&self, text: &str, skill: &str, task: Option<&Seen>) -> Value {
+        let mut message = match self.caller {
+            Caller::V03 => message03(text, Some(skill)),
+            _ => a2a_e2e::text_message(text, Some(skill)),
+        };
+        if let Some(task) = task {
+            message["taskId"] = json!(task.id);
+            if let Some(context) = &task.context {
+                message["contextId"] = json!(context);
+            }
+        }
+        message
+    }
+
+    async fn send(&self, text: &str, skill: &str, task: Option<&Seen>) -> Seen {
+        let base = &self.base;
+        match self.caller {
+            Caller::V1JsonRpc => {
+                let answer = a2a_e2e::rpc(
+                    &format!("{base}/"),
+                    "SendMessage",
+                    json!({"message": self.message(text, skill, task)}),
+                )
+                .await;
+                seen(&answer["result"]["task"])
+            }
+            Caller::V1Rest => {
+                let (_, answer) = a2a_e2e::rest_post(
+                    &format!("{base}/message:send"),
+                    json!({"message": self.message(text, skill, task)}),
+                )
+                .await;
+                seen(&answer["task"])
+            }
+            Caller::V03 => {
+                let (_, answer) =
+                    rpc03(&format!("{base}/"), "message/send", json!({"message": self.message(text, skill, task)}))
+                        .await;
+                seen(&answer["result"])
+            }
+            Caller::Early => {
+                let (url, body) = match task {
+                    Some(task) => (
+                        format!("{base}/tasks/{}/send", task.id),
+                        json!({"message": {"role": "user", "parts": [{"type": "text", "text": text}]}}),
+                    ),
+                    None => (format!("{base}/tasks/send"), early_send(&new_id(), text, Some(skill))),
+                };
+                seen(&early_post(&url, &body).await.1)
+            }
+        }
+    }
+
+    /// Streams a new task; returns the task id named, the last state and the streamed text.
+    async fn stream(&self, text: &str, skill: &str) -> (String, String, Option<String>) {
+        let base = &self.base;
+        let events: Vec<Value> = match self.caller {
+            Caller::V1JsonRpc => {
+                let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": self.message(text, skill, None)}});
+                a2a_e2e::stream_events(&format!("{base}/"), body)
+                    .await
+                    .into_iter()
+                    .map(|e| e["result"].clone())
+                    .collect()
+            }
+            Caller::V1Rest => {
+                a2a_e2e::stream_events(
+                    &format!("{base}/message:stream"),
+                    json!({"message": self.message(text, skill, None)}),
+                )
+                .await
+            }
+            Caller::V03 => stream03(&format!("{base}/"), json!({"message": self.message(text, skill, None)}))
+                .await
+                .into_iter()
+                .map(|e| e["result"].clone())
+                .collect(),
+            Caller::Early => {
+                let response = client()
+                    .post(format!("{base}/tasks/sendSubscribe"))
+                    .json(&early_send(&new_id(), text, Some(skill)))
+                    .send()
+                    .await
+                    .expect("stream");
+                let bytes = response.bytes().await.expect("body");
+                sse_data(&bytes).iter().map(|d| serde_json::from_str(d).expect("JSON")).collect()
+            }
+        };
+        assert!(!events.is_empty(), "{:?}: no events", self.caller);
+        let mut id = String::new();
+        let mut state = String::new();
+        let mut text_seen = None;
+        for event in &events {
+            // 1.0: {task|statusUpdate|artifactUpdate}; 0.3: kind-tagged; early: whole tasks.
+            let inner = ["task", "statusUpdate", "artifactUpdate"].iter().find_map(|k| event.get(*k)).unwrap_or(event);
+            if let Some(task_id) = inner["taskId"].as_str().or(inner["id"].as_str()) {
+                id = task_id.to_string();
+            }
+            if let Some(s) = inner["status"]["state"].as_str() {
+                state = state_v1(s);
+            }
+            if let Some(t) =
+                inner["artifact"]["parts"][0]["text"].as_str().or(inner["artifacts"][0]["parts"][0]["text"].as_str())
+            {
+                text_seen = Some(t.to_string());
+            }
+        }
+        (id, state, text_seen)
+    }
+
+    async fn get(&self, id: &str) -> Seen {
+        let base = &self.base;
+        match self.caller {
+            Caller::V1JsonRpc => seen(&a2a_e2e::rpc(&format!("{base}/"), "GetTask", json!({"id": id})).await["result"]),
+            Caller::V1Rest => seen(&a2a_e2e::get_json(&format!("{base}/tasks/{id}")).await.1),
+            Caller::V03 => seen(&rpc03(&format!("{base}/"), "tasks/get", json!({"id": id})).await.1["result"]),
+            Caller::Early => seen(&early_get(&format!("{base}/tasks/{id}")).await.1),
+        }
+    }
+
+    async fn cancel(&self, id: &str) -> Seen {
+        let base = &self.base;
+        match self.caller {
+            Caller::V1JsonRpc => {
+                seen(&a2a_e2e::rpc(&format!("{base}/"), "CancelTask", json!({"id": id})).await["result"])
+            }
+            Caller::V1Rest => seen(&a2a_e2e::rest_post(&format!("{base}/tasks/{id}:cancel"), json!({})).await.1),
+            Caller::V03 => seen(&rpc03(&format!("{base}/"), "tasks/cancel", json!({"id": id})).await.1["result"]),
+            Caller::Early => seen(&early_post(&format!("{base}/tasks/{id}/cancel"), &json!({})).await.1),
+        }
+    }
+}
+
+/// The matrix row of one backend: every caller dialect × {blocking send, stream, get, cancel,
+/// multi-turn continue}. `echo` answers with the text it got; `clarify` asks first (input-required),
+/// and is what cancel and continue use.
+async fn matrix_row(base: &str, echo: &str, clarify: &str) {
+    for caller in CALLERS {
+        let driver = Driver { caller, base: base.to_string() };
+        let label = format!("{caller:?} → {base}");
+        let sent = driver.send("matrix hello", echo, None).await;
+        assert_eq!(
+            (sent.state.as_str(), sent.text.as_deref()),
+            ("TASK_STATE_COMPLETED", Some("matrix hello")),
+            "{label}: send {sent:?}"
+        );
+        let got = driver.get(&sent.id).await;
+        assert_eq!(
+            (got.id.as_str(), got.state.as_str()),
+            (sent.id.as_str(), "TASK_STATE_COMPLETED"),
+            "{label}: get {got:?}"
+        );
+        let (id, state, text) = driver.stream("matrix stream", echo).await;
+        assert!(!id.is_empty(), "{label}: stream named no task");
+        assert_eq!(
+            (state.as_str(), text.as_deref()),
+            ("TASK_STATE_COMPLETED", Some("matrix stream")),
+            "{label}: stream"
+        );
+        let asked = driver.send("deploy it", clarify, None).await;
+        assert_eq!(asked.state, "TASK_STATE_INPUT_REQUIRED", "{label}: clarify {asked:?}");
+        let canceled = driver.cancel(&asked.id).await;
+        assert_eq!(
+            (canceled.id.as_str(), canceled.state.as_str()),
+            (asked.id.as_str(), "TASK_STATE_CANCELED"),
+            "{label}: cancel {canceled:?}"
+        );
+        let asked = driver.send("deploy it", clarify, None).await;
+        let answered = driver.send("staging", clarify, Some(&asked)).await;
+        assert_eq!(
+            (answered.id.as_str(), answered.state.as_str()),
+            (asked.id.as_str(), "TASK_STATE_COMPLETED"),
+            "{label}: continue {answered:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn matrix_every_caller_dialect_to_1_0_backends() {
+    let (_agents, gw) = rust_fleet().await;
+    matrix_row(&gw.url, "echo", "clarify").await;
+}
+
+#[tokio::test]
+async fn matrix_every_caller_dialect_to_an_early_backend() {
+    let early = example_agent(BIN, "early", &[]).await;
+    let yaml = format!(
+        "{PREAMBLE}backends:\n  - name: early\n    url: {}\n    card_path: /.well-known/agent.json\n",
+        early.url
+    );
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["early-echo", "early-clarify"]).await;
+    matrix_row(&gw.url, "early-echo", "early-clarify").await;
+    matrix_row(&format!("{}/agents/early", gw.url), "early-echo", "early-clarify").await;
+}
+
+#[tokio::test]
+async fn matrix_every_caller_dialect_to_an_sdk_agent_serving_0_3() {
+    let echo = python_agent("echo", &["--v03"]).await;
+    let clarify = python_agent("clarify", &["--v03"]).await;
+    let yaml = format!(
+        "{PREAMBLE}backends:\n  - name: pyecho\n    url: {}\n    dialect: \"0.3\"\n  - name: pyclarify\n    url: {}\n    dialect: \"0.3\"\n",
+        echo.url, clarify.url
+    );
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["py-echo", "py-clarify"]).await;
+    matrix_row(&gw.url, "py-echo", "py-clarify").await;
 }

@@ -3,6 +3,7 @@
 //!
 //! [`A2aCall`]: a2a_policies::A2aCall
 
+pub mod agent_side;
 pub mod bridge;
 pub mod decode;
 pub mod early_ids;
