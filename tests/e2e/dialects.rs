@@ -497,4 +497,15 @@ async fn matrix_every_caller_dialect_to_an_sdk_agent_serving_0_3() {
     let gw = gateway(BIN, &yaml).await;
     wait_for_skills(&gw.url, &["py-echo", "py-clarify"]).await;
     matrix_row(&gw.url, "py-echo", "py-clarify").await;
+    // The official 1.0 client, both bindings, through the gateway to the agent's 0.3 interface.
+    for binding in ["jsonrpc", "rest"] {
+        let base = format!("{}/agents/pyecho", gw.url);
+        let args = ["--base", &base, "--binding", binding, "--echo-skill", "py-echo"];
+        let flows = ["--flow", "send", "--flow", "stream", "--flow", "get"];
+        let (ok, lines, report) = python_client(&[&args[..], &flows[..]].concat()).await;
+        assert!(
+            ok && !lines.is_empty() && lines.iter().all(|l| l["ok"] == true),
+            "sdk 1.0 client ({binding}):\n{report}"
+        );
+    }
 }

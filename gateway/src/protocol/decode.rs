@@ -694,4 +694,114 @@ mod tests {
             assert_eq!(v["jsonrpc"], "2.0");
         }
     }
+    /// At least 20 malformed early requests, each refused in the early error shape: a 4xx status and
+    /// `{"detail": "…"}`.
+    #[test]
+    fn malformed_early_requests_get_early_errors() {
+        let id = "4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b";
+        let msg = r#"{"role":"user","parts":[{"type":"text","text":"hi"}]}"#;
+        let cases: Vec<(Method, String, String)> = vec![
+            (Method::POST, "/tasks/send".into(), "{".into()),
+            (Method::POST, "/tasks/send".into(), "[]".into()),
+            (Method::POST, "/tasks/send".into(), "\"text\"".into()),
+            (Method::POST, "/tasks/send".into(), "{}".into()),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"message":{msg}}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"not-a-uuid","message":{msg}}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":7,"message":{msg}}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"{id}"}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"{id}","message":"hi"}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"{id}","message":{{"role":"user","parts":"x"}}}}"#)),
+            (
+                Method::POST,
+                "/tasks/send".into(),
+                format!(r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"video"}}]}}}}"#),
+            ),
+            (
+                Method::POST,
+                "/tasks/send".into(),
+                format!(r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"text"}}]}}}}"#),
+            ),
+            (
+                Method::POST,
+                "/tasks/send".into(),
+                format!(r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"file"}}]}}}}"#),
+            ),
+            (
+                Method::POST,
+                "/tasks/send".into(),
+                format!(r#"{{"id":"{id}","message":{msg},"metadata":{{"skillId":5}}}}"#),
+            ),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"{id}","message":{msg},"historyLength":"x"}}"#)),
+            (Method::POST, "/tasks/sendSubscribe".into(), "{".into()),
+            (Method::POST, "/tasks/sendSubscribe".into(), format!(r#"{{"id":"","message":{msg}}}"#)),
+            (Method::POST, "/tasks/sendSubscribe".into(), format!(r#"{{"id":"{id}","message":null}}"#)),
+            (Method::GET, "/tasks/not-a-uuid".into(), String::new()),
+            (Method::POST, "/tasks/not-a-uuid/cancel".into(), String::new()),
+            (Method::POST, format!("/tasks/{id}/cancel"), "[1]".into()),
+            (Method::POST, format!("/tasks/{id}/cancel"), "{".into()),
+            (Method::POST, "/tasks/not-a-uuid/send".into(), format!(r#"{{"message":{msg}}}"#)),
+            (Method::POST, format!("/tasks/{id}/send"), "{}".into()),
+            (
+                Method::POST,
+                format!("/tasks/{id}/send"),
+                format!(r#"{{"id":"0f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b","message":{msg}}}"#),
+            ),
+        ];
+        assert!(cases.len() >= 20);
+        for (method, path, body) in &cases {
+            let label = format!("{method} {path} {body}");
+            let refusal = decode_any(method, path, None, &HeaderMap::new(), body.as_bytes(), None).expect_err(&label);
+            assert_eq!(refusal.dialect, Dialect::Early, "{label}");
+            let rendered = super::super::errors::render_in(&refusal.error, refusal.dialect, refusal.binding, None);
+            assert!(rendered.status.is_client_error(), "{label}: {}", rendered.status);
+            let v: Value = serde_json::from_slice(&rendered.body).unwrap();
+            assert!(v["detail"].is_string(), "{label}: {v}");
+            assert_eq!(v.as_object().map(|o| o.len()), Some(1), "{label}: {v}");
+        }
+    }
+
+    #[test]
+    fn early_requests_are_translated_into_1_0_rest_on_the_agent_task() {
+        let id = "4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b";
+        let body = format!(
+            r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"text","text":"hi"}}]}},"metadata":{{"skillId":"echo"}}}}"#
+        );
+        let decoded =
+            decode_any(&Method::POST, "/agents/e/tasks/sendSubscribe", None, &HeaderMap::new(), body.as_bytes(), None)
+                .expect("early send");
+        let call = &decoded.call;
+        assert_eq!(
+            (call.dialect, call.binding, call.operation),
+            (Dialect::Early, Binding::Rest, Operation::SendStreamingMessage)
+        );
+        assert_eq!(
+            (call.rest_path.as_deref(), call.skill_id.as_deref(), call.task_id.as_deref()),
+            (Some("/message:stream"), Some("echo"), None)
+        );
+        assert_eq!((decoded.early_id.as_deref(), decoded.new_task, call.agent.as_deref()), (Some(id), true, Some("e")));
+        let ids = EarlyIds::new(std::time::Duration::from_secs(60));
+        ids.insert(
+            id,
+            crate::protocol::early_ids::AgentTask { task_id: "agent-7".into(), context_id: Some("c".into()) },
+        );
+        let decoded = decode_any(
+            &Method::GET,
+            &format!("/tasks/{id}"),
+            Some("historyLength=2"),
+            &HeaderMap::new(),
+            b"",
+            Some(&ids),
+        )
+        .expect("get");
+        assert_eq!(
+            (decoded.call.task_id.as_deref(), decoded.call.rest_path.as_deref()),
+            (Some("agent-7"), Some("/tasks/agent-7?historyLength=2"))
+        );
+        // A reused id is refused; with the 1.0 header, GET /tasks/{id} is 1.0.
+        let refusal =
+            decode_any(&Method::POST, "/tasks/send", None, &HeaderMap::new(), body.as_bytes(), Some(&ids)).unwrap_err();
+        assert_eq!(refusal.dialect, Dialect::Early);
+        let v1 = decode_any(&Method::GET, &format!("/tasks/{id}"), None, &v1(), b"", Some(&ids)).expect("1.0 get");
+        assert_eq!((v1.call.dialect, v1.call.task_id.as_deref()), (Dialect::V1, Some(id)));
+    }
 }
