@@ -16,7 +16,7 @@ use reqwest::Url;
 use a2a_policies::Source;
 
 use crate::observers::{Exchange, Observers};
-use crate::protocol::agent_side;
+use crate::protocol::agent_side::{self, OriginalRequest};
 use crate::protocol::translate::v03;
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
@@ -107,6 +107,25 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
+        self.forward_call(backend, exchange, call, method, headers, body, None).await
+    }
+
+    /// [`forward`](Self::forward), with the caller's original request when it spoke another dialect
+    /// than 1.0: an agent of that dialect gets it unchanged (and its answer goes back unchanged).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn forward_call(
+        &self,
+        backend: &Backend,
+        exchange: Exchange,
+        call: &A2aCall,
+        method: &Method,
+        headers: &HeaderMap,
+        body: Bytes,
+        original: Option<&OriginalRequest>,
+    ) -> Result<Response<Body>, ForwardError> {
+        if let Some(original) = original.filter(|o| o.dialect == backend.dialect && o.dialect != Dialect::V1) {
+            return self.forward_unchanged(backend, exchange, call, headers, original).await;
+        }
         if backend.dialect != Dialect::V1 {
             return self.forward_bridged(backend, exchange, call, headers, body).await;
         }
@@ -202,6 +221,45 @@ impl Forwarder {
         };
         out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         Ok(build_response(status, out_headers, Body::from(v1)))
+    }
+
+    /// Caller and agent share a dialect: the caller's bytes go out and the agent's come back
+    /// unchanged; the tap and the observers read a 1.0 copy.
+    async fn forward_unchanged(
+        &self,
+        backend: &Backend,
+        exchange: Exchange,
+        call: &A2aCall,
+        headers: &HeaderMap,
+        original: &OriginalRequest,
+    ) -> Result<Response<Body>, ForwardError> {
+        let outgoing = agent_side::pass_through_call(backend.dialect, call, original);
+        let method = outgoing.method.clone();
+        let response =
+            self.send(backend, exchange.caller.as_ref(), call, &method, headers, Bytes::new(), Some(&outgoing)).await?;
+        let status = response.status();
+        let out_headers = relayed_headers(response.headers());
+        let mut answer = if is_event_stream(response.headers()) {
+            let copy = agent_side::ObservedCopy::new(backend.dialect, call);
+            let relay = Relay::new(
+                response.bytes_stream().boxed(),
+                self.observers.clone(),
+                exchange,
+                call.rpc_id.clone(),
+                &self.streams,
+            )
+            .observing(copy);
+            build_response(status, out_headers, Body::from_stream(relay))
+        } else {
+            let body = self.read_whole(&backend.name, response).await?;
+            let (v1_status, v1) = agent_side::unary_to_v1(backend.dialect, call, status, &body);
+            if v1_status.is_success() {
+                self.observers.observe_json(&exchange, &v1, Source::Response);
+            }
+            build_response(status, out_headers, Body::from(body))
+        };
+        answer.extensions_mut().insert(agent_side::PassedThrough);
+        Ok(answer)
     }
 
     #[allow(clippy::too_many_arguments)]

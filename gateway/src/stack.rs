@@ -25,6 +25,7 @@ use crate::directory::TaskDirectory;
 use crate::gateway::Gateway;
 use crate::metrics::{BACKEND_DURATION, MetricsLayer};
 use crate::observers::Exchange;
+use crate::protocol::agent_side::OriginalRequest;
 use crate::protocol::bridge::{self, Answering};
 use crate::protocol::decode::{Decoded, Refusal, decode_any, dialect_hint, split_agent_path};
 use crate::protocol::early_ids::EarlyIds;
@@ -167,8 +168,21 @@ where
             };
             let info = RequestInfo::new(uuid::Uuid::now_v7().to_string());
             let request_id = HeaderValue::from_str(info.request_id()).ok();
-            // Everything inside sees the call's 1.0 form.
+            // Everything inside sees the call's 1.0 form; an agent of the caller's own dialect
+            // gets the original.
+            let original = translated.is_some().then(|| OriginalRequest {
+                dialect: call.dialect,
+                method: parts.method.clone(),
+                path: match parts.uri.query() {
+                    Some(q) => format!("{}?{q}", split_agent_path(parts.uri.path()).1),
+                    None => split_agent_path(parts.uri.path()).1.to_owned(),
+                },
+                body: bytes.clone(),
+            });
             let mut request = Request::from_parts(parts, translated.map_or(bytes, Bytes::from));
+            if let Some(original) = original {
+                request.extensions_mut().insert(original);
+            }
             request.extensions_mut().insert(call);
             request.extensions_mut().insert(info);
             let mut response = match inner.oneshot(request).await {
@@ -315,7 +329,15 @@ impl Service<Request<Bytes>> for ForwardService {
                         let forward = async {
                             let result = gateway
                                 .forwarder
-                                .forward(&backend, exchange, call, &parts.method, &parts.headers, body.clone())
+                                .forward_call(
+                                    &backend,
+                                    exchange,
+                                    call,
+                                    &parts.method,
+                                    &parts.headers,
+                                    body.clone(),
+                                    parts.extensions.get::<OriginalRequest>(),
+                                )
                                 .await;
                             let waited = asked.elapsed();
                             metrics::histogram!(BACKEND_DURATION, "backend" => timed.to_string())

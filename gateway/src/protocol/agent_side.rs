@@ -272,6 +272,52 @@ impl Stream for AgentEvents {
     }
 }
 
+/// For a pass-through stream (caller and agent share a dialect): the relay hands the agent's bytes
+/// on unchanged and gives the tap this 1.0 copy of them.
+pub struct ObservedCopy {
+    parser: SseParser,
+    converter: Converter,
+}
+
+impl ObservedCopy {
+    pub fn new(dialect: Dialect, call: &A2aCall) -> ObservedCopy {
+        ObservedCopy { parser: SseParser::new(), converter: Converter::new(dialect, call, SnapshotDiffer::new()) }
+    }
+
+    /// The 1.0 events of what `chunk` completes.
+    pub fn translate(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let converter = &mut self.converter;
+        self.parser.feed(chunk, &mut |data| converter.event(data, &mut out));
+        out
+    }
+}
+
+/// The request to an agent that speaks the caller's dialect: the caller's own bytes.
+pub fn pass_through_call(dialect: Dialect, call: &A2aCall, original: &OriginalRequest) -> AgentCall {
+    AgentCall {
+        method: original.method.clone(),
+        path: (dialect == Dialect::Early).then(|| original.path.clone()),
+        body: original.body.to_vec(),
+        streams: call.operation.is_streaming(),
+    }
+}
+
+/// A non-1.0 caller's request as it came (request extension set by the decode layer), for an agent
+/// that speaks the caller's dialect.
+#[derive(Debug, Clone)]
+pub struct OriginalRequest {
+    pub dialect: Dialect,
+    pub method: Method,
+    /// Below the agent's base, with the query.
+    pub path: String,
+    pub body: Bytes,
+}
+
+/// Response extension: the answer is the agent's own, already in the caller's dialect.
+#[derive(Debug, Clone, Copy)]
+pub struct PassedThrough;
+
 #[cfg(test)]
 mod tests {
     use super::*;

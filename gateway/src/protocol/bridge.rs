@@ -120,7 +120,8 @@ fn early_error_text(body: &[u8]) -> Option<String> {
 
 /// The 1.0 answer `response` in the dialect of `answering`. 1.0 answers pass through untouched.
 pub async fn answer(answering: Answering, response: Response<Body>) -> Response<Body> {
-    if answering.dialect == Dialect::V1 {
+    // 1.0 callers, and answers an agent of the caller's own dialect wrote, go as they are.
+    if answering.dialect == Dialect::V1 || response.extensions().get::<super::agent_side::PassedThrough>().is_some() {
         return response;
     }
     let (mut parts, body) = response.into_parts();
