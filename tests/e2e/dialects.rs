@@ -509,3 +509,158 @@ async fn matrix_every_caller_dialect_to_an_sdk_agent_serving_0_3() {
         );
     }
 }
+
+/// A backend for the pass-through diagonal: records the bytes of every call and answers with canned
+/// bytes (odd spacing, unknown fields), so the test can hold the gateway to "bytes unchanged" both
+/// ways. `early`: the early dialect; otherwise A2A 0.3 JSON-RPC.
+struct Lab {
+    url: String,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<bytes::Bytes>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+const LAB03_UNARY: &str = r#"{"jsonrpc":"2.0","id":"q-1","result":{"kind":"task","id":"lab-1","contextId":"c-1",  "status":{"state":"completed"},"x-lab-field":{"kept":[1,2]}}}"#;
+const LAB03_STREAM: &str = "data: {\"jsonrpc\":\"2.0\",\"id\":\"q-2\",\"result\":{\"kind\":\"task\",\"id\":\"lab-2\",\"contextId\":\"c-2\",\"status\":{\"state\":\"working\"}}}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"q-2\",\"result\":{\"kind\":\"status-update\",\"taskId\":\"lab-2\",\"contextId\":\"c-2\",\"final\":true,\"status\":{\"state\":\"completed\"},\"x-lab\":1}}\n\n";
+
+fn lab_early_task(id: &str, state: &str) -> String {
+    format!(r#"{{"id":"{id}", "sessionId":"s-1","status":{{"state":"{state}"}},"artifacts":[],"x-lab-field":true}}"#)
+}
+
+async fn start_lab(early: bool) -> Lab {
+    use axum::routing::{get, post};
+    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<bytes::Bytes>>> = Default::default();
+    let record = {
+        let seen = seen.clone();
+        move |body: bytes::Bytes| seen.lock().expect("lock").push(body)
+    };
+    let sse = |body: String| {
+        axum::response::Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(axum::body::Body::from(body))
+            .expect("response")
+    };
+    let json = |body: String| {
+        axum::response::Response::builder()
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(body))
+            .expect("response")
+    };
+    let app = if early {
+        let card = json!({"name": "lab early", "url": format!("{base}/"), "version": "0.1.0",
+            "capabilities": {"streaming": true}, "skills": [{"id": "lab-early", "name": "lab"}]});
+        let (r1, r2) = (record.clone(), record.clone());
+        axum::Router::new()
+            .route("/.well-known/agent.json", get(move || async move { axum::Json(card) }))
+            .route(
+                "/tasks/send",
+                post(move |body: bytes::Bytes| async move {
+                    let id =
+                        serde_json::from_slice::<Value>(&body).ok().and_then(|v| v["id"].as_str().map(str::to_string));
+                    r1(body);
+                    json(lab_early_task(&id.unwrap_or_default(), "completed"))
+                }),
+            )
+            .route(
+                "/tasks/sendSubscribe",
+                post(move |body: bytes::Bytes| async move {
+                    let id =
+                        serde_json::from_slice::<Value>(&body).ok().and_then(|v| v["id"].as_str().map(str::to_string));
+                    r2(body);
+                    let id = id.unwrap_or_default();
+                    sse(format!(
+                        "data: {}\n\ndata: {}\n\n",
+                        lab_early_task(&id, "working"),
+                        lab_early_task(&id, "completed")
+                    ))
+                }),
+            )
+    } else {
+        let card = json!({"name": "lab 0.3", "url": format!("{base}/rpc"), "protocolVersion": "0.3.0",
+            "preferredTransport": "JSONRPC", "version": "1", "capabilities": {"streaming": true},
+            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": [{"id": "lab-03", "name": "lab", "description": "d", "tags": []}]});
+        axum::Router::new().route("/.well-known/agent-card.json", get(move || async move { axum::Json(card) })).route(
+            "/rpc",
+            post(move |body: bytes::Bytes| async move {
+                let streaming = body.windows(16).any(|w| w == b"\"message/stream\"");
+                record(body);
+                if streaming { sse(LAB03_STREAM.to_string()) } else { json(LAB03_UNARY.to_string()) }
+            }),
+        )
+    };
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Lab { url: base, seen, task }
+}
+
+#[tokio::test]
+async fn pass_through_diagonal_keeps_bytes_unchanged_both_ways() {
+    let lab03 = start_lab(false).await;
+    let lab_early = start_lab(true).await;
+    let yaml = format!(
+        "{PREAMBLE}backends:\n  - name: lab03\n    url: {}\n  - name: labearly\n    url: {}\n    card_path: /.well-known/agent.json\n",
+        lab03.url, lab_early.url
+    );
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["lab-03", "lab-early"]).await;
+
+    // 0.3 caller → 0.3 agent: the request as sent (spacing, unknown fields), the answer as written.
+    let send = r#"{"jsonrpc":"2.0", "id":"q-1","method":"message/send","params":{"message":{"kind":"message","messageId":"m-1","role":"user","parts":[{"kind":"text","text":"hi"}],"metadata":{"skillId":"lab-03"}},"x-caller-field":[true]}}"#;
+    let answer = client()
+        .post(format!("{}/", gw.url))
+        .body(send)
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(answer.bytes().await.expect("body"), LAB03_UNARY.as_bytes());
+    let stream = send.replace("\"q-1\"", "\"q-2\"").replace("message/send", "message/stream");
+    let answer = client()
+        .post(format!("{}/", gw.url))
+        .body(stream.clone())
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(answer.bytes().await.expect("body"), LAB03_STREAM.as_bytes());
+    assert_eq!(*lab03.seen.lock().expect("lock"), vec![bytes::Bytes::from(send), bytes::Bytes::from(stream)]);
+    // The tap learned the streamed task: a 1.0 caller can get it (bridged 1.0 → 0.3).
+    let got = a2a_e2e::rpc(&format!("{}/", gw.url), "GetTask", json!({"id": "lab-2"})).await;
+    assert!(got.get("error").is_none() || got["error"]["code"] != -32001, "{got}");
+
+    // Early caller → early agent.
+    let id = new_id();
+    let send = format!(
+        r#"{{"id":"{id}",  "message":{{"role":"user","parts":[{{"type":"text","text":"hi"}}]}},"metadata":{{"skillId":"lab-early"}},"x-caller":1}}"#
+    );
+    let answer = client()
+        .post(format!("{}/tasks/send", gw.url))
+        .body(send.clone())
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(answer.bytes().await.expect("body"), lab_early_task(&id, "completed").as_bytes());
+    let id2 = new_id();
+    let stream = send.replace(&id, &id2);
+    let answer = client()
+        .post(format!("{}/tasks/sendSubscribe", gw.url))
+        .body(stream.clone())
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .expect("stream");
+    let expected =
+        format!("data: {}\n\ndata: {}\n\n", lab_early_task(&id2, "working"), lab_early_task(&id2, "completed"));
+    assert_eq!(answer.bytes().await.expect("body"), expected.as_bytes());
+    assert_eq!(*lab_early.seen.lock().expect("lock"), vec![bytes::Bytes::from(send), bytes::Bytes::from(stream)]);
+}
