@@ -126,7 +126,8 @@ impl Forwarder {
         if let Some(original) = original.filter(|o| o.dialect == backend.dialect && o.dialect != Dialect::V1) {
             return self.forward_unchanged(backend, exchange, call, headers, original).await;
         }
-        if backend.dialect != Dialect::V1 {
+        if backend.dialect != Dialect::V1 || target(backend, call).is_err() {
+            // Another dialect, or a 1.0 agent without the caller's binding: translated.
             return self.forward_bridged(backend, exchange, call, headers, body).await;
         }
         let response = self.send(backend, exchange.caller.as_ref(), call, method, headers, body, None).await?;
@@ -187,7 +188,10 @@ impl Forwarder {
         body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
         let request = agent_side::v1_request(call, &body)?;
-        let outgoing = agent_side::agent_call(backend.dialect, request, call.rpc_id.as_ref())?;
+        let outgoing = match backend.dialect {
+            Dialect::V1 => agent_side::rebind_call(call, request)?,
+            dialect => agent_side::agent_call(dialect, request, call.rpc_id.as_ref())?,
+        };
         let (method, streams) = (outgoing.method.clone(), outgoing.streams);
         let response =
             self.send(backend, exchange.caller.as_ref(), call, &method, headers, Bytes::new(), Some(&outgoing)).await?;
@@ -203,14 +207,17 @@ impl Forwarder {
             return Ok(build_response(StatusCode::OK, out_headers, Body::from_stream(relay)));
         }
         let body = self.read_whole(&backend.name, response).await?;
-        if call.operation.is_streaming() {
+        if call.operation.is_streaming() && backend.dialect == Dialect::Early {
             // An early agent's answer to a streamed continuation is one task: sent as a 1.0 stream.
             let events = agent_side::continuation_stream(call, status, &body);
             self.observers.observe_json(&exchange, &events, Source::Stream);
             out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
             return Ok(build_response(StatusCode::OK, out_headers, Body::from(events)));
         }
-        let (status, v1) = agent_side::unary_to_v1(backend.dialect, call, status, &body);
+        let (status, v1) = match backend.dialect {
+            Dialect::V1 => agent_side::unary_rebound(call, status, &body),
+            dialect => agent_side::unary_to_v1(dialect, call, status, &body),
+        };
         if status.is_success() {
             self.observers.observe_json(&exchange, &v1, Source::Response);
         }
@@ -291,6 +298,9 @@ impl Forwarder {
         }
         if outgoing.is_some() {
             request = request.header(header::CONTENT_TYPE, "application/json");
+            if backend.dialect == Dialect::V1 {
+                request = request.header("a2a-version", crate::protocol::PROTOCOL_VERSION);
+            }
             if backend.dialect == Dialect::V03 {
                 request = request.header("a2a-version", v03::VERSION_HEADER_VALUE);
                 if !headers.contains_key(v03::EXTENSIONS_HEADER) {

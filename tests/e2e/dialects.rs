@@ -664,3 +664,66 @@ async fn pass_through_diagonal_keeps_bytes_unchanged_both_ways() {
     assert_eq!(answer.bytes().await.expect("body"), expected.as_bytes());
     assert_eq!(*lab_early.seen.lock().expect("lock"), vec![bytes::Bytes::from(send), bytes::Bytes::from(stream)]);
 }
+
+/// A 1.0 agent offering one binding only: a transparent proxy to a Rust example agent whose card
+/// keeps just the interfaces of `binding` ("JSONRPC" or "HTTP+JSON").
+async fn one_binding(agent: &Proc, binding: &'static str) -> Lab {
+    use axum::extract::Request;
+    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let target = agent.url.clone();
+    let app = axum::Router::new().fallback(move |request: Request| {
+        let target = target.clone();
+        async move {
+            let (parts, body) = request.into_parts();
+            let body = axum::body::to_bytes(body, 1 << 24).await.unwrap_or_default();
+            let path = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
+            let mut outgoing = client().request(parts.method.clone(), format!("{target}{path}")).body(body);
+            for (name, value) in &parts.headers {
+                if name != "host" && name != "content-length" {
+                    outgoing = outgoing.header(name, value);
+                }
+            }
+            let answer = outgoing.send().await.expect("agent answers");
+            let status = answer.status();
+            let content_type = answer.headers().get("content-type").cloned();
+            let is_card = path.starts_with("/.well-known/agent-card.json");
+            let mut builder = axum::response::Response::builder().status(status);
+            if let Some(content_type) = content_type {
+                builder = builder.header("content-type", content_type);
+            }
+            if is_card {
+                let mut card: Value = answer.json().await.expect("card");
+                if let Some(list) = card["supportedInterfaces"].as_array_mut() {
+                    list.retain(|i| i["protocolBinding"] == binding);
+                }
+                return builder.body(axum::body::Body::from(card.to_string())).expect("response");
+            }
+            builder.body(axum::body::Body::from_stream(answer.bytes_stream())).expect("response")
+        }
+    });
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Lab { url: base, seen: Default::default(), task }
+}
+
+#[tokio::test]
+async fn matrix_every_caller_dialect_to_1_0_agents_with_one_binding() {
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let echo = example_agent(BIN, "echo", &[]).await;
+        let clarify = example_agent(BIN, "clarify", &[]).await;
+        let (echo_lab, clarify_lab) = (one_binding(&echo, binding).await, one_binding(&clarify, binding).await);
+        let gw = gateway(BIN, &config(&[("echo", &echo_lab.url), ("clarify", &clarify_lab.url)], "")).await;
+        wait_for_skills(&gw.url, &["echo", "clarify"]).await;
+        let (_, card) = a2a_e2e::get_json(&format!("{}/agents/echo/.well-known/agent-card.json", gw.url)).await;
+        let offered: Vec<&Value> = card["supportedInterfaces"]
+            .as_array()
+            .expect("interfaces")
+            .iter()
+            .filter(|i| i["protocolVersion"] == "1.0")
+            .collect();
+        assert!(offered.len() == 1 && offered[0]["protocolBinding"] == binding, "{card}");
+        matrix_row(&gw.url, "echo", "clarify").await;
+    }
+}

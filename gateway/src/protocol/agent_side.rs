@@ -144,6 +144,100 @@ fn invalid_answer(error: TranslateError) -> ErrorObject {
     ErrorObject::new(ErrorKind::InvalidAgentResponse, message)
 }
 
+/// A 1.0 HTTP+JSON error answer (google.rpc.Status) as the error object: the kind from its ErrorInfo
+/// reason, else from the status.
+fn rest_error(status: StatusCode, body: &[u8]) -> ErrorObject {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    let message = error.and_then(|e| e["message"].as_str()).unwrap_or("the agent failed").to_owned();
+    let reason = error.and_then(|e| e["details"].as_array()?.iter().find_map(|d| d["reason"].as_str()));
+    let kind = reason.and_then(ErrorKind::from_reason).unwrap_or(match status.as_u16() {
+        404 => ErrorKind::TaskNotFound,
+        400 | 422 => ErrorKind::InvalidParams,
+        _ => ErrorKind::Internal,
+    });
+    let mut object = ErrorObject::new(kind, message);
+    if let Some(details) = error.and_then(|e| e.get("details")).filter(|d| d.is_array()) {
+        object.data = Some(details.clone());
+    }
+    object
+}
+
+/// A task id as one path segment: everything but unreserved characters percent-encoded.
+pub fn segment(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for byte in id.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The request for a 1.0 agent that lacks the caller's binding, in its other binding.
+pub fn rebind_call(call: &A2aCall, request: Request) -> Result<AgentCall, A2aError> {
+    let op = call.operation;
+    match call.binding {
+        // JSON-RPC caller → HTTP+JSON agent.
+        Binding::JsonRpc => {
+            let encoded = serde_json::to_vec(&request).map_err(|_| A2aError::Internal)?;
+            let (method, path, body) = match &request {
+                Request::SendMessage(_) => (Method::POST, "/message:send".to_owned(), encoded),
+                Request::SendStreamingMessage(_) => (Method::POST, "/message:stream".to_owned(), encoded),
+                Request::GetTask(r) => {
+                    let query = r.history_length.map(|n| format!("?historyLength={n}")).unwrap_or_default();
+                    (Method::GET, format!("/tasks/{}{query}", segment(&r.id)), Vec::new())
+                }
+                Request::CancelTask(r) => (Method::POST, format!("/tasks/{}:cancel", segment(&r.id)), encoded),
+                Request::SubscribeToTask(r) => {
+                    (Method::POST, format!("/tasks/{}:subscribe", segment(&r.id)), Vec::new())
+                }
+                _ => {
+                    return Err(A2aError::UnsupportedOperation(format!(
+                        "{op} is not bridged from JSON-RPC to an HTTP+JSON-only agent"
+                    )));
+                }
+            };
+            Ok(AgentCall { method, path: Some(path), body, streams: op.is_streaming() })
+        }
+        // HTTP+JSON caller → JSON-RPC agent.
+        Binding::Rest => {
+            let id = json!(uuid::Uuid::new_v4().to_string());
+            let body = jsonrpc::request(&id, op.method_name(), Some(&request));
+            Ok(AgentCall { method: Method::POST, path: None, body, streams: op.is_streaming() })
+        }
+    }
+}
+
+/// A 1.0 agent's unary answer in its other binding, as the answer in the caller's binding.
+pub fn unary_rebound(call: &A2aCall, status: StatusCode, body: &[u8]) -> (StatusCode, Vec<u8>) {
+    let (binding, id) = (call.binding, call.rpc_id.as_ref());
+    let answer: Result<Vec<u8>, ErrorObject> = match binding {
+        // The agent answered in HTTP+JSON.
+        Binding::JsonRpc if status.is_success() => match serde_json::from_slice::<&RawValue>(body) {
+            Ok(raw) => Ok(jsonrpc::success(id.unwrap_or(&Value::Null), &raw)),
+            Err(e) => Err(invalid_answer(TranslateError::Json(e.to_string()))),
+        },
+        Binding::JsonRpc => Err(rest_error(status, body)),
+        // The agent answered in JSON-RPC.
+        Binding::Rest => match jsonrpc::Envelope::parse(body) {
+            Err(error) => Err(invalid_answer(error)),
+            Ok(envelope) => match (envelope.error, envelope.result) {
+                (Some(error), _) => Err(serde_json::from_str::<ErrorObject>(error.get())
+                    .unwrap_or_else(|e| invalid_answer(TranslateError::Json(e.to_string())))),
+                (None, Some(result)) => Ok(result.get().as_bytes().to_vec()),
+                (None, None) => Ok(b"{}".to_vec()),
+            },
+        },
+    };
+    match answer {
+        Ok(bytes) => (StatusCode::OK, bytes),
+        Err(error) => failure(binding, id, error),
+    }
+}
+
 /// An agent's unary answer as the 1.0 answer in the caller's binding.
 pub fn unary_to_v1(dialect: Dialect, call: &A2aCall, status: StatusCode, body: &[u8]) -> (StatusCode, Vec<u8>) {
     let (binding, id, op) = (call.binding, call.rpc_id.as_ref(), call.operation);
@@ -211,6 +305,28 @@ impl Converter {
     /// One agent event's `data` as the 1.0 events it stands for.
     fn event(&mut self, data: &[u8], out: &mut Vec<u8>) {
         match self.dialect {
+            // The agent's other 1.0 binding: HTTP+JSON events are bare StreamResponses.
+            Dialect::V1 if self.binding == Binding::JsonRpc => match serde_json::from_slice::<StreamResponse>(data) {
+                Ok(event) => self.write(&event, out),
+                Err(_) => self.write_error(rest_error(StatusCode::INTERNAL_SERVER_ERROR, data), out),
+            },
+            Dialect::V1 => {
+                let converted =
+                    jsonrpc::Envelope::parse(data).and_then(|envelope| match (envelope.error, envelope.result) {
+                        (Some(error), _) => serde_json::from_str::<ErrorObject>(error.get())
+                            .map(Err)
+                            .map_err(|e| TranslateError::Json(e.to_string())),
+                        (None, Some(result)) => serde_json::from_str::<StreamResponse>(result.get())
+                            .map(Ok)
+                            .map_err(|e| TranslateError::Json(e.to_string())),
+                        (None, None) => Err(TranslateError::Json("a stream event without a result".into())),
+                    });
+                match converted {
+                    Ok(Ok(event)) => self.write(&event, out),
+                    Ok(Err(error)) => self.write_error(error, out),
+                    Err(error) => self.write_error(invalid_answer(error), out),
+                }
+            }
             Dialect::Early => match serde_json::from_slice::<early::Task>(data) {
                 Ok(task) => {
                     for event in self.differ.push(task) {
@@ -362,5 +478,32 @@ mod tests {
         assert_eq!(json_of(&v1)["status"]["state"], "TASK_STATE_WORKING");
         let (status, v1) = unary_to_v1(Dialect::Early, &call, StatusCode::NOT_FOUND, br#"{"detail":"Task not found"}"#);
         assert_eq!((status, json_of(&v1)["error"]["status"].clone()), (StatusCode::NOT_FOUND, json!("NOT_FOUND")));
+    }
+
+    #[test]
+    fn a_json_rpc_call_reaches_an_http_json_agent_and_back() {
+        let mut call = A2aCall::new(Binding::JsonRpc, Operation::GetTask);
+        call.rpc_id = Some(json!(9));
+        let body = br#"{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"t/1","historyLength":2}}"#;
+        let out = rebind_call(&call, v1_request(&call, body).expect("request")).expect("rest call");
+        assert_eq!((out.method, out.path.as_deref()), (Method::GET, Some("/tasks/t%2F1?historyLength=2")));
+        let (status, answer) =
+            unary_rebound(&call, StatusCode::OK, br#"{"id":"t/1","status":{"state":"TASK_STATE_WORKING"}}"#);
+        assert_eq!(
+            (status, json_of(&answer)["result"]["id"].clone(), json_of(&answer)["id"].clone()),
+            (StatusCode::OK, json!("t/1"), json!(9))
+        );
+        let error = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND"}]}}"#;
+        let (_, answer) = unary_rebound(&call, StatusCode::NOT_FOUND, error);
+        assert_eq!(json_of(&answer)["error"]["code"], -32001);
+        let rest = A2aCall { binding: Binding::Rest, ..call };
+        let out = rebind_call(&rest, v1_request(&rest, b"").expect("request")).expect("rpc call");
+        assert_eq!(json_of(&out.body)["method"], "GetTask");
+        let (status, answer) = unary_rebound(
+            &rest,
+            StatusCode::OK,
+            br#"{"jsonrpc":"2.0","id":"x","error":{"code":-32001,"message":"Task not found"}}"#,
+        );
+        assert_eq!((status, json_of(&answer)["error"]["status"].clone()), (StatusCode::NOT_FOUND, json!("NOT_FOUND")));
     }
 }

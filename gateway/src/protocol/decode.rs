@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::agent_side::segment;
 use super::early_ids::EarlyIds;
 use super::translate::model::{self, Request};
 use super::translate::{early, jsonrpc, v03};
@@ -132,9 +133,9 @@ fn decode_early(
         Request::SendStreamingMessage(_) => ("/message:stream".to_owned(), encoded(&request)?),
         Request::GetTask(get) => {
             let query = get.history_length.map(|n| format!("?historyLength={n}")).unwrap_or_default();
-            (format!("/tasks/{}{query}", get.id), Vec::new())
+            (format!("/tasks/{}{query}", segment(&get.id)), Vec::new())
         }
-        Request::CancelTask(cancel) => (format!("/tasks/{}:cancel", cancel.id), encoded(&request)?),
+        Request::CancelTask(cancel) => (format!("/tasks/{}:cancel", segment(&cancel.id)), encoded(&request)?),
         _ => return Err(early_refusal(A2aError::Internal)),
     };
     let mut call = A2aCall::new(Binding::Rest, operation);
