@@ -126,7 +126,11 @@ impl Forwarder {
         if let Some(original) = original.filter(|o| o.dialect == backend.dialect && o.dialect != Dialect::V1) {
             return self.forward_unchanged(backend, exchange, call, headers, original).await;
         }
-        if backend.dialect != Dialect::V1 || target(backend, call).is_err() {
+        let has_binding = match call.binding {
+            Binding::JsonRpc => backend.jsonrpc_url.is_some(),
+            Binding::Rest => backend.rest_url.is_some(),
+        };
+        if backend.dialect != Dialect::V1 || !has_binding {
             // Another dialect, or a 1.0 agent without the caller's binding: translated.
             return self.forward_bridged(backend, exchange, call, headers, body).await;
         }
