@@ -84,15 +84,34 @@ pub fn agent_base(public_base: &str, name: &str) -> String {
     format!("{public_base}/agents/{name}")
 }
 
+/// The card's interfaces, 1.0 first (SDK clients take the first of a binding they support). The
+/// JSON-RPC endpoint also takes A2A 0.3 calls (told apart by method name), so it is listed a second
+/// time as 0.3, as the reference SDK lists the interfaces it serves in both versions.
 fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>) -> Value {
     let mut list = Vec::new();
-    if let Some(url) = jsonrpc_url {
+    if let Some(url) = &jsonrpc_url {
         list.push(json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": PROTOCOL_VERSION}));
     }
     if let Some(url) = rest_url {
         list.push(json!({"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": PROTOCOL_VERSION}));
     }
+    if let Some(url) = jsonrpc_url {
+        list.push(json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": V03_VERSION}));
+    }
     Value::Array(list)
+}
+
+/// The protocol version the 0.3 interface and top-level fields name.
+const V03_VERSION: &str = "0.3";
+
+/// The 0.3 top-level interface fields (`url`, `preferredTransport`, `protocolVersion`) for 0.3
+/// clients, which read no `supportedInterfaces`: the JSON-RPC endpoint, when there is one.
+fn add_v03_fields(card: &mut Value, jsonrpc_url: Option<&str>) {
+    if let (Value::Object(map), Some(url)) = (card, jsonrpc_url) {
+        map.insert("url".into(), json!(url));
+        map.insert("preferredTransport".into(), json!("JSONRPC"));
+        map.insert("protocolVersion".into(), json!("0.3.0"));
+    }
 }
 
 /// The gateway's own card: its identity from config, its interfaces, and the union of the skills of
@@ -143,6 +162,7 @@ pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Va
     if let Some(provider) = &info.provider {
         card["provider"] = json!(provider);
     }
+    add_v03_fields(&mut card, Some(&format!("{public_base}/")));
     settings.apply_security(&mut card);
     card
 }
@@ -162,7 +182,8 @@ pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
     if let Value::Object(map) = &mut card {
         let jsonrpc = backend.has_jsonrpc.then(|| format!("{base}/"));
         let rest = backend.has_rest.then(|| base.clone());
-        map.insert("supportedInterfaces".into(), interfaces(jsonrpc, rest));
+        map.insert("supportedInterfaces".into(), interfaces(jsonrpc.clone(), rest));
+        add_v03_fields(&mut card, jsonrpc.as_deref());
     }
     settings.apply_security(&mut card);
     card
@@ -271,9 +292,10 @@ mod tests {
         assert_eq!(out["supportedInterfaces"][1]["url"], "https://gw.example/agents/echo");
         assert_eq!(out["iconUrl"], "https://gw.example/agents/echo/icon.png");
         assert_eq!(out["futureField"], json!({"kept": true}));
-        for gone in ["url", "preferredTransport", "signatures"] {
-            assert!(out.get(gone).is_none(), "{gone}");
-        }
+        assert!(out.get("signatures").is_none());
+        // The backend's own 0.3 fields are replaced by the gateway's 0.3 JSON-RPC endpoint.
+        assert_eq!(out["url"], "https://gw.example/agents/echo/");
+        assert_eq!((&out["preferredTransport"], &out["protocolVersion"]), (&json!("JSONRPC"), &json!("0.3.0")));
         let text = serde_json::to_string(&out).unwrap();
         assert!(!text.contains("10.0.0.5"), "{text}");
     }
@@ -284,8 +306,11 @@ mod tests {
         let names = names();
         let only_rpc = BackendCard { has_rest: false, ..backend(&card, &names) };
         let out = agent_card(&settings("http://gw"), &only_rpc);
-        assert_eq!(out["supportedInterfaces"].as_array().unwrap().len(), 1);
+        // The JSON-RPC endpoint, in 1.0 and 0.3.
+        assert_eq!(out["supportedInterfaces"].as_array().unwrap().len(), 2);
         assert_eq!(out["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
+        assert_eq!(out["supportedInterfaces"][1]["protocolVersion"], "0.3");
+        assert_eq!(out["url"], "http://gw/agents/echo/");
     }
 
     #[test]

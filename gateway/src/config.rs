@@ -297,6 +297,32 @@ pub struct Backend {
     /// caller's credential is for the gateway.
     #[serde(default)]
     pub forward_caller_token: bool,
+    /// The A2A dialect to speak to this backend, when its card offers several (e.g. `"0.3"` to
+    /// reach the 0.3 interface of an agent that serves both). Unset: 1.0 when offered, else what
+    /// the card offers.
+    #[serde(default)]
+    pub dialect: Option<BackendDialect>,
+}
+
+/// A dialect a backend may be reached in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum BackendDialect {
+    #[serde(rename = "1.0")]
+    V1,
+    #[serde(rename = "0.3")]
+    V03,
+    #[serde(rename = "early")]
+    Early,
+}
+
+impl BackendDialect {
+    pub fn dialect(self) -> a2a_policies::Dialect {
+        match self {
+            BackendDialect::V1 => a2a_policies::Dialect::V1,
+            BackendDialect::V03 => a2a_policies::Dialect::V03,
+            BackendDialect::Early => a2a_policies::Dialect::Early,
+        }
+    }
 }
 
 impl Backend {

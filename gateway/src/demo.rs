@@ -38,6 +38,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
             health_interval: None,
             auth: None,
             forward_caller_token: false,
+            dialect: None,
         });
     }
     let config = Config {

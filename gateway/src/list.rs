@@ -42,9 +42,13 @@ pub async fn list_tasks(
                     "pageToken is not supported on the unified endpoint; list one agent's tasks at /agents/{name}/",
                 ));
             }
-            let has_binding = |b: &&Arc<Backend>| match call.binding {
-                Binding::JsonRpc => b.jsonrpc_url.is_some(),
-                Binding::Rest => b.rest_url.is_some(),
+            // Only 1.0 agents can list tasks (0.3 and the early dialect have no such call).
+            let has_binding = |b: &&Arc<Backend>| {
+                b.dialect == a2a_policies::Dialect::V1
+                    && match call.binding {
+                        Binding::JsonRpc => b.jsonrpc_url.is_some(),
+                        Binding::Rest => b.rest_url.is_some(),
+                    }
             };
             snapshot.backends.iter().filter(|b| b.healthy).filter(has_binding).cloned().collect()
         }

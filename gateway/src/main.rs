@@ -58,7 +58,8 @@ enum Command {
         #[arg(long)]
         admin: Option<SocketAddr>,
     },
-    /// Run one example agent (echo, review, clarify, slow); used by the tests.
+    /// Run one example agent (echo, review, clarify, slow, or early: the early REST dialect); used
+    /// by the tests.
     #[command(hide = true)]
     ExampleAgent {
         kind: String,
@@ -132,6 +133,12 @@ async fn run(command: Command) -> anyhow::Result<()> {
             server::run(config, listener, Some(path), stop).await
         }
         Command::Demo { listen, admin } => demo::run(listen, admin, stop).await,
+        Command::ExampleAgent { kind, listen, .. } if kind == "early" => {
+            let listener = tokio::net::TcpListener::bind(listen).await?;
+            println!("listening http://{}", listener.local_addr()?);
+            a2a_example_agents::serve_early(listener, stop.cancelled_owned()).await?;
+            Ok(())
+        }
         Command::ExampleAgent { kind, listen, name, slow_secs, step_ms } => {
             let kind: a2a_example_agents::AgentKind =
                 kind.parse().map_err(|_| anyhow::anyhow!("unknown example agent '{kind}'"))?;

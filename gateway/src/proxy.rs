@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_policies::backend_auth::BackendCredentials;
-use a2a_policies::{A2aCall, A2aError, Binding, Caller};
+use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -16,6 +16,8 @@ use reqwest::Url;
 use a2a_policies::Source;
 
 use crate::observers::{Exchange, Observers};
+use crate::protocol::agent_side::{self, OriginalRequest};
+use crate::protocol::translate::v03;
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
 
@@ -105,7 +107,34 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
-        let response = self.send(backend, exchange.caller.as_ref(), call, method, headers, body).await?;
+        self.forward_call(backend, exchange, call, method, headers, body, None).await
+    }
+
+    /// [`forward`](Self::forward), with the caller's original request when it spoke another dialect
+    /// than 1.0: an agent of that dialect gets it unchanged (and its answer goes back unchanged).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn forward_call(
+        &self,
+        backend: &Backend,
+        exchange: Exchange,
+        call: &A2aCall,
+        method: &Method,
+        headers: &HeaderMap,
+        body: Bytes,
+        original: Option<&OriginalRequest>,
+    ) -> Result<Response<Body>, ForwardError> {
+        if let Some(original) = original.filter(|o| o.dialect == backend.dialect && o.dialect != Dialect::V1) {
+            return self.forward_unchanged(backend, exchange, call, headers, original).await;
+        }
+        let has_binding = match call.binding {
+            Binding::JsonRpc => backend.jsonrpc_url.is_some(),
+            Binding::Rest => backend.rest_url.is_some(),
+        };
+        if backend.dialect != Dialect::V1 || !has_binding {
+            // Another dialect, or a 1.0 agent without the caller's binding: translated.
+            return self.forward_bridged(backend, exchange, call, headers, body).await;
+        }
+        let response = self.send(backend, exchange.caller.as_ref(), call, method, headers, body, None).await?;
         let status = response.status();
         let mut out_headers = relayed_headers(response.headers());
         if is_event_stream(response.headers()) {
@@ -138,14 +167,113 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Unary, A2aError> {
+        if backend.dialect != Dialect::V1 {
+            return Err(A2aError::UnsupportedOperation(format!(
+                "the agent '{}' speaks A2A {}: {} is not bridged",
+                backend.name, backend.dialect, call.operation
+            )));
+        }
         let response =
-            self.send(backend, caller, call, method, headers, body).await.map_err(ForwardError::into_error)?;
+            self.send(backend, caller, call, method, headers, body, None).await.map_err(ForwardError::into_error)?;
         let status = response.status();
         let headers = response.headers().clone();
         let body = self.read_whole(&backend.name, response).await?;
         Ok(Unary { status, headers, body })
     }
 
+    /// Forwards a call (in its 1.0 form) to an agent of another dialect: the request translated, the
+    /// answer translated back to 1.0 before the relay's tap and the observers read it.
+    async fn forward_bridged(
+        &self,
+        backend: &Backend,
+        exchange: Exchange,
+        call: &A2aCall,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<Body>, ForwardError> {
+        let request = agent_side::v1_request(call, &body)?;
+        let outgoing = match backend.dialect {
+            Dialect::V1 => agent_side::rebind_call(call, request)?,
+            dialect => agent_side::agent_call(dialect, request, call.rpc_id.as_ref())?,
+        };
+        let (method, streams) = (outgoing.method.clone(), outgoing.streams);
+        let response =
+            self.send(backend, exchange.caller.as_ref(), call, &method, headers, Bytes::new(), Some(&outgoing)).await?;
+        let status = response.status();
+        let mut out_headers = HeaderMap::new();
+        if streams && is_event_stream(response.headers()) {
+            out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+            out_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+            let events = agent_side::AgentEvents::new(backend.dialect, call, response.bytes_stream().boxed());
+            let relay =
+                Relay::new(events.boxed(), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
+            return Ok(build_response(StatusCode::OK, out_headers, Body::from_stream(relay)));
+        }
+        let body = self.read_whole(&backend.name, response).await?;
+        if call.operation.is_streaming() && backend.dialect == Dialect::Early {
+            // An early agent's answer to a streamed continuation is one task: sent as a 1.0 stream.
+            let events = agent_side::continuation_stream(call, status, &body);
+            self.observers.observe_json(&exchange, &events, Source::Stream);
+            out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+            return Ok(build_response(StatusCode::OK, out_headers, Body::from(events)));
+        }
+        let (status, v1) = match backend.dialect {
+            Dialect::V1 => agent_side::unary_rebound(call, status, &body),
+            dialect => agent_side::unary_to_v1(dialect, call, status, &body),
+        };
+        if status.is_success() {
+            self.observers.observe_json(&exchange, &v1, Source::Response);
+        }
+        let content_type = match call.binding {
+            Binding::JsonRpc => "application/json",
+            Binding::Rest if status.is_success() => crate::protocol::A2A_JSON,
+            Binding::Rest => "application/json",
+        };
+        out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        Ok(build_response(status, out_headers, Body::from(v1)))
+    }
+
+    /// Caller and agent share a dialect: the caller's bytes go out and the agent's come back
+    /// unchanged; the tap and the observers read a 1.0 copy.
+    async fn forward_unchanged(
+        &self,
+        backend: &Backend,
+        exchange: Exchange,
+        call: &A2aCall,
+        headers: &HeaderMap,
+        original: &OriginalRequest,
+    ) -> Result<Response<Body>, ForwardError> {
+        let outgoing = agent_side::pass_through_call(backend.dialect, call, original);
+        let method = outgoing.method.clone();
+        let response =
+            self.send(backend, exchange.caller.as_ref(), call, &method, headers, Bytes::new(), Some(&outgoing)).await?;
+        let status = response.status();
+        let out_headers = relayed_headers(response.headers());
+        let mut answer = if is_event_stream(response.headers()) {
+            let copy = agent_side::ObservedCopy::new(backend.dialect, call);
+            let relay = Relay::new(
+                response.bytes_stream().boxed(),
+                self.observers.clone(),
+                exchange,
+                call.rpc_id.clone(),
+                &self.streams,
+            )
+            .observing(copy);
+            build_response(status, out_headers, Body::from_stream(relay))
+        } else {
+            let body = self.read_whole(&backend.name, response).await?;
+            let (v1_status, v1) = agent_side::unary_to_v1(backend.dialect, call, status, &body);
+            if v1_status.is_success() {
+                self.observers.observe_json(&exchange, &v1, Source::Response);
+            }
+            build_response(status, out_headers, Body::from(body))
+        };
+        answer.extensions_mut().insert(agent_side::PassedThrough);
+        Ok(answer)
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn send(
         &self,
         backend: &Backend,
@@ -154,12 +282,44 @@ impl Forwarder {
         method: &Method,
         headers: &HeaderMap,
         body: Bytes,
+        outgoing: Option<&agent_side::AgentCall>,
     ) -> Result<reqwest::Response, ForwardError> {
-        let url = target(backend, call)?;
+        let url = match outgoing {
+            None => target(backend, call)?,
+            Some(outgoing) => agent_target(backend, outgoing)?,
+        };
         let mut request = self.client.request(method.clone(), url);
+        let translated = call.dialect != Dialect::V1 || outgoing.is_some();
         for name in &REQUEST_HEADERS {
+            // A translated call goes out in its agent's version, whatever version its caller named;
+            // a bridged call's body is the gateway's, and so is its content type.
+            if translated && name == "a2a-version" || outgoing.is_some() && name == header::CONTENT_TYPE {
+                continue;
+            }
             for value in headers.get_all(name) {
                 request = request.header(name, value);
+            }
+        }
+        if outgoing.is_some() {
+            request = request.header(header::CONTENT_TYPE, "application/json");
+            if backend.dialect == Dialect::V1 {
+                request = request.header("a2a-version", crate::protocol::PROTOCOL_VERSION);
+            }
+            if backend.dialect == Dialect::V03 {
+                request = request.header("a2a-version", v03::VERSION_HEADER_VALUE);
+                if !headers.contains_key(v03::EXTENSIONS_HEADER) {
+                    for value in headers.get_all("a2a-extensions") {
+                        request = request.header(v03::EXTENSIONS_HEADER, value);
+                    }
+                }
+            }
+        } else if translated {
+            request = request.header("a2a-version", crate::protocol::PROTOCOL_VERSION);
+            // 0.3 clients name extensions in X-A2A-Extensions; 1.0 agents read A2A-Extensions.
+            if !headers.contains_key("a2a-extensions") {
+                for value in headers.get_all(v03::EXTENSIONS_HEADER) {
+                    request = request.header("a2a-extensions", value);
+                }
             }
         }
         // The backend's own credential; the caller's token only where the backend's config says so.
@@ -173,8 +333,13 @@ impl Forwarder {
                 return Err(ForwardError::NotSent(error.into()));
             }
         }
-        if !body.is_empty() || *method == Method::POST {
-            request = request.body(body);
+        match outgoing {
+            Some(outgoing) if !outgoing.body.is_empty() || *method == Method::POST => {
+                request = request.body(outgoing.body.clone());
+            }
+            Some(_) => {}
+            None if !body.is_empty() || *method == Method::POST => request = request.body(body),
+            None => {}
         }
         match tokio::time::timeout(self.first_byte_timeout, request.send()).await {
             Ok(Ok(response)) => Ok(response),
@@ -248,6 +413,18 @@ fn target(backend: &Backend, call: &A2aCall) -> Result<Url, A2aError> {
         Binding::Rest => {
             let base = backend.rest_url.as_ref().ok_or_else(missing)?;
             let path = call.rest_path.as_deref().unwrap_or("");
+            Url::parse(&format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
+        }
+    }
+}
+
+/// The URL of a bridged call: the agent's 0.3 JSON-RPC endpoint, or its early base plus the path.
+fn agent_target(backend: &Backend, outgoing: &agent_side::AgentCall) -> Result<Url, A2aError> {
+    let missing = || A2aError::BackendUnavailable(format!("the agent '{}' has no usable interface", backend.name));
+    match &outgoing.path {
+        None => backend.jsonrpc_url.clone().ok_or_else(missing),
+        Some(path) => {
+            let base = backend.rest_url.as_ref().ok_or_else(missing)?;
             Url::parse(&format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
         }
     }

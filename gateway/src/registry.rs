@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use a2a_policies::Dialect;
 use a2a_policies::validate::{SkillCatalog, SkillSpec};
 use arc_swap::ArcSwap;
 use reqwest::Url;
@@ -16,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::card::{self, BackendCard, CardDoc, CardSettings};
 use crate::config::{self, Config};
+use crate::protocol::translate::{early, v03};
 
 /// One backend as the request path sees it.
 #[derive(Debug)]
@@ -24,9 +26,13 @@ pub struct Backend {
     pub healthy: bool,
     /// Where the gateway sends JSON-RPC calls (from the card's interface, on the configured origin).
     pub jsonrpc_url: Option<Url>,
-    /// Base of the HTTP+JSON binding; operation paths are appended.
+    /// Base of the HTTP+JSON binding (of the early dialect for an early agent); operation paths are
+    /// appended.
     pub rest_url: Option<Url>,
     pub skills: Vec<String>,
+    /// The A2A dialect the gateway speaks to this backend: 1.0 when its card offers a 1.x interface
+    /// (or config says so), else 0.3 JSON-RPC or the early REST dialect (bridged).
+    pub dialect: Dialect,
 }
 
 /// Everything routing and the card endpoints need, swapped as a whole when anything changes.
@@ -282,7 +288,8 @@ impl Registry {
         }
         let bytes = response.bytes().await?;
         let card: Value = serde_json::from_slice(&bytes).map_err(CheckError::Json)?;
-        let (jsonrpc, rest) = interface_paths(&card);
+        let card = normalize_card(card);
+        let (_, jsonrpc, rest) = interfaces_of(&card, None);
         if jsonrpc.is_none() && rest.is_none() {
             return Err(CheckError::NoInterface);
         }
@@ -290,8 +297,46 @@ impl Registry {
     }
 }
 
-/// The paths of the card's first A2A 1.x JSONRPC and HTTP+JSON interfaces.
-fn interface_paths(card: &Value) -> (Option<String>, Option<String>) {
+/// A card in the 1.0 shape: 1.0 cards as they are, a 0.3 card (top-level `url` and a 0.x
+/// `protocolVersion`, or `preferredTransport` / `additionalInterfaces`) and an early card (a `url`
+/// and no version) through their translations, which list their interfaces as 0.x ones.
+fn normalize_card(card: Value) -> Value {
+    if card.get("supportedInterfaces").is_some_and(Value::is_array) || card.get("url").is_none() {
+        return card;
+    }
+    let version = card.get("protocolVersion").and_then(Value::as_str);
+    let is_v03 = version.is_some_and(|v| v.starts_with("0."))
+        || card.get("preferredTransport").is_some()
+        || card.get("additionalInterfaces").is_some();
+    let translated = if is_v03 {
+        serde_json::from_value::<v03::AgentCard>(card.clone()).ok().map(v03::card_to_v1)
+    } else {
+        serde_json::from_value::<early::AgentCard>(card.clone()).ok().map(early::card_to_v1)
+    };
+    translated.and_then(|c| serde_json::to_value(c).ok()).unwrap_or(card)
+}
+
+/// The dialect the gateway speaks to a backend and the paths of its interfaces in it: the first
+/// 1.x JSONRPC and HTTP+JSON interfaces; without any, a 0.x JSONRPC one (A2A 0.3) or the early
+/// dialect's HTTP+JSON one. `force` picks a dialect the card offers (e.g. the 0.3 interface of an
+/// agent that serves both).
+fn interfaces_of(card: &Value, force: Option<Dialect>) -> (Dialect, Option<String>, Option<String>) {
+    let order = match force {
+        Some(dialect) => vec![dialect],
+        None => vec![Dialect::V1, Dialect::V03, Dialect::Early],
+    };
+    for dialect in order {
+        let (jsonrpc, rest) = interface_paths(card, dialect);
+        if jsonrpc.is_some() || rest.is_some() {
+            return (dialect, jsonrpc, rest);
+        }
+    }
+    (Dialect::V1, None, None)
+}
+
+/// The paths of the card's first JSONRPC and HTTP+JSON interfaces of `dialect` (0.3: JSON-RPC only,
+/// the one 0.3 binding the gateway bridges; early: HTTP+JSON of version 0.1 only).
+fn interface_paths(card: &Value, dialect: Dialect) -> (Option<String>, Option<String>) {
     let mut jsonrpc = None;
     let mut rest = None;
     let Some(Value::Array(list)) = card.get("supportedInterfaces") else {
@@ -299,7 +344,15 @@ fn interface_paths(card: &Value) -> (Option<String>, Option<String>) {
     };
     for interface in list {
         let version = interface.get("protocolVersion").and_then(Value::as_str).unwrap_or("1.0");
-        if version.split('.').next() != Some("1") {
+        let binding = interface.get("protocolBinding").and_then(Value::as_str);
+        let wanted = match dialect {
+            Dialect::V1 => version.split('.').next() == Some("1"),
+            Dialect::Early => version == early::PROTOCOL_VERSION && binding == Some("HTTP+JSON"),
+            Dialect::V03 => {
+                version.starts_with("0.") && version != early::PROTOCOL_VERSION && binding == Some("JSONRPC")
+            }
+        };
+        if !wanted {
             continue;
         }
         let Some(url) = interface.get("url").and_then(Value::as_str) else { continue };
@@ -377,7 +430,8 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
     for (i, state) in states.iter().enumerate() {
         let name: Arc<str> = Arc::from(state.config.name.as_str());
         let card = state.card.as_deref().filter(|_| state.healthy);
-        let (jsonrpc, rest) = card.map(interface_paths).unwrap_or_default();
+        let force = state.config.dialect.map(config::BackendDialect::dialect);
+        let (dialect, jsonrpc, rest) = card.map(|c| interfaces_of(c, force)).unwrap_or((Dialect::V1, None, None));
         let skills: Vec<String> = card
             .and_then(|c| c.get("skills")?.as_array().cloned())
             .unwrap_or_default()
@@ -399,6 +453,7 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
             jsonrpc_url: jsonrpc.map(|p| on_origin(&state.base, &p)),
             rest_url: rest.map(|p| on_origin(&state.base, p.trim_end_matches('/'))),
             skills,
+            dialect,
         }));
         by_name.insert(name, i);
     }
@@ -408,8 +463,9 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
             name: &states[i].config.name,
             card,
             private_names: names.iter().find(|(j, _)| *j == i).map(|(_, n)| n.as_slice()).unwrap_or(&[]),
-            has_jsonrpc: backends[i].jsonrpc_url.is_some(),
-            has_rest: backends[i].rest_url.is_some(),
+            // A bridged backend is offered in both 1.0 bindings: the gateway translates either.
+            has_jsonrpc: backends[i].jsonrpc_url.is_some() || backends[i].dialect != Dialect::V1,
+            has_rest: backends[i].rest_url.is_some() || backends[i].dialect != Dialect::V1,
         })
         .collect();
     for view in &views {
@@ -467,8 +523,21 @@ mod tests {
             {"url": "http://x/a2a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
             {"url": "http://x/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
         ]});
-        assert_eq!(interface_paths(&card), (Some("/a2a/jsonrpc".into()), Some("/a2a/rest".into())));
-        assert_eq!(interface_paths(&json!({"url": "http://x/"})), (None, None));
+        assert_eq!(interface_paths(&card, Dialect::V1), (Some("/a2a/jsonrpc".into()), Some("/a2a/rest".into())));
+        assert_eq!(interface_paths(&json!({"url": "http://x/"}), Dialect::V1), (None, None));
+        assert_eq!(interfaces_of(&card, Some(Dialect::V03)), (Dialect::V03, Some("/old".into()), None));
+    }
+
+    #[test]
+    fn cards_of_0_3_and_early_agents_are_read_in_their_dialect() {
+        let v03 = normalize_card(json!({"name": "a", "url": "http://x/rpc", "protocolVersion": "0.3.0",
+            "preferredTransport": "JSONRPC", "version": "1", "skills": [{"id": "s", "name": "S"}]}));
+        assert_eq!(interfaces_of(&v03, None), (Dialect::V03, Some("/rpc".into()), None));
+        assert_eq!(v03["skills"][0]["id"], "s");
+        let early = normalize_card(json!({"name": "e", "url": "http://x/", "version": "0.1.0",
+            "skills": [{"id": "early-echo", "name": "E", "inputSchema": {"type": "object"}}]}));
+        assert_eq!(interfaces_of(&early, None), (Dialect::Early, None, Some("/".into())));
+        assert_eq!(early["skills"][0]["inputSchema"], json!({"type": "object"}));
     }
 
     #[test]

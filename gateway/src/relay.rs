@@ -18,6 +18,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::deadlines::Deadlines;
 use crate::observers::{Exchange, Observers};
+use crate::protocol::agent_side::ObservedCopy;
 use crate::protocol::observe::fact_in;
 use crate::protocol::sse::SseParser;
 use crate::protocol::synthetic;
@@ -81,6 +82,9 @@ pub struct Relay {
     /// Fires when the relayed task's deadline passes (known once the task id is).
     expiry: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     finished: bool,
+    /// Pass-through streams: the tap reads a 1.0 copy, and the caller gets no gateway-written events
+    /// (they would be 1.0; the stream just ends).
+    copy: Option<ObservedCopy>,
     _open: crate::metrics::OpenStream,
 }
 
@@ -103,8 +107,16 @@ impl Relay {
             deadlines: settings.deadlines.clone(),
             expiry: None,
             finished: false,
+            copy: None,
             _open: crate::metrics::OpenStream::new(),
         }
+    }
+
+    /// Relays the agent's bytes unchanged to a caller of the agent's dialect; the tap reads them
+    /// through `copy`.
+    pub fn observing(mut self, copy: ObservedCopy) -> Relay {
+        self.copy = Some(copy);
+        self
     }
 
     /// The event that ends a stream the gateway must close, unless the task already ended; it goes
@@ -133,6 +145,9 @@ impl Relay {
         }
         out.extend_from_slice(&event);
         self.tap.observe(&out);
+        if self.copy.is_some() {
+            return None;
+        }
         Some(Bytes::from(out))
     }
 }
@@ -159,7 +174,13 @@ impl Stream for Relay {
         }
         match this.inner.as_mut().poll_next(cx) {
             Poll::Ready(Some(Ok(bytes))) => {
-                this.tap.observe(&bytes);
+                match this.copy.as_mut() {
+                    Some(copy) => {
+                        let v1 = copy.translate(&bytes);
+                        this.tap.observe(&v1);
+                    }
+                    None => this.tap.observe(&bytes),
+                }
                 if this.expiry.is_none()
                     && let (Some(deadlines), Some(task_id)) = (&this.deadlines, &this.tap.task_id)
                     && let Some(token) = deadlines.expiry_of(task_id)

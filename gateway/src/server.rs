@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use a2a_policies::{A2aError, Binding};
+use a2a_policies::{A2aError, Binding, Dialect};
 use arc_swap::ArcSwap;
 use axum::Router;
 use axum::body::Body;
@@ -28,7 +28,8 @@ use crate::card::CardDoc;
 use crate::config::Config;
 use crate::directory::TaskDirectory;
 use crate::gateway::{Gateway, Shared};
-use crate::protocol::errors::render;
+use crate::protocol::errors::{render, render_in};
+use crate::protocol::translate::{early, model};
 use crate::stack::a2a_stack;
 
 type Stack = BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;
@@ -267,6 +268,9 @@ fn public_app(runtime: Arc<Runtime>) -> Router {
     Router::new()
         .route("/.well-known/agent-card.json", get(gateway_card))
         .route("/agents/{name}/.well-known/agent-card.json", get(agent_card))
+        // The early dialect's card, for early clients.
+        .route("/.well-known/agent.json", get(early_gateway_card))
+        .route("/agents/{name}/.well-known/agent.json", get(early_agent_card))
         .route("/.well-known/jwks.json", get(gateway_jwks))
         .with_state(runtime)
         .fallback_service(fallback)
@@ -339,6 +343,38 @@ async fn agent_card(
         None => A2aError::AgentNotFound(name),
     };
     render(&error, Binding::Rest, None).into_response()
+}
+
+async fn early_gateway_card(State(runtime): State<Arc<Runtime>>, headers: HeaderMap) -> Response<Body> {
+    serve_early_card(&runtime.gateway().registry.snapshot().gateway_card, &headers)
+}
+
+async fn early_agent_card(
+    State(runtime): State<Arc<Runtime>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Response<Body> {
+    let snapshot = runtime.gateway().registry.snapshot();
+    if let Some(card) = snapshot.agent_card(&name) {
+        return serve_early_card(card, &headers);
+    }
+    let error = match snapshot.backend(&name) {
+        Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
+        None => A2aError::AgentNotFound(name),
+    };
+    render_in(&error, Dialect::Early, Binding::Rest, None).into_response()
+}
+
+/// A published 1.0 card in the early shape; its `url` is the card's HTTP+JSON interface, where the
+/// gateway also takes early calls.
+fn serve_early_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
+    let early = serde_json::from_slice::<model::AgentCard>(&card.body)
+        .ok()
+        .and_then(|v1| serde_json::to_value(early::card_from_v1(v1)).ok());
+    match early {
+        Some(early) => serve_card(&CardDoc::new(&early), headers),
+        None => render_in(&A2aError::Internal, Dialect::Early, Binding::Rest, None).into_response(),
+    }
 }
 
 fn serve_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {

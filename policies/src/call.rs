@@ -21,6 +21,29 @@ impl fmt::Display for Binding {
     }
 }
 
+/// The generation of A2A a caller speaks. Policies always see the call in its 1.0 form (the gateway
+/// translates the others at the edge); the dialect says how the answer must be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Dialect {
+    /// A2A 1.0 (JSON-RPC or HTTP+JSON).
+    #[default]
+    V1,
+    /// A2A 0.3 JSON-RPC (`message/send`, …).
+    V03,
+    /// The early REST dialect (`POST /tasks/send`, …).
+    Early,
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Dialect::V1 => "1.0",
+            Dialect::V03 => "0.3",
+            Dialect::Early => "early",
+        })
+    }
+}
+
 /// An A2A operation, named as in A2A 1.0 (the gRPC method names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
@@ -96,7 +119,10 @@ impl fmt::Display for Operation {
 /// unchanged beside it as the request body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct A2aCall {
+    /// The binding of the call's 1.0 form (0.3 callers: JSON-RPC; early callers: HTTP+JSON).
     pub binding: Binding,
+    /// The dialect the caller spoke; answers go back in it.
+    pub dialect: Dialect,
     pub operation: Operation,
     /// The JSON-RPC request id, echoed in every answer (JSON-RPC only).
     pub rpc_id: Option<serde_json::Value>,
@@ -118,6 +144,7 @@ impl A2aCall {
     pub fn new(binding: Binding, operation: Operation) -> A2aCall {
         A2aCall {
             binding,
+            dialect: Dialect::V1,
             operation,
             rpc_id: None,
             agent: None,

@@ -20,7 +20,7 @@ pub mod secret;
 pub mod task;
 pub mod validate;
 
-pub use call::{A2aCall, Binding, Operation, RequestInfo, RouteHint};
+pub use call::{A2aCall, Binding, Dialect, Operation, RequestInfo, RouteHint};
 pub use caller::{AuthMethod, Caller};
 pub use error::{A2aError, Violation};
 pub use task::{ArtifactInfo, Source, TaskEvent, TaskObserver, TaskState};

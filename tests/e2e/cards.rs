@@ -1,6 +1,7 @@
 //! The gateway's own card and the per-agent cards.
 
 use a2a_e2e::{config, example_agent, gateway, get_json, wait_for_skills};
+use serde_json::json;
 
 use crate::BIN;
 
@@ -12,7 +13,9 @@ async fn gateway_card_is_the_union_of_backend_skills_and_hides_backends() {
     let card = wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
 
     let interfaces = card["supportedInterfaces"].as_array().unwrap();
-    assert_eq!(interfaces.len(), 2);
+    // JSON-RPC and HTTP+JSON in 1.0, then the JSON-RPC endpoint again as 0.3 (it takes both).
+    assert_eq!(interfaces.len(), 3);
+    assert_eq!((&interfaces[2]["url"], &interfaces[2]["protocolVersion"]), (&interfaces[0]["url"], &json!("0.3")));
     assert_eq!(interfaces[0]["url"], format!("{}/", gw.url));
     assert_eq!(interfaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(interfaces[1]["url"], gw.url);
@@ -40,7 +43,8 @@ async fn per_agent_card_points_at_the_agent_path_behind_the_gateway() {
     assert_eq!(status, 200);
     let urls: Vec<&str> =
         card["supportedInterfaces"].as_array().unwrap().iter().map(|i| i["url"].as_str().unwrap()).collect();
-    assert_eq!(urls, [format!("{}/agents/echo/", gw.url), format!("{}/agents/echo", gw.url)]);
+    let rpc = format!("{}/agents/echo/", gw.url);
+    assert_eq!(urls, [rpc.clone(), format!("{}/agents/echo", gw.url), rpc]);
     assert_eq!(card["skills"][0]["id"], "echo");
     assert!(!card.to_string().contains(&format!(":{}", echo.port())), "{card}");
 

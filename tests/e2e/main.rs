@@ -4,6 +4,7 @@
 mod auth;
 mod cards;
 mod cli;
+mod dialects;
 mod errors;
 mod health;
 mod lifecycle;

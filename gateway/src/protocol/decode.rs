@@ -1,16 +1,26 @@
-//! Turns an HTTP request into an [`A2aCall`]: which binding and operation, which agent path, task,
-//! context and skill. Only the few fields routing and policies need are parsed; the body itself is
-//! forwarded unchanged.
+//! Turns an HTTP request into an [`A2aCall`]: which dialect, binding and operation, which agent path,
+//! task, context and skill. Only the few fields routing and policies need are parsed; a 1.0 body is
+//! forwarded unchanged. A 0.3 JSON-RPC request (a 0.3 method name, with no `A2A-Version` header or a
+//! 0.x one) is translated into its 1.0 JSON-RPC form, which policies and backends then see; an
+//! early-dialect request (`POST /tasks/send`, `/tasks/sendSubscribe`, `/tasks/{id}/cancel`,
+//! `/tasks/{id}/send`, and `GET /tasks/{id}` without an `A2A-Version` header) into its 1.0 HTTP+JSON
+//! form, with the caller's task id replaced by the agent's (see [`EarlyIds`]).
 
-use a2a_policies::{A2aCall, A2aError, Binding, Operation};
+use a2a_policies::{A2aCall, A2aError, Binding, Dialect, Operation};
 use http::{HeaderMap, Method};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::agent_side::segment;
+use super::early_ids::EarlyIds;
+use super::translate::model::{self, Request};
+use super::translate::{early, jsonrpc, v03};
+
 /// A request that could not be decoded, with what is needed to answer it in the caller's binding.
 #[derive(Debug)]
 pub struct Refusal {
+    pub dialect: Dialect,
     pub binding: Binding,
     pub rpc_id: Option<Value>,
     pub error: A2aError,
@@ -27,6 +37,18 @@ pub fn split_agent_path(path: &str) -> (Option<&str>, &str) {
     }
 }
 
+/// A decoded request: the call, and the body of its 1.0 form when the caller spoke another dialect
+/// (`None`: the caller's body is already 1.0 and goes on unchanged).
+#[derive(Debug)]
+pub struct Decoded {
+    pub call: A2aCall,
+    pub translated: Option<Vec<u8>>,
+    /// An early caller's own task id (the answer is written under it).
+    pub early_id: Option<String>,
+    /// The early call starts a task under a new caller id.
+    pub new_task: bool,
+}
+
 /// Decodes one request. `path` and `query` are the request URI's.
 pub fn decode(
     method: &Method,
@@ -35,21 +57,123 @@ pub fn decode(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<A2aCall, Refusal> {
+    decode_any(method, path, query, headers, body, None).map(|decoded| decoded.call)
+}
+
+/// Decodes one request of any dialect, translating a non-1.0 one into its 1.0 form. `early_ids` maps
+/// early callers' task ids to the agents' (`None`: the caller's ids are used as they are).
+pub fn decode_any(
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: &[u8],
+    early_ids: Option<&EarlyIds>,
+) -> Result<Decoded, Refusal> {
     let (agent, rest) = split_agent_path(path);
     if agent.is_some_and(str::is_empty) {
         return Err(rest_refusal(A2aError::MethodNotFound("no agent named in the path /agents/".into())));
     }
-    let mut call = if rest == "/" && method == Method::POST {
+    if is_early(method, rest, headers) {
+        let mut decoded = decode_early(method, rest, query, body, early_ids)?;
+        decoded.call.agent = agent.map(str::to_string);
+        return Ok(decoded);
+    }
+    let (mut call, translated) = if rest == "/" && method == Method::POST {
         decode_json_rpc(headers, body)?
     } else {
-        decode_rest(method, rest, query, headers, body).map_err(rest_refusal)?
+        (decode_rest(method, rest, query, headers, body).map_err(rest_refusal)?, None)
     };
     call.agent = agent.map(str::to_string);
-    Ok(call)
+    Ok(Decoded { call, translated, early_id: None, new_task: false })
+}
+
+/// Whether a request is in the early REST dialect: its paths, except that `GET /tasks/{id}` is 1.0's
+/// too and is early only without an `A2A-Version` header.
+fn is_early(method: &Method, rest: &str, headers: &HeaderMap) -> bool {
+    match early::Route::of(method, rest) {
+        None | Some(early::Route::Card) => false,
+        Some(early::Route::Get(_)) => !headers.contains_key("a2a-version"),
+        Some(_) => true,
+    }
+}
+
+fn early_refusal(error: A2aError) -> Refusal {
+    Refusal { dialect: Dialect::Early, binding: Binding::Rest, rpc_id: None, error }
+}
+
+/// An early call: parsed (task ids checked to be UUIDs), then made the 1.0 HTTP+JSON request on the
+/// agent's task.
+fn decode_early(
+    method: &Method,
+    rest: &str,
+    query: Option<&str>,
+    body: &[u8],
+    early_ids: Option<&EarlyIds>,
+) -> Result<Decoded, Refusal> {
+    let parsed = early::Call::parse(method, rest, query, body).map_err(|e| early_refusal(e.into_request_error()))?;
+    let early_id = parsed.task_id().unwrap_or_default().to_owned();
+    let new_task = matches!(parsed, early::Call::Send(_) | early::Call::SendSubscribe(_));
+    let agent_task = match early_ids {
+        Some(ids) if new_task && ids.contains(&early_id) => {
+            return Err(early_refusal(A2aError::invalid_params(format!(
+                "the task id {early_id} is already in use; a new task needs a new id"
+            ))));
+        }
+        Some(ids) if !new_task => ids.get(&early_id),
+        _ => None,
+    };
+    let task_ref =
+        agent_task.as_ref().map(|t| early::TaskRef { task_id: &t.task_id, context_id: t.context_id.as_deref() });
+    let request = parsed.into_v1(task_ref).ok_or_else(|| early_refusal(A2aError::Internal))?;
+    let operation = request.operation();
+    let encoded = |r: &Request| serde_json::to_vec(r).map_err(|_| early_refusal(A2aError::Internal));
+    let (rest_path, body) = match &request {
+        Request::SendMessage(_) => ("/message:send".to_owned(), encoded(&request)?),
+        Request::SendStreamingMessage(_) => ("/message:stream".to_owned(), encoded(&request)?),
+        Request::GetTask(get) => {
+            let query = get.history_length.map(|n| format!("?historyLength={n}")).unwrap_or_default();
+            (format!("/tasks/{}{query}", segment(&get.id)), Vec::new())
+        }
+        Request::CancelTask(cancel) => (format!("/tasks/{}:cancel", segment(&cancel.id)), encoded(&request)?),
+        _ => return Err(early_refusal(A2aError::Internal)),
+    };
+    let mut call = A2aCall::new(Binding::Rest, operation);
+    call.dialect = Dialect::Early;
+    if operation.is_send() {
+        let params: SendParams =
+            serde_json::from_slice(&body).map_err(|e| early_refusal(A2aError::invalid_params(e.to_string())))?;
+        read_send(&mut call, params).map_err(early_refusal)?;
+    } else if let Request::GetTask(model::GetTaskRequest { id, .. })
+    | Request::CancelTask(model::CancelTaskRequest { id, .. }) = &request
+    {
+        call.task_id = Some(id.clone());
+    }
+    call.rest_path = Some(rest_path);
+    Ok(Decoded { call, translated: Some(body), early_id: Some(early_id), new_task })
+}
+
+/// The dialect a request is answered in when it cannot be decoded (or its body not even read):
+/// JSON-RPC without an `A2A-Version` header, or with a 0.x one, is a 0.3 caller.
+pub fn dialect_hint(method: &Method, path: &str, headers: &HeaderMap) -> Dialect {
+    let rest = split_agent_path(path).1;
+    if *method == Method::POST && rest == "/" && legacy_version(headers) {
+        Dialect::V03
+    } else if is_early(method, rest, headers) {
+        Dialect::Early
+    } else {
+        Dialect::V1
+    }
+}
+
+/// No `A2A-Version` header, or a 0.x one: how 0.3 clients call.
+fn legacy_version(headers: &HeaderMap) -> bool {
+    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
+    version.is_empty() || version.starts_with("0.")
 }
 
 fn rest_refusal(error: A2aError) -> Refusal {
-    Refusal { binding: Binding::Rest, rpc_id: None, error }
+    Refusal { dialect: Dialect::V1, binding: Binding::Rest, rpc_id: None, error }
 }
 
 /// Refuses a request whose `A2A-Version` is not 1.x. A missing header means 0.3 (as the reference
@@ -75,8 +199,11 @@ struct Envelope<'a> {
     params: Option<&'a RawValue>,
 }
 
-fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<A2aCall, Refusal> {
-    let refuse = |rpc_id: Option<Value>, error| Refusal { binding: Binding::JsonRpc, rpc_id, error };
+fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCall, Option<Vec<u8>>), Refusal> {
+    // Until the method says otherwise, a caller without a 1.x version header is taken for 0.3.
+    let legacy = legacy_version(headers);
+    let guessed = if legacy { Dialect::V03 } else { Dialect::V1 };
+    let refuse = |rpc_id: Option<Value>, error| Refusal { dialect: guessed, binding: Binding::JsonRpc, rpc_id, error };
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
     if first == Some(b'[') && serde_json::from_slice::<&RawValue>(body).is_ok() {
         return Err(refuse(None, A2aError::InvalidRequest("batch requests are not supported".into())));
@@ -100,19 +227,43 @@ fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<A2aCall, Refusal>
     let Some(Value::String(method)) = envelope.method else {
         return Err(refuse(Some(rpc_id), A2aError::InvalidRequest("'method' must be a string".into())));
     };
+    if legacy && v03::operation_of(&method).is_some() {
+        return decode_v03(&method, envelope.params, rpc_id);
+    }
     let Some(operation) = Operation::from_method_name(&method) else {
         return Err(refuse(Some(rpc_id), A2aError::MethodNotFound("Method not found".into())));
     };
     if let Err(error) = check_version(headers) {
-        return Err(refuse(Some(rpc_id), error));
+        // A 1.0 method name: the caller speaks 1.0 with a missing or wrong version.
+        return Err(Refusal { dialect: Dialect::V1, binding: Binding::JsonRpc, rpc_id: Some(rpc_id), error });
     }
     let mut call = A2aCall::new(Binding::JsonRpc, operation);
     let params = envelope.params.map(RawValue::get).unwrap_or("{}");
     if let Err(error) = read_params(&mut call, params.as_bytes()) {
-        return Err(refuse(Some(rpc_id), error));
+        return Err(Refusal { dialect: Dialect::V1, binding: Binding::JsonRpc, rpc_id: Some(rpc_id), error });
     }
     call.rpc_id = Some(rpc_id);
-    Ok(call)
+    Ok((call, None))
+}
+
+/// A 0.3 JSON-RPC request: translated into the 1.0 request envelope (same id), decoded from that.
+fn decode_v03(method: &str, params: Option<&RawValue>, rpc_id: Value) -> Result<(A2aCall, Option<Vec<u8>>), Refusal> {
+    let refuse = |rpc_id: &Value, error| Refusal {
+        dialect: Dialect::V03,
+        binding: Binding::JsonRpc,
+        rpc_id: Some(rpc_id.clone()),
+        error,
+    };
+    let request = v03::request_to_v1(method, params.map(|p| p.get().as_bytes()))
+        .map_err(|e| refuse(&rpc_id, e.into_request_error()))?;
+    let operation = request.operation();
+    let params = serde_json::to_vec(&request).map_err(|_| refuse(&rpc_id, A2aError::Internal))?;
+    let mut call = A2aCall::new(Binding::JsonRpc, operation);
+    call.dialect = Dialect::V03;
+    read_params(&mut call, &params).map_err(|e| refuse(&rpc_id, e))?;
+    let body = jsonrpc::request(&rpc_id, operation.method_name(), Some(&request));
+    call.rpc_id = Some(rpc_id);
+    Ok((call, Some(body)))
 }
 
 /// The fields of a send request routing needs.
@@ -450,5 +601,208 @@ mod tests {
         )
         .unwrap();
         assert_eq!((call.binding, call.agent.as_deref()), (Binding::JsonRpc, Some("echo")));
+    }
+    #[test]
+    fn v03_requests_are_translated_into_their_1_0_form() {
+        let body = br#"{"jsonrpc":"2.0","id":"q","method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}],"taskId":"t1","metadata":{"skillId":"echo"}},"configuration":{"blocking":false}}}"#;
+        let decoded = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body, None).expect("0.3 send");
+        let call = &decoded.call;
+        assert_eq!(
+            (call.dialect, call.binding, call.operation),
+            (Dialect::V03, Binding::JsonRpc, Operation::SendMessage)
+        );
+        assert_eq!((call.task_id.as_deref(), call.skill_id.as_deref()), (Some("t1"), Some("echo")));
+        let one: Value = serde_json::from_slice(decoded.translated.as_deref().expect("translated")).unwrap();
+        assert_eq!(one["method"], "SendMessage");
+        assert_eq!(one["id"], "q");
+        assert_eq!(one["params"]["message"]["role"], "ROLE_USER");
+        assert_eq!(one["params"]["message"]["parts"][0], serde_json::json!({"text": "hi"}));
+        assert_eq!(one["params"]["configuration"]["returnImmediately"], true);
+        let mut v03 = HeaderMap::new();
+        v03.insert("a2a-version", "0.3".parse().unwrap());
+        let get = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t9"}}"#;
+        let decoded = decode_any(&Method::POST, "/agents/echo/", None, &v03, get, None).expect("0.3 get");
+        assert_eq!((decoded.call.operation, decoded.call.task_id.as_deref()), (Operation::GetTask, Some("t9")));
+        assert_eq!(decoded.call.agent.as_deref(), Some("echo"));
+        // With a 1.x header a 0.3 method name is just unknown; 1.0 requests are not translated.
+        let refusal = decode_any(&Method::POST, "/", None, &v1(), get, None).unwrap_err();
+        assert_eq!(refusal.dialect, Dialect::V1);
+        assert!(matches!(refusal.error, A2aError::MethodNotFound(_)));
+        let same = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t9"}}"#;
+        assert!(decode_any(&Method::POST, "/", None, &v1(), same, None).unwrap().translated.is_none());
+    }
+
+    /// At least 20 malformed 0.3 requests, each refused in the 0.3 error shape with its 0.3 code.
+    #[test]
+    fn malformed_v03_requests_get_0_3_errors() {
+        let cases: &[(&str, i64)] = &[
+            (r#"{"jsonrpc":"2.0","#, -32700),
+            (r#"[{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}]"#, -32600),
+            (r#""message/send""#, -32600),
+            (r#"{"jsonrpc":"2.0","method":"tasks/get","params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tasks/get","params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"tasks/get","params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":1,"params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}"#, -32601),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"message/sendSubscribe","params":{}}"#, -32601),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"message/send"}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":[1]}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}"#, -32602),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":"x"}}}"#,
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"video"}]}}}"#,
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"file"}]}}}"#,
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[],"metadata":{"skillId":5}}}}"#,
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[]},"configuration":"fast"}}"#,
+                -32602,
+            ),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":5}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t","historyLength":"x"}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":"t"}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/resubscribe","params":{}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/get","params":{}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/set","params":{"taskId":"t"}}"#, -32602),
+        ];
+        assert!(cases.len() >= 20);
+        for (body, code) in cases {
+            let refusal =
+                decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes(), None).expect_err(body);
+            assert_eq!(refusal.dialect, Dialect::V03, "{body}");
+            let rendered = super::super::errors::render_in(
+                &refusal.error,
+                refusal.dialect,
+                refusal.binding,
+                refusal.rpc_id.as_ref(),
+            );
+            let v: Value = serde_json::from_slice(&rendered.body).unwrap();
+            assert_eq!(v["error"]["code"], *code, "{body}: {v}");
+            assert_eq!(v["error"]["data"], Value::Null, "{body}: {v}");
+            assert!(v["error"]["message"].is_string(), "{body}: {v}");
+            assert_eq!(v["jsonrpc"], "2.0");
+        }
+    }
+    /// At least 20 malformed early requests, each refused in the early error shape: a 4xx status and
+    /// `{"detail": "…"}`.
+    #[test]
+    fn malformed_early_requests_get_early_errors() {
+        let id = "4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b";
+        let msg = r#"{"role":"user","parts":[{"type":"text","text":"hi"}]}"#;
+        let cases: Vec<(Method, String, String)> = vec![
+            (Method::POST, "/tasks/send".into(), "{".into()),
+            (Method::POST, "/tasks/send".into(), "[]".into()),
+            (Method::POST, "/tasks/send".into(), "\"text\"".into()),
+            (Method::POST, "/tasks/send".into(), "{}".into()),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"message":{msg}}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"not-a-uuid","message":{msg}}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":7,"message":{msg}}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"{id}"}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"{id}","message":"hi"}}"#)),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"{id}","message":{{"role":"user","parts":"x"}}}}"#)),
+            (
+                Method::POST,
+                "/tasks/send".into(),
+                format!(r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"video"}}]}}}}"#),
+            ),
+            (
+                Method::POST,
+                "/tasks/send".into(),
+                format!(r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"text"}}]}}}}"#),
+            ),
+            (
+                Method::POST,
+                "/tasks/send".into(),
+                format!(r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"file"}}]}}}}"#),
+            ),
+            (
+                Method::POST,
+                "/tasks/send".into(),
+                format!(r#"{{"id":"{id}","message":{msg},"metadata":{{"skillId":5}}}}"#),
+            ),
+            (Method::POST, "/tasks/send".into(), format!(r#"{{"id":"{id}","message":{msg},"historyLength":"x"}}"#)),
+            (Method::POST, "/tasks/sendSubscribe".into(), "{".into()),
+            (Method::POST, "/tasks/sendSubscribe".into(), format!(r#"{{"id":"","message":{msg}}}"#)),
+            (Method::POST, "/tasks/sendSubscribe".into(), format!(r#"{{"id":"{id}","message":null}}"#)),
+            (Method::GET, "/tasks/not-a-uuid".into(), String::new()),
+            (Method::POST, "/tasks/not-a-uuid/cancel".into(), String::new()),
+            (Method::POST, format!("/tasks/{id}/cancel"), "[1]".into()),
+            (Method::POST, format!("/tasks/{id}/cancel"), "{".into()),
+            (Method::POST, "/tasks/not-a-uuid/send".into(), format!(r#"{{"message":{msg}}}"#)),
+            (Method::POST, format!("/tasks/{id}/send"), "{}".into()),
+            (
+                Method::POST,
+                format!("/tasks/{id}/send"),
+                format!(r#"{{"id":"0f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b","message":{msg}}}"#),
+            ),
+        ];
+        assert!(cases.len() >= 20);
+        for (method, path, body) in &cases {
+            let label = format!("{method} {path} {body}");
+            let refusal = decode_any(method, path, None, &HeaderMap::new(), body.as_bytes(), None).expect_err(&label);
+            assert_eq!(refusal.dialect, Dialect::Early, "{label}");
+            let rendered = super::super::errors::render_in(&refusal.error, refusal.dialect, refusal.binding, None);
+            assert!(rendered.status.is_client_error(), "{label}: {}", rendered.status);
+            let v: Value = serde_json::from_slice(&rendered.body).unwrap();
+            assert!(v["detail"].is_string(), "{label}: {v}");
+            assert_eq!(v.as_object().map(|o| o.len()), Some(1), "{label}: {v}");
+        }
+    }
+
+    #[test]
+    fn early_requests_are_translated_into_1_0_rest_on_the_agent_task() {
+        let id = "4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b";
+        let body = format!(
+            r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"text","text":"hi"}}]}},"metadata":{{"skillId":"echo"}}}}"#
+        );
+        let decoded =
+            decode_any(&Method::POST, "/agents/e/tasks/sendSubscribe", None, &HeaderMap::new(), body.as_bytes(), None)
+                .expect("early send");
+        let call = &decoded.call;
+        assert_eq!(
+            (call.dialect, call.binding, call.operation),
+            (Dialect::Early, Binding::Rest, Operation::SendStreamingMessage)
+        );
+        assert_eq!(
+            (call.rest_path.as_deref(), call.skill_id.as_deref(), call.task_id.as_deref()),
+            (Some("/message:stream"), Some("echo"), None)
+        );
+        assert_eq!((decoded.early_id.as_deref(), decoded.new_task, call.agent.as_deref()), (Some(id), true, Some("e")));
+        let ids = EarlyIds::new(std::time::Duration::from_secs(60));
+        ids.insert(
+            id,
+            crate::protocol::early_ids::AgentTask { task_id: "agent-7".into(), context_id: Some("c".into()) },
+        );
+        let decoded = decode_any(
+            &Method::GET,
+            &format!("/tasks/{id}"),
+            Some("historyLength=2"),
+            &HeaderMap::new(),
+            b"",
+            Some(&ids),
+        )
+        .expect("get");
+        assert_eq!(
+            (decoded.call.task_id.as_deref(), decoded.call.rest_path.as_deref()),
+            (Some("agent-7"), Some("/tasks/agent-7?historyLength=2"))
+        );
+        // A reused id is refused; with the 1.0 header, GET /tasks/{id} is 1.0.
+        let refusal =
+            decode_any(&Method::POST, "/tasks/send", None, &HeaderMap::new(), body.as_bytes(), Some(&ids)).unwrap_err();
+        assert_eq!(refusal.dialect, Dialect::Early);
+        let v1 = decode_any(&Method::GET, &format!("/tasks/{id}"), None, &v1(), b"", Some(&ids)).expect("1.0 get");
+        assert_eq!((v1.call.dialect, v1.call.task_id.as_deref()), (Dialect::V1, Some(id)));
     }
 }

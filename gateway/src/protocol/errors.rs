@@ -1,8 +1,9 @@
 //! The one place where a refusal becomes bytes on the wire: a JSON-RPC error object (HTTP 200, with
 //! the request's id) or an HTTP+JSON google.rpc.Status body with the matching HTTP status. The
-//! shapes follow the reference SDK's captures (`jsonrpc-1.0-20`, `rest-1.0-20`).
+//! shapes follow the reference SDK's captures (`jsonrpc-1.0-20`, `rest-1.0-20`). A2A 0.3 callers get
+//! the 0.3 error object (`{"code","message","data":null}`) with the same HTTP status.
 
-use a2a_policies::{A2aError, Binding};
+use a2a_policies::{A2aError, Binding, Dialect};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
@@ -162,10 +163,37 @@ fn details(error: &A2aError, m: &Mapping) -> Value {
     Value::Array(list)
 }
 
-/// Renders `error` in `binding`; `rpc_id` is the JSON-RPC request id (absent → `null`).
+/// Renders `error` in `binding` of A2A 1.0; `rpc_id` is the JSON-RPC request id (absent → `null`).
 pub fn render(error: &A2aError, binding: Binding, rpc_id: Option<&Value>) -> ErrorResponse {
+    render_in(error, Dialect::V1, binding, rpc_id)
+}
+
+/// Whether a 0.3 caller gets `code` as it is: 0.3 defines it, or it is one of the gateway's own
+/// server-error codes (implementation-defined in every JSON-RPC dialect). Others become -32603, as
+/// the SDK's compat layer does.
+fn known_to_v03(code: i32) -> bool {
+    matches!(code, CODE_UNAUTHENTICATED | CODE_PERMISSION_DENIED | CODE_RATE_LIMITED | CODE_TOO_MANY_TASKS)
+        || crate::protocol::translate::model::ErrorKind::from_code(i64::from(code)).known_to_v03()
+}
+
+/// Renders `error` in the caller's `dialect` (and, for 1.0, `binding`).
+pub fn render_in(error: &A2aError, dialect: Dialect, binding: Binding, rpc_id: Option<&Value>) -> ErrorResponse {
     let m = mapping(error);
     let message = error.to_string();
+    if dialect == Dialect::V03 {
+        let code = if known_to_v03(m.code) { m.code } else { -32603 };
+        let envelope = json!({
+            "error": {"code": code, "message": message, "data": Value::Null},
+            "id": rpc_id.cloned().unwrap_or(Value::Null),
+            "jsonrpc": "2.0",
+        });
+        return ErrorResponse { status: m.rpc_http, headers: error_headers(error), body: to_bytes(&envelope) };
+    }
+    if dialect == Dialect::Early {
+        // The early dialect has an HTTP status and `{"detail": …}`: the gateway's own status says most.
+        let body = json!({ "detail": message });
+        return ErrorResponse { status: m.http, headers: error_headers(error), body: to_bytes(&body) };
+    }
     match binding {
         Binding::JsonRpc => {
             let mut body = json!({"code": m.code, "message": message});
@@ -271,6 +299,30 @@ mod tests {
         assert_eq!(v["error"]["data"][1]["fieldViolations"][0]["field"], "/diff");
         let v = parse(&render(&error, Binding::Rest, None));
         assert_eq!(v["error"]["details"][1]["@type"], "type.googleapis.com/google.rpc.BadRequest");
+    }
+
+    #[test]
+    fn v03_callers_get_the_0_3_error_object() {
+        let r = render_in(&A2aError::TaskNotFound, Dialect::V03, Binding::JsonRpc, Some(&json!("q")));
+        assert_eq!(r.status, StatusCode::OK);
+        assert_eq!(
+            parse(&r),
+            json!({"error": {"code": -32001, "message": "Task not found", "data": null}, "id": "q", "jsonrpc": "2.0"})
+        );
+        let version = A2aError::VersionNotSupported("no".into());
+        assert_eq!(parse(&render_in(&version, Dialect::V03, Binding::JsonRpc, None))["error"]["code"], -32603);
+        let unauth = A2aError::Unauthenticated { message: "no".into(), challenge: "Bearer".into() };
+        let r = render_in(&unauth, Dialect::V03, Binding::JsonRpc, None);
+        assert_eq!(
+            (r.status, parse(&r)["error"]["code"].clone()),
+            (StatusCode::UNAUTHORIZED, json!(CODE_UNAUTHENTICATED))
+        );
+    }
+
+    #[test]
+    fn early_callers_get_a_status_and_a_detail() {
+        let r = render_in(&A2aError::TaskNotFound, Dialect::Early, Binding::Rest, None);
+        assert_eq!((r.status, parse(&r)), (StatusCode::NOT_FOUND, json!({"detail": "Task not found"})));
     }
 
     #[test]

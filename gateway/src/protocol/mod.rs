@@ -3,7 +3,10 @@
 //!
 //! [`A2aCall`]: a2a_policies::A2aCall
 
+pub mod agent_side;
+pub mod bridge;
 pub mod decode;
+pub mod early_ids;
 pub mod errors;
 pub mod observe;
 pub mod sse;

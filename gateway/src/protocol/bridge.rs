@@ -1,0 +1,399 @@
+//! Answers a caller of another dialect: the stack inside the decode layer works on the 1.0 form of a
+//! call (policies, routing, the relay's tap and the task directory all read 1.0), and this module
+//! turns its 1.0 answer — unary result, every stream event, every error — into the caller's dialect
+//! on the way out. Requests are translated on the way in by [`decode`](super::decode).
+//!
+//! Early callers get whole tasks under their own id: unary answers through `early::result_from_v1`,
+//! streams through a [`SnapshotBuilder`] (a stream that ends before its task does gets a last,
+//! failed task), errors as `{"detail"}` with the agent's HTTP status. The agent's id of a new task is
+//! remembered in [`EarlyIds`] from the first answer that names it.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use a2a_policies::{A2aError, Binding, Dialect, Operation};
+use axum::body::Body;
+use bytes::Bytes;
+use futures::Stream;
+use http::{HeaderValue, Response, header};
+use http_body_util::BodyExt;
+use serde_json::Value;
+
+use super::early_ids::{AgentTask, EarlyIds};
+use super::errors::render_in;
+use super::sse::SseParser;
+use super::translate::early::{self, SnapshotBuilder};
+use super::translate::model::{self, ErrorObject, SendMessageResponse, StreamResponse};
+use super::translate::{TranslateError, jsonrpc, v03};
+
+/// What the answer of a translated call needs from its request.
+#[derive(Clone)]
+pub struct Answering {
+    pub dialect: Dialect,
+    pub operation: Operation,
+    pub rpc_id: Option<Value>,
+    /// Early callers: the caller's task id, and whether the call starts a task under it.
+    pub early_id: Option<String>,
+    pub new_task: bool,
+    pub early_ids: Option<Arc<EarlyIds>>,
+}
+
+impl Answering {
+    fn id(&self) -> Value {
+        self.rpc_id.clone().unwrap_or(Value::Null)
+    }
+
+    /// An error in the caller's dialect, as body bytes.
+    fn error_body(&self, error: &A2aError) -> Bytes {
+        render_in(error, self.dialect, Binding::JsonRpc, self.rpc_id.as_ref()).body
+    }
+
+    fn early_id(&self) -> &str {
+        self.early_id.as_deref().unwrap_or_default()
+    }
+
+    /// Learns the agent's id of the task a new early task stands for.
+    fn remember(&self, task_id: &str, context_id: &str) {
+        if let (true, Some(ids)) = (self.new_task, &self.early_ids) {
+            let context_id = (!context_id.is_empty()).then(|| context_id.to_owned());
+            ids.insert(self.early_id(), AgentTask { task_id: task_id.to_owned(), context_id });
+        }
+    }
+}
+
+/// Turns 1.0 stream events into the caller's events.
+enum Converter {
+    V03(Answering),
+    Early(Answering, Box<SnapshotBuilder>),
+}
+
+impl Converter {
+    /// The caller's event for one 1.0 event's `data` (framed), if any.
+    fn event(&mut self, data: &[u8]) -> Option<Bytes> {
+        match self {
+            Converter::V03(answering) => Some(frame(&event_v03(answering, data))),
+            Converter::Early(answering, builder) => {
+                let event = match serde_json::from_slice::<StreamResponse>(data) {
+                    Ok(event) => event,
+                    // An error event (or garbage): the stream ends with the task failed.
+                    Err(_) => {
+                        let reason = early_error_text(data).unwrap_or_else(|| "the agent sent an invalid event".into());
+                        return builder.fail(&reason).map(|view| frame(&to_json(&view)));
+                    }
+                };
+                let view = builder.push(event)?;
+                answering.remember(&view.task.id, &view.task.context_id);
+                Some(frame(&to_json(&view)))
+            }
+        }
+    }
+
+    /// What to send when the 1.0 stream ends.
+    fn end(&mut self) -> Option<Bytes> {
+        match self {
+            Converter::V03(_) => None,
+            Converter::Early(_, builder) => {
+                builder.fail("the agent's stream ended before the task did").map(|view| frame(&to_json(&view)))
+            }
+        }
+    }
+}
+
+fn frame(data: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() + 10);
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n\r\n");
+    Bytes::from(out)
+}
+
+fn to_json(value: &impl serde::Serialize) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// The message of a 1.0 HTTP+JSON error body (`{"error": {"message"}}`).
+fn early_error_text(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    value.pointer("/error/message").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The 1.0 answer `response` in the dialect of `answering`. 1.0 answers pass through untouched.
+pub async fn answer(answering: Answering, response: Response<Body>) -> Response<Body> {
+    // 1.0 callers, and answers an agent of the caller's own dialect wrote, go as they are.
+    if answering.dialect == Dialect::V1 || response.extensions().get::<super::agent_side::PassedThrough>().is_some() {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.remove("a2a-version");
+    let is_stream = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+    if is_stream {
+        let converter = match answering.dialect {
+            Dialect::Early => {
+                let builder = Box::new(SnapshotBuilder::new(answering.early_id()));
+                Converter::Early(answering, builder)
+            }
+            _ => Converter::V03(answering),
+        };
+        let events = EventMap { inner: body.into_data_stream(), parser: SseParser::new(), converter, ended: false };
+        return Response::from_parts(parts, Body::from_stream(events));
+    }
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => {
+            let error = A2aError::BackendUnavailable("the agent broke off its answer".into());
+            return render_in(&error, answering.dialect, Binding::JsonRpc, answering.rpc_id.as_ref()).into_response();
+        }
+    };
+    let out = match answering.dialect {
+        Dialect::Early => {
+            let (status, out) = unary_early(&answering, parts.status, &bytes);
+            parts.status = status;
+            out
+        }
+        _ => unary_v03(&answering, &bytes),
+    };
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Response::from_parts(parts, Body::from(out))
+}
+
+/// A 1.0 HTTP+JSON answer as the early answer: the whole task under the caller's id, or the error
+/// as `{"detail"}` with the agent's status.
+fn unary_early(answering: &Answering, status: http::StatusCode, body: &[u8]) -> (http::StatusCode, Bytes) {
+    if !status.is_success() {
+        let detail = early_error_text(body).unwrap_or_else(|| format!("the agent answered HTTP {status}"));
+        return (status, Bytes::from(to_json(&early::EarlyError::new(detail))));
+    }
+    let translated = serde_json::from_slice::<&serde_json::value::RawValue>(body)
+        .map_err(|e| TranslateError::Json(e.to_string()))
+        .and_then(|raw| model::Response::parse(answering.operation, raw))
+        .and_then(|response| {
+            if let model::Response::Send(SendMessageResponse::Task(task)) = &response {
+                answering.remember(&task.id, &task.context_id);
+            }
+            early::result_from_v1(response, answering.early_id())
+        });
+    match translated {
+        Ok(task) => (status, Bytes::from(to_json(&task))),
+        Err(error) => {
+            let rendered = render_in(&error.into_response_error(), Dialect::Early, Binding::Rest, None);
+            (rendered.status, rendered.body)
+        }
+    }
+}
+
+/// A 1.0 JSON-RPC answer as the 0.3 answer with the same id.
+fn unary_v03(answering: &Answering, body: &[u8]) -> Bytes {
+    let id = answering.id();
+    let translated = jsonrpc::Envelope::parse(body).and_then(|envelope| {
+        if let Some(error) = envelope.error {
+            let error: ErrorObject =
+                serde_json::from_str(error.get()).map_err(|e| TranslateError::Json(e.to_string()))?;
+            return Ok(jsonrpc::failure(&id, &v03::error_from_v1(error)));
+        }
+        match envelope.result {
+            // A push-config delete answers `null`.
+            None => Ok(jsonrpc::success(&id, &Value::Null)),
+            Some(result) => {
+                let response = model::Response::parse(answering.operation, result)?;
+                Ok(jsonrpc::success(&id, &v03::result_from_v1(response)?))
+            }
+        }
+    });
+    match translated {
+        Ok(bytes) => Bytes::from(bytes),
+        Err(error) => answering.error_body(&error.into_response_error()),
+    }
+}
+
+/// One 1.0 JSON-RPC stream event (`data`) as the 0.3 event.
+fn event_v03(answering: &Answering, data: &[u8]) -> Bytes {
+    let id = answering.id();
+    let translated = jsonrpc::Envelope::parse(data).and_then(|envelope| {
+        if let Some(error) = envelope.error {
+            let error: ErrorObject =
+                serde_json::from_str(error.get()).map_err(|e| TranslateError::Json(e.to_string()))?;
+            return Ok(jsonrpc::failure(&id, &v03::error_from_v1(error)));
+        }
+        let result = envelope.result.ok_or_else(|| TranslateError::Json("a stream event without a result".into()))?;
+        let event: StreamResponse =
+            serde_json::from_str(result.get()).map_err(|e| TranslateError::Json(e.to_string()))?;
+        Ok(jsonrpc::success(&id, &v03::event_from_v1(event)))
+    });
+    match translated {
+        Ok(bytes) => Bytes::from(bytes),
+        Err(error) => answering.error_body(&error.into_response_error()),
+    }
+}
+
+/// Re-frames a 1.0 SSE stream event by event in the caller's dialect. Comments (keep-alives) between
+/// events pass as they are.
+struct EventMap<S> {
+    inner: S,
+    parser: SseParser,
+    converter: Converter,
+    ended: bool,
+}
+
+impl<S> Stream for EventMap<S>
+where
+    S: Stream<Item = Result<Bytes, axum::Error>> + Unpin,
+{
+    type Item = Result<Bytes, axum::Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if this.ended {
+                return Poll::Ready(None);
+            }
+            match Pin::new(&mut this.inner).poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    if this.parser.at_boundary() && chunk.first() == Some(&b':') {
+                        return Poll::Ready(Some(Ok(chunk)));
+                    }
+                    let mut out = Vec::new();
+                    let converter = &mut this.converter;
+                    this.parser.feed(&chunk, &mut |data| {
+                        if let Some(event) = converter.event(data) {
+                            out.extend_from_slice(&event);
+                        }
+                    });
+                    if !out.is_empty() {
+                        return Poll::Ready(Some(Ok(Bytes::from(out))));
+                    }
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    this.ended = true;
+                    return Poll::Ready(Some(Err(error)));
+                }
+                Poll::Ready(None) => {
+                    this.ended = true;
+                    return Poll::Ready(this.converter.end().map(Ok));
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+    use serde_json::json;
+
+    fn v03(operation: Operation) -> Answering {
+        Answering {
+            dialect: Dialect::V03,
+            operation,
+            rpc_id: Some(json!("r1")),
+            early_id: None,
+            new_task: false,
+            early_ids: None,
+        }
+    }
+
+    fn json_of(bytes: &[u8]) -> Value {
+        serde_json::from_slice(bytes).expect("json")
+    }
+
+    #[test]
+    fn unary_results_and_errors_become_0_3() {
+        let task = json!({"jsonrpc": "2.0", "id": "r1", "result": {"task": {"id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_COMPLETED"}}}});
+        let out = json_of(&unary_v03(&v03(Operation::SendMessage), &serde_json::to_vec(&task).unwrap()));
+        assert_eq!(out["result"]["kind"], "task");
+        assert_eq!(out["result"]["status"]["state"], "completed");
+        assert_eq!(out["id"], "r1");
+        let error = json!({"jsonrpc": "2.0", "id": "r1", "error": {"code": -32001, "message": "Task not found",
+            "data": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND"}]}});
+        let out = json_of(&unary_v03(&v03(Operation::GetTask), &serde_json::to_vec(&error).unwrap()));
+        assert_eq!(out["error"], json!({"code": -32001, "message": "Task not found", "data": null}));
+        let out = json_of(&unary_v03(&v03(Operation::GetTask), b"<html>"));
+        assert_eq!(out["error"]["code"], -32006);
+        assert_eq!(out["error"]["data"], Value::Null);
+    }
+
+    #[tokio::test]
+    async fn stream_events_become_0_3_even_when_split_across_chunks() {
+        let update = json!({"jsonrpc": "2.0", "id": "r1", "result": {"statusUpdate": {"taskId": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_COMPLETED"}}}});
+        let event = format!("data: {update}\r\n\r\n");
+        let (a, b) = event.as_bytes().split_at(20);
+        let chunks: Vec<Result<Bytes, axum::Error>> =
+            vec![Ok(Bytes::from_static(b": ka\r\n\r\n")), Ok(Bytes::copy_from_slice(a)), Ok(Bytes::copy_from_slice(b))];
+        let map = EventMap {
+            inner: futures::stream::iter(chunks),
+            parser: SseParser::new(),
+            converter: Converter::V03(v03(Operation::SendStreamingMessage)),
+            ended: false,
+        };
+        let out: Vec<Bytes> = map.map(|c| c.expect("chunk")).collect().await;
+        assert_eq!(out.len(), 2);
+        assert_eq!(&out[0][..], b": ka\r\n\r\n");
+        let text = std::str::from_utf8(&out[1]).unwrap();
+        let data = text.strip_prefix("data: ").and_then(|t| t.strip_suffix("\r\n\r\n")).expect("framed");
+        let v = json_of(data.as_bytes());
+        assert_eq!(v["result"]["kind"], "status-update");
+        assert_eq!(v["result"]["final"], true);
+        assert_eq!(v["result"]["status"]["state"], "completed");
+    }
+
+    fn early(operation: Operation, ids: &Arc<EarlyIds>) -> Answering {
+        Answering {
+            dialect: Dialect::Early,
+            operation,
+            rpc_id: None,
+            early_id: Some("e-1".into()),
+            new_task: true,
+            early_ids: Some(ids.clone()),
+        }
+    }
+
+    #[test]
+    fn early_callers_get_whole_tasks_under_their_id_and_the_agent_id_is_remembered() {
+        let ids = Arc::new(EarlyIds::new(std::time::Duration::from_secs(60)));
+        let answer = json!({"task": {"id": "agent-1", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}});
+        let (status, out) = unary_early(
+            &early(Operation::SendMessage, &ids),
+            http::StatusCode::OK,
+            &serde_json::to_vec(&answer).unwrap(),
+        );
+        assert_eq!(status, http::StatusCode::OK);
+        let out = json_of(&out);
+        assert_eq!(
+            (&out["id"], &out["sessionId"], &out["status"]["state"]),
+            (&json!("e-1"), &json!("c"), &json!("completed"))
+        );
+        assert_eq!(ids.get("e-1").map(|t| t.task_id), Some("agent-1".into()));
+        let error = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found"}}"#;
+        let (status, out) = unary_early(&early(Operation::GetTask, &ids), http::StatusCode::NOT_FOUND, error);
+        assert_eq!((status, json_of(&out)), (http::StatusCode::NOT_FOUND, json!({"detail": "Task not found"})));
+    }
+
+    #[test]
+    fn an_early_stream_cut_before_its_task_ends_gets_a_last_failed_task() {
+        let ids = Arc::new(EarlyIds::new(std::time::Duration::from_secs(60)));
+        let answering = early(Operation::SendStreamingMessage, &ids);
+        let mut converter = Converter::Early(answering.clone(), Box::new(SnapshotBuilder::new("e-1")));
+        let working =
+            br#"{"statusUpdate":{"taskId":"agent-2","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
+        let first = converter.event(working).expect("snapshot");
+        assert!(std::str::from_utf8(&first).unwrap().contains(r#""id":"e-1""#));
+        assert_eq!(ids.get("e-1").map(|t| t.task_id), Some("agent-2".into()));
+        let last = converter.end().expect("a failed task");
+        let text = std::str::from_utf8(&last).unwrap();
+        assert!(text.contains(r#""state":"failed""#), "{text}");
+        let mut done = Converter::Early(answering, Box::new(SnapshotBuilder::new("e-1")));
+        let completed =
+            br#"{"statusUpdate":{"taskId":"agent-2","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}"#;
+        assert!(done.event(completed).is_some());
+        assert!(done.end().is_none(), "a finished stream ends as it is");
+    }
+}

@@ -1,0 +1,85 @@
+//! Early-dialect callers name their tasks themselves (a UUID in the first send); 1.0 agents choose
+//! their own ids. This map remembers, per caller id, the agent's task (id and context), so the caller
+//! keeps using its own id for get, cancel and continue while everything inside the gateway — routing,
+//! task isolation, the directory, policies — works on the agent's id.
+//!
+//! Entries live as long as the task directory's: a sweep on every 1024th insert drops older ones.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+
+/// The agent's task an early caller's id stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentTask {
+    pub task_id: String,
+    pub context_id: Option<String>,
+}
+
+struct Entry {
+    task: AgentTask,
+    at: Instant,
+}
+
+pub struct EarlyIds {
+    map: DashMap<String, Entry>,
+    ttl: Duration,
+    inserts: AtomicUsize,
+}
+
+const SWEEP_EVERY: usize = 1024;
+
+impl EarlyIds {
+    pub fn new(ttl: Duration) -> EarlyIds {
+        EarlyIds { map: DashMap::new(), ttl, inserts: AtomicUsize::new(0) }
+    }
+
+    /// The agent's task the caller's `early_id` stands for.
+    pub fn get(&self, early_id: &str) -> Option<AgentTask> {
+        self.map.get(early_id).filter(|e| e.at.elapsed() < self.ttl).map(|e| e.task.clone())
+    }
+
+    /// Whether `early_id` already names a task (a new task may not reuse it).
+    pub fn contains(&self, early_id: &str) -> bool {
+        self.get(early_id).is_some()
+    }
+
+    /// Remembers that `early_id` is the agent's `task`; a second claim on the id keeps the first.
+    pub fn insert(&self, early_id: &str, task: AgentTask) {
+        if task.task_id.is_empty() {
+            return;
+        }
+        self.map.entry(early_id.to_owned()).or_insert_with(|| Entry { task, at: Instant::now() });
+        if self.inserts.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            self.map.retain(|_, e| e.at.elapsed() < self.ttl);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str) -> AgentTask {
+        AgentTask { task_id: id.into(), context_id: Some("c".into()) }
+    }
+
+    #[test]
+    fn maps_caller_ids_to_agent_tasks_and_keeps_the_first_claim() {
+        let ids = EarlyIds::new(Duration::from_secs(60));
+        assert!(!ids.contains("e1"));
+        ids.insert("e1", task("a1"));
+        ids.insert("e1", task("a2"));
+        assert_eq!(ids.get("e1"), Some(task("a1")));
+        ids.insert("e2", AgentTask { task_id: String::new(), context_id: None });
+        assert!(!ids.contains("e2"), "an answer without a task id names nothing");
+    }
+
+    #[test]
+    fn entries_expire() {
+        let ids = EarlyIds::new(Duration::ZERO);
+        ids.insert("e1", task("a1"));
+        assert_eq!(ids.get("e1"), None);
+    }
+}
