@@ -237,3 +237,37 @@ mod tests {
         assert_eq!(out["traceparent"], headers["traceparent"]);
     }
 }
+
+/// The span of one call to a backend, child of the call's server span (whose context the trace
+/// layer wrote into the request headers); `headers` carry this span's own `traceparent` on.
+pub struct BackendCall {
+    context: Context,
+    pub headers: HeaderMap,
+}
+
+/// Starts a client span for a call to `backend`, when traces are exported.
+pub fn backend_call(headers: &HeaderMap, backend: &str) -> Option<BackendCall> {
+    let telemetry = INSTALLED.get()?;
+    let parent = extract(headers);
+    let span = telemetry
+        .tracer
+        .span_builder(format!("a2a backend {backend}"))
+        .with_kind(SpanKind::Client)
+        .with_attributes([KeyValue::new("a2a.backend", backend.to_string())])
+        .start_with_context(telemetry.tracer.as_ref(), &parent);
+    let context = parent.with_span(span);
+    let mut headers = headers.clone();
+    inject(&context, &mut headers);
+    Some(BackendCall { context, headers })
+}
+
+impl BackendCall {
+    /// Ends the span; `error` names what went wrong, if anything.
+    pub fn finish(self, error: Option<&str>) {
+        let span = self.context.span();
+        if let Some(reason) = error {
+            span.set_status(Status::error(reason.to_string()));
+        }
+        span.end();
+    }
+}
