@@ -39,7 +39,8 @@ pub fn a2a_stack(
     gateway: Arc<Gateway>,
 ) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static {
     tower::ServiceBuilder::new()
-        // Reads and decodes the call; renders every refusal from below in the caller's binding.
+        // Reads and decodes the call (a 0.3 or early one into its 1.0 form); answers and renders
+        // every refusal from below in the caller's dialect and binding.
         .layer(DecodeLayer {
             max_body: gateway.config.limits.max_request_bytes,
             // Lives as long as this stack: a reload starts a new map (early ids of older tasks are
@@ -78,8 +79,11 @@ pub fn a2a_stack(
 }
 
 /// Reads the body (refusing oversize ones before reading them whole), decodes the call into an
-/// [`A2aCall`] extension, and renders any refusal from the layers inside in the caller's binding.
-/// This is the one place where protocol errors become responses.
+/// [`A2aCall`] extension, and renders any refusal from the layers inside in the caller's dialect and
+/// binding. This is the one place where protocol errors become responses. A 0.3 or early caller's
+/// request goes inside in its 1.0 form (the original travels beside it as an [`OriginalRequest`],
+/// for an agent of the caller's dialect), and the 1.0 answer comes back out in the caller's
+/// dialect ([`bridge::answer`]).
 #[derive(Clone)]
 pub struct DecodeLayer {
     max_body: usize,

@@ -508,6 +508,12 @@ async fn matrix_every_caller_dialect_to_an_sdk_agent_serving_0_3() {
             "sdk 1.0 client ({binding}):\n{report}"
         );
     }
+    // And its 0.3 client to the same agent: 0.3 on both sides, passed through unchanged.
+    let base = format!("{}/agents/pyecho", gw.url);
+    let args = ["--base", &base, "--binding", "jsonrpc", "--protocol-version", "0.3", "--echo-skill", "py-echo"];
+    let flows = ["--flow", "send", "--flow", "stream", "--flow", "get"];
+    let (ok, lines, report) = python_client(&[&args[..], &flows[..]].concat()).await;
+    assert!(ok && !lines.is_empty() && lines.iter().all(|l| l["ok"] == true), "sdk 0.3 client:\n{report}");
 }
 
 /// A backend for the pass-through diagonal: records the bytes of every call and answers with canned
