@@ -20,6 +20,7 @@ use crate::card::{CardSettings, Security};
 use crate::config::Config;
 use crate::directory::{MemoryDirectory, TaskDirectory};
 use crate::observers::Observers;
+use crate::protocol::early_ids::EarlyIds;
 use crate::proxy::Forwarder;
 use crate::registry::{Registry, RegistryCatalog};
 use crate::relay::StreamSettings;
@@ -37,6 +38,8 @@ pub struct Shared {
     pub live_tasks: Option<Arc<LiveTasks>>,
     /// The audit log, kept across reloads (one chain per file).
     pub audit: Option<Audit>,
+    /// Early-dialect callers' task ids ↔ agents' ids, kept across reloads.
+    pub early_ids: Arc<EarlyIds>,
 }
 
 impl Shared {
@@ -70,6 +73,7 @@ impl Shared {
             deadlines,
             live_tasks,
             audit,
+            early_ids: Arc::new(EarlyIds::new(config.routing.task_ttl)),
         }))
     }
 }

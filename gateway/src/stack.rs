@@ -45,7 +45,7 @@ pub fn a2a_stack(
             max_body: gateway.config.limits.max_request_bytes,
             // Lives as long as this stack: a reload starts a new map (early ids of older tasks are
             // then unknown; see the wiring notes in the report to move it into `Shared`).
-            early_ids: Arc::new(EarlyIds::new(gateway.config.routing.task_ttl)),
+            early_ids: gateway.shared.early_ids.clone(),
             directory: gateway.directory().clone(),
         })
         // A span per call (when traces are exported), parent of the backend's.
@@ -333,6 +333,10 @@ impl Service<Request<Bytes>> for ForwardService {
                         let timed = backend.name.clone();
                         let info = parts.extensions.get::<RequestInfo>().cloned();
                         let forward = async {
+                            // With traces exported, the backend call is a span of its own and the
+                            // backend's parent.
+                            let span = crate::telemetry::backend_call(&parts.headers, &backend.name);
+                            let headers = span.as_ref().map_or(&parts.headers, |s| &s.headers);
                             let result = gateway
                                 .forwarder
                                 .forward_call(
@@ -340,11 +344,16 @@ impl Service<Request<Bytes>> for ForwardService {
                                     exchange,
                                     call,
                                     &parts.method,
-                                    &parts.headers,
+                                    headers,
                                     body.clone(),
                                     parts.extensions.get::<OriginalRequest>(),
                                 )
                                 .await;
+                            if let Some(span) = span {
+                                span.finish(result.as_ref().err().map(|e| match e {
+                                    ForwardError::NotSent(e) | ForwardError::Failed(e) => e.reason(),
+                                }));
+                            }
                             let waited = asked.elapsed();
                             metrics::histogram!(BACKEND_DURATION, "backend" => timed.to_string())
                                 .record(waited.as_secs_f64());

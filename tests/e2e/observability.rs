@@ -262,28 +262,30 @@ async fn spans_reach_an_otlp_receiver_and_the_backend_gets_the_propagated_tracep
     assert_eq!(response.status().as_u16(), 200);
 
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    let span = loop {
-        let found = received
-            .lock()
-            .unwrap()
-            .iter()
-            .flat_map(|export| {
-                export["resourceSpans"].as_array().cloned().unwrap_or_default().into_iter().flat_map(|rs| {
-                    rs["scopeSpans"]
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_default()
-                        .into_iter()
-                        .flat_map(|ss| ss["spans"].as_array().cloned().unwrap_or_default())
-                })
-            })
-            .find(|s| s["name"] == "a2a SendMessage");
-        if let Some(span) = found {
-            break span;
+    let spans = || -> Vec<Value> {
+        let exports = received.lock().unwrap().clone();
+        let mut all = Vec::new();
+        for export in exports {
+            for resource in export["resourceSpans"].as_array().cloned().unwrap_or_default() {
+                for scope in resource["scopeSpans"].as_array().cloned().unwrap_or_default() {
+                    all.extend(scope["spans"].as_array().cloned().unwrap_or_default());
+                }
+            }
         }
-        assert!(std::time::Instant::now() < deadline, "no span arrived at the OTLP receiver");
+        all
+    };
+    let (span, client) = loop {
+        let all = spans();
+        let named = |name: &str| all.iter().find(|s| s["name"] == name).cloned();
+        if let (Some(span), Some(client)) = (named("a2a SendMessage"), named("a2a backend echo")) {
+            break (span, client);
+        }
+        assert!(std::time::Instant::now() < deadline, "the spans did not arrive at the OTLP receiver");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
+    // The backend call is a span of its own, child of the call's.
+    assert_eq!(client["parentSpanId"], span["spanId"], "{client}");
+    assert_eq!(client["traceId"], span["traceId"]);
     assert_eq!(span["traceId"].as_str().map(str::to_lowercase), Some(trace_id.to_string()), "{span}");
     assert_eq!(span["parentSpanId"].as_str().map(str::to_lowercase), Some(caller_span.to_string()), "{span}");
     assert_eq!(attribute(&span, "a2a.skill"), Some("echo"), "{span}");
@@ -291,10 +293,10 @@ async fn spans_reach_an_otlp_receiver_and_the_backend_gets_the_propagated_tracep
     assert_eq!(attribute(&span, "a2a.outcome"), Some("ok"), "{span}");
     assert!(attribute(&span, "a2a.caller").is_some_and(|c| c.starts_with("ip:")), "{span}");
 
-    // The backend's parent is the gateway's span, in the caller's trace.
+    // The backend's parent is the gateway's backend-call span, in the caller's trace.
     let (_, seen) = get_json(&format!("{}/debug/requests", echo.url)).await;
     let send = seen.as_array().unwrap().iter().find(|r| r["operation"] == "SendMessage").unwrap();
-    let gateway_span = span["spanId"].as_str().unwrap().to_lowercase();
+    let gateway_span = client["spanId"].as_str().unwrap().to_lowercase();
     assert_eq!(send["headers"]["traceparent"], format!("00-{trace_id}-{gateway_span}-01"), "{send}");
     receiver.abort();
 }
