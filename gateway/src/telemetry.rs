@@ -222,22 +222,6 @@ where
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn traceparent_round_trips() {
-        let mut headers = HeaderMap::new();
-        headers.insert("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".parse().unwrap());
-        let context = extract(&headers);
-        assert_eq!(context.span().span_context().trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
-        let mut out = HeaderMap::new();
-        inject(&context, &mut out);
-        assert_eq!(out["traceparent"], headers["traceparent"]);
-    }
-}
-
 /// The span of one call to a backend, child of the call's server span (whose context the trace
 /// layer wrote into the request headers); `headers` carry this span's own `traceparent` on.
 pub struct BackendCall {
@@ -269,5 +253,21 @@ impl BackendCall {
             span.set_status(Status::error(reason.to_string()));
         }
         span.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_round_trips() {
+        let mut headers = HeaderMap::new();
+        headers.insert("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".parse().unwrap());
+        let context = extract(&headers);
+        assert_eq!(context.span().span_context().trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        let mut out = HeaderMap::new();
+        inject(&context, &mut out);
+        assert_eq!(out["traceparent"], headers["traceparent"]);
     }
 }
