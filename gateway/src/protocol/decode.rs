@@ -695,6 +695,76 @@ mod tests {
             assert_eq!(v["jsonrpc"], "2.0");
         }
     }
+    /// At least 20 malformed A2A 1.0 requests, each refused in its binding's 1.0 shape: a JSON-RPC
+    /// error object (with ErrorInfo except for protocol-level errors), or an HTTP status with a
+    /// google.rpc.Status body.
+    #[test]
+    fn malformed_v1_requests_get_1_0_errors() {
+        let rpc: &[(&str, i64)] = &[
+            (r#"{"jsonrpc":"2.0","#, -32700),
+            (r#"[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}]"#, -32600),
+            (r#"{"jsonrpc":"2.0","method":"GetTask","params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"GetTask","params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":[1],"method":"GetTask","params":{"id":"t"}}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":1,"method":null}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"NoSuchMethod","params":{}}"#, -32601),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":"hi"}}"#, -32602),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"metadata":{"skillId":[]}}}}"#,
+                -32602,
+            ),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":[]}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":""}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":7}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":"t"}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"GetTaskPushNotificationConfig","params":{"id":"c"}}"#, -32602),
+        ];
+        for (body, code) in rpc {
+            let refusal = decode_any(&Method::POST, "/", None, &v1(), body.as_bytes(), None).expect_err(body);
+            let rendered = super::super::errors::render_in(
+                &refusal.error,
+                refusal.dialect,
+                refusal.binding,
+                refusal.rpc_id.as_ref(),
+            );
+            assert_eq!(rendered.status, http::StatusCode::OK, "{body}");
+            let v: Value = serde_json::from_slice(&rendered.body).unwrap();
+            assert_eq!(v["error"]["code"], *code, "{body}: {v}");
+            assert_eq!(v["jsonrpc"], "2.0");
+            if *code != -32700 && *code != -32600 && *code != -32601 {
+                assert_eq!(v["error"]["data"][0]["reason"], "INVALID_PARAMS", "{body}: {v}");
+            }
+        }
+        let rest: &[(Method, &str, &str, u16)] = &[
+            (Method::POST, "/message:send", r#"{"message":"#, 400),
+            (Method::POST, "/message:send", r#"{"metadata":{}}"#, 400),
+            (Method::POST, "/message:stream", r#"[]"#, 400),
+            (Method::POST, "/message:send", r#"{"message":{"metadata":{"skillId":1}}}"#, 400),
+            (Method::GET, "/message:send", "", 404),
+            (Method::DELETE, "/tasks/t1", "", 404),
+            (Method::GET, "/tasks/t1:explode", "", 404),
+            (Method::PUT, "/tasks/t1:cancel", "", 404),
+            (Method::GET, "/nope", "", 404),
+            (Method::PATCH, "/tasks", "", 404),
+        ];
+        for (method, path, body, status) in rest {
+            let refusal = decode_any(method, path, None, &v1(), body.as_bytes(), None).expect_err(path);
+            let rendered = super::super::errors::render_in(
+                &refusal.error,
+                refusal.dialect,
+                refusal.binding,
+                refusal.rpc_id.as_ref(),
+            );
+            assert_eq!(rendered.status.as_u16(), *status, "{method} {path} {body}");
+            let v: Value = serde_json::from_slice(&rendered.body).unwrap();
+            assert_eq!(v["error"]["code"], *status, "{method} {path}: {v}");
+            assert!(v["error"]["status"].is_string() && v["error"]["details"][0]["reason"].is_string(), "{v}");
+        }
+        assert!(rpc.len() + rest.len() >= 20);
+    }
+
     /// At least 20 malformed early requests, each refused in the early error shape: a 4xx status and
     /// `{"detail": "…"}`.
     #[test]
