@@ -86,9 +86,10 @@ pub fn send_message_body() -> Bytes {
     )
 }
 
-/// Latency histogram in nanoseconds, 3 significant figures, up to a minute.
+/// Latency histogram in nanoseconds (1 ns unit, so microseconds keep 3 significant figures), up to a
+/// minute.
 pub fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1_000, 60_000_000_000, 3).expect("valid histogram bounds")
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds")
 }
 
 /// What one run measured.
@@ -122,10 +123,13 @@ type Conn = SendRequest<Full<Bytes>>;
 pub struct Pool {
     target: Arc<Target>,
     conns: Vec<Option<Conn>>,
+    /// How long one request may take before it counts as failed.
+    pub timeout: Duration,
 }
 
 struct Shared {
     target: Arc<Target>,
+    timeout: Duration,
     latency: Mutex<Histogram<u64>>,
     lag: Mutex<Histogram<u64>>,
     ok: AtomicU64,
@@ -134,9 +138,10 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(target: Arc<Target>) -> Shared {
+    fn new(target: Arc<Target>, timeout: Duration) -> Shared {
         Shared {
             target,
+            timeout,
             latency: Mutex::new(histogram()),
             lag: Mutex::new(histogram()),
             ok: AtomicU64::new(0),
@@ -180,13 +185,13 @@ impl Pool {
             let conn = connect(&target).await.map_err(anyhow::Error::msg);
             conns.push(Some(conn.with_context(|| format!("connecting to {}", target.addr))?));
         }
-        Ok(Pool { target, conns })
+        Ok(Pool { target, conns, timeout: REQUEST_TIMEOUT })
     }
 
     /// Sends `rate` requests per second for `duration`, open loop.
     pub async fn open_loop(&mut self, rate: f64, duration: Duration, max_in_flight: usize) -> RunStats {
         let count = (rate * duration.as_secs_f64()).round().max(1.0) as u64;
-        let shared = Arc::new(Shared::new(self.target.clone()));
+        let shared = Arc::new(Shared::new(self.target.clone(), self.timeout));
         let (tx, rx) = mpsc::unbounded_channel::<Instant>();
         let rx = Arc::new(tokio::sync::Mutex::new(rx));
         let in_flight = Arc::new(AtomicUsize::new(0));
@@ -206,14 +211,14 @@ impl Pool {
                     let next = rx.lock().await.recv().await;
                     let Some(intended) = next else { break };
                     let started = Instant::now();
-                    let result = send(&mut conn, &shared.target).await;
+                    let result = send(&mut conn, &shared.target, shared.timeout).await;
                     in_flight.fetch_sub(1, Ordering::AcqRel);
                     shared.record(intended, started, result);
                 }
                 conn
             }));
         }
-        let deadline = tokio::time::Instant::now() + duration + DRAIN_TIMEOUT;
+        let deadline = tokio::time::Instant::now() + duration + DRAIN_TIMEOUT.min(self.timeout * 2);
         for worker in workers {
             let abort = worker.abort_handle();
             match tokio::time::timeout_at(deadline, worker).await {
@@ -227,13 +232,21 @@ impl Pool {
         }
         let _ = tokio::task::spawn_blocking(move || ticker.join()).await;
         let elapsed = start.elapsed();
+        // Released but never finished (the drain deadline passed): failures too.
+        let abandoned = in_flight.load(Ordering::Acquire) as u64;
+        shared.failed.fetch_add(abandoned, Ordering::Relaxed);
+        if abandoned > 0
+            && let Ok(mut first) = shared.first_error.lock()
+        {
+            first.get_or_insert_with(|| format!("{abandoned} requests still unanswered at the drain deadline"));
+        }
         let overflow = overflow.load(Ordering::Relaxed);
         finish(&shared, overflow, elapsed)
     }
 
     /// Sends back to back on every connection for `duration`; returns what it measured.
     pub async fn closed_loop(&mut self, duration: Duration) -> RunStats {
-        let shared = Arc::new(Shared::new(self.target.clone()));
+        let shared = Arc::new(Shared::new(self.target.clone(), self.timeout));
         let start = Instant::now();
         let until = start + duration;
         let mut workers = Vec::with_capacity(self.conns.len());
@@ -243,7 +256,7 @@ impl Pool {
                 let mut conn = conn;
                 while Instant::now() < until {
                     let started = Instant::now();
-                    let result = send(&mut conn, &shared.target).await;
+                    let result = send(&mut conn, &shared.target, shared.timeout).await;
                     shared.record(started, started, result);
                 }
                 conn
@@ -321,8 +334,8 @@ async fn connect(target: &Target) -> Result<Conn, String> {
 }
 
 /// Sends one request on `conn` (reconnecting first if it is gone) and reads the whole answer.
-async fn send(conn: &mut Option<Conn>, target: &Target) -> Result<(), String> {
-    let outcome = tokio::time::timeout(REQUEST_TIMEOUT, send_inner(conn, target)).await;
+async fn send(conn: &mut Option<Conn>, target: &Target, timeout: Duration) -> Result<(), String> {
+    let outcome = tokio::time::timeout(timeout, send_inner(conn, target)).await;
     let result = outcome.unwrap_or_else(|_| Err("timed out".into()));
     if result.is_err() {
         // Its state is unknown: start afresh on the next request.
@@ -351,4 +364,69 @@ async fn send_inner(conn: &mut Option<Conn>, target: &Target) -> Result<(), Stri
 
 pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Backend, Clock, RPC_PATH};
+
+    #[tokio::test]
+    async fn open_loop_sends_every_request_on_schedule() {
+        let backend = Backend::start(Clock::new()).unwrap();
+        let target = Target::rpc(backend.addr, RPC_PATH, send_message_body(), None).unwrap();
+        let mut pool = Pool::connect(target, 4).await.unwrap();
+        let stats = pool.open_loop(500.0, Duration::from_millis(300), 64).await;
+        assert_eq!(stats.errors(), 0, "{:?}", stats.first_error);
+        assert_eq!(stats.ok, 150);
+        assert_eq!(stats.latency.len(), 150);
+        // 150 requests at 500/s take 0.3 s however fast the backend is.
+        assert!(stats.elapsed >= Duration::from_millis(290), "{:?}", stats.elapsed);
+    }
+
+    #[tokio::test]
+    async fn requests_beyond_the_in_flight_bound_are_errors_not_late_sends() {
+        // A server that accepts and never answers: every request stays in flight.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let holder = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                held.push(stream);
+            }
+        });
+        let target = Target::rpc(addr, "/", send_message_body(), None).unwrap();
+        let mut pool = Pool::connect(target, 2).await.unwrap();
+        pool.timeout = Duration::from_millis(300);
+        let stats = pool.open_loop(1000.0, Duration::from_millis(50), 5).await;
+        assert_eq!(stats.ok, 0);
+        assert_eq!(stats.overflow, 45);
+        assert_eq!(stats.failed, 5, "the bounded five time out or are abandoned");
+        holder.abort();
+    }
+
+    #[tokio::test]
+    async fn json_rpc_errors_count_as_failures() {
+        let backend = Backend::start(Clock::new()).unwrap();
+        let body = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"NoSuchMethod","params":{}}"#);
+        let mut pool = Pool::connect(Target::rpc(backend.addr, RPC_PATH, body, None).unwrap(), 1).await.unwrap();
+        let stats = pool.closed_loop(Duration::from_millis(50)).await;
+        assert_eq!(stats.ok, 0);
+        assert!(stats.failed > 0);
+        assert!(stats.first_error.unwrap().contains("not a JSON-RPC result"));
+    }
+
+    #[tokio::test]
+    async fn closed_loop_measures_a_rate_and_the_card_is_served() {
+        let backend = Backend::start(Clock::new()).unwrap();
+        let mut pool = Pool::connect(Target::get(backend.addr, crate::backend::CARD_PATH).unwrap(), 2).await.unwrap();
+        let stats = pool.closed_loop(Duration::from_millis(100)).await;
+        assert_eq!(stats.errors(), 0, "{:?}", stats.first_error);
+        assert!(stats.achieved_rate() > 100.0, "{}", stats.achieved_rate());
+        let (status, card) = crate::get(backend.addr, crate::backend::CARD_PATH).await.unwrap();
+        assert_eq!(status, 200);
+        let card: serde_json::Value = serde_json::from_slice(&card).unwrap();
+        assert_eq!(card["skills"][0]["id"], "bench");
+        assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
+    }
 }

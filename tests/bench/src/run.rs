@@ -51,7 +51,7 @@ impl Plan {
                 reps: 3,
                 probe: Duration::from_secs(2),
                 warmup: Duration::from_secs(1),
-                duration: Duration::from_secs(5),
+                duration: Duration::from_secs(4),
                 connections: 64,
                 max_in_flight: 2048,
                 sse: vec![(1, 5, 400), (100, 20, 100), (1000, 200, 12)],
@@ -244,13 +244,14 @@ pub async fn run(cli: &Cli) -> anyhow::Result<()> {
     } else if cli.smoke {
         vec![("a gentle smoke rate".into(), (direct_saturation / 4.0).min(500.0))]
     } else {
+        // The lower rate first, so that the overload of the other cannot linger into it.
         vec![
-            ("the target rate: half the direct saturation".into(), direct_saturation / 2.0),
             ("half the no-policy gateway's saturation".into(), gateway_saturation / 2.0),
+            ("the target rate: half the direct saturation".into(), direct_saturation / 2.0),
         ]
     };
-    if levels.len() == 2 && levels[1].1 >= levels[0].1 * 0.8 {
-        levels.truncate(1);
+    if levels.len() == 2 && levels[0].1 >= levels[1].1 * 0.8 {
+        levels.remove(0);
     }
     for (label, rate) in &levels {
         let mut series: Vec<Series> = pools

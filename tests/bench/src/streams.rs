@@ -225,6 +225,42 @@ mod tests {
         assert_eq!(event_end(b"data: a\n"), None);
     }
 
+    #[tokio::test]
+    async fn every_event_of_every_stream_is_timed() {
+        let clock = Clock::new();
+        let backend = crate::backend::Backend::start(clock).unwrap();
+        let target = StreamTarget { addr: backend.addr, path: crate::backend::RPC_PATH.into() };
+        let stats = sse_latency(&target, clock, 3, 5, Duration::from_millis(5)).await;
+        assert_eq!(stats.failed_streams, 0, "{:?}", stats.first_error);
+        assert_eq!(stats.events, 15);
+        assert_eq!(stats.latency.len(), 15);
+        // Same clock on both ends: latencies are small and positive.
+        assert!(stats.latency.max() < 1_000_000_000);
+    }
+
+    #[tokio::test]
+    async fn idle_streams_hold_until_released() {
+        let backend = crate::backend::Backend::start(Clock::new()).unwrap();
+        let target = StreamTarget { addr: backend.addr, path: crate::backend::RPC_PATH.into() };
+        let sources = [Ipv4Addr::new(127, 0, 0, 2), Ipv4Addr::new(127, 0, 0, 3)];
+        let mut idle = open_idle(&target, 20, &sources, 8).await;
+        assert_eq!((idle.open.len(), idle.failed), (20, 0), "{:?}", idle.first_error);
+        let peer = idle.open[1].local_addr().unwrap();
+        assert!(peer.ip() == Ipv4Addr::new(127, 0, 0, 2) || peer.ip() == Ipv4Addr::new(127, 0, 0, 3));
+        // Quiet until released; then the last event arrives.
+        let mut buffer = [0u8; 4096];
+        let quiet = tokio::time::timeout(Duration::from_millis(100), idle.open[0].read(&mut buffer)).await;
+        assert!(quiet.is_err(), "a held stream sent something before the release");
+        backend.release_held();
+        let mut seen = Vec::new();
+        while !String::from_utf8_lossy(&seen).contains("TASK_STATE_COMPLETED") {
+            let n =
+                tokio::time::timeout(Duration::from_secs(5), idle.open[0].read(&mut buffer)).await.unwrap().unwrap();
+            assert!(n > 0, "closed before the last event");
+            seen.extend_from_slice(&buffer[..n]);
+        }
+    }
+
     #[test]
     fn stream_body_is_json() {
         let body: serde_json::Value = serde_json::from_str(&stream_body(3, 5, true)).unwrap();
