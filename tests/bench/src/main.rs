@@ -58,6 +58,9 @@ pub struct Cli {
     /// Idle streams held open at once.
     #[arg(long)]
     pub idle_streams: Option<usize>,
+    /// Run only these scenario groups (comma-separated); all by default.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<run::Part>,
     /// Skip the profile.
     #[arg(long)]
     pub no_profile: bool,

@@ -203,20 +203,26 @@ pub fn clock_ticks() -> u64 {
         .unwrap_or(100)
 }
 
-/// CPU time (user + system) of `pid` and its descendants, in microseconds.
-pub fn cpu_micros(pid: u32, ticks: u64) -> u64 {
-    let mut total = 0;
+/// CPU time of `pid` and its descendants, in microseconds: (user, system).
+pub fn cpu_split(pid: u32, ticks: u64) -> (u64, u64) {
+    let (mut user, mut system) = (0, 0);
     for pid in std::iter::once(pid).chain(descendants(pid)) {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
         // Fields after the command name, which is in parentheses and may hold spaces.
         let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
         let fields: Vec<&str> = rest.split_whitespace().collect();
         // utime and stime are fields 14 and 15 of the line; field 3 (state) is fields[0] here.
-        let utime: u64 = fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0);
-        let stime: u64 = fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0);
-        total += (utime + stime) * 1_000_000 / ticks;
+        let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        user += field(11) * 1_000_000 / ticks;
+        system += field(12) * 1_000_000 / ticks;
     }
-    total
+    (user, system)
+}
+
+/// CPU time (user + system) of `pid` and its descendants, in microseconds.
+pub fn cpu_micros(pid: u32, ticks: u64) -> u64 {
+    let (user, system) = cpu_split(pid, ticks);
+    user + system
 }
 
 /// Resident set size of `pid` in KiB (`VmRSS` of `/proc/<pid>/status`).

@@ -32,6 +32,8 @@ pub struct UnaryRun {
     pub errors: u64,
     /// CPU time of the proxy in front of the backend per successful request.
     pub cpu_per_request: Option<f64>,
+    /// The part of that CPU time spent in the kernel, %.
+    pub kernel_share: Option<f64>,
     /// p99 of the load generator's own lateness (intended → sent), µs.
     pub lag_p99: f64,
     pub first_error: Option<String>,
@@ -199,22 +201,22 @@ fn ratio<T>(a: &[T], b: &[T], f: impl Fn(&T) -> f64) -> Option<Spread> {
 fn unary_table(out: &mut String, series: &[Series], cpu_label: &str) {
     let _ = writeln!(
         out,
-        "| path | p50 µs | p90 µs | p99 µs | p99.9 µs | achieved req/s | errors | {cpu_label} |\n|---|---|---|---|---|---|---|---|"
+        "| path | p50 µs | p90 µs | p99 µs | p99.9 µs | achieved req/s | errors | {cpu_label} | of it in the kernel |\n|---|---|---|---|---|---|---|---|---|"
     );
     for s in series {
         if let Some(reason) = &s.skipped {
-            let _ = writeln!(out, "| {} | skipped: {reason} | | | | | | |", s.name);
+            let _ = writeln!(out, "| {} | skipped: {reason} | | | | | | | |", s.name);
             continue;
         }
         let r = &s.runs;
-        let cpu = if r.iter().any(|x| x.cpu_per_request.is_some()) {
-            cell(of_runs(r, |x| x.cpu_per_request.unwrap_or(f64::NAN)))
-        } else {
-            "–".into()
+        let cpu = cell(of_runs(r, |x| x.cpu_per_request.unwrap_or(f64::NAN)));
+        let kernel = match of_runs(r, |x| x.kernel_share.unwrap_or(f64::NAN)) {
+            Some(share) => format!("{:.0} %", share.median),
+            None => "–".into(),
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             s.name,
             cell(of_runs(r, |x| x.q.p50)),
             cell(of_runs(r, |x| x.q.p90)),
@@ -223,6 +225,7 @@ fn unary_table(out: &mut String, series: &[Series], cpu_label: &str) {
             cell(of_runs(r, |x| x.rate)),
             int_cell(of_runs(r, |x| x.errors as f64)),
             cpu,
+            kernel,
         );
     }
 }
