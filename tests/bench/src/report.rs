@@ -433,7 +433,7 @@ fn method(out: &mut String, r: &Results) {
     );
     let _ = writeln!(
         out,
-        "- Each scenario is repeated {} times, interleaved (direct, gateway, full stack, nginx, then again), \
+        "- Repetitions of each scenario: {}, interleaved (direct, gateway, full stack, nginx, then again), \
          {} s measured after a warm-up; tables show the median with min–max. Overheads pair each run with \
          the direct run of the same repetition.",
         r.reps,
