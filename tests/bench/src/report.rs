@@ -52,6 +52,8 @@ pub struct Series {
 pub struct UnaryLevel {
     pub label: String,
     pub rate: f64,
+    pub reps: usize,
+    pub duration_secs: f64,
     pub series: Vec<Series>,
 }
 
@@ -119,8 +121,6 @@ pub struct Results {
     pub smoke: bool,
     pub started: String,
     pub wall_secs: f64,
-    pub reps: usize,
-    pub duration_secs: f64,
     pub connections: usize,
     pub max_in_flight: usize,
     /// Closed-loop saturation of each path, requests/s.
@@ -433,11 +433,16 @@ fn method(out: &mut String, r: &Results) {
     );
     let _ = writeln!(
         out,
-        "- Repetitions of each scenario: {}, interleaved (direct, gateway, full stack, nginx, then again), \
-         {} s measured after a warm-up; tables show the median with min–max. Overheads pair each run with \
-         the direct run of the same repetition.",
-        r.reps,
-        num(r.duration_secs)
+        "- Repetitions are interleaved (direct, gateway, full stack, nginx, then again), each measured after a \
+         warm-up at the same rate; tables show the median with min–max. Overheads pair each run with the direct \
+         run of the same repetition. {}",
+        r.unary
+            .iter()
+            .chain(std::iter::once(&r.card))
+            .filter(|l| !l.series.is_empty())
+            .map(|l| format!("At {} req/s: {} × {} s.", num(l.rate), l.reps, num(l.duration_secs)))
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     let _ = writeln!(
         out,

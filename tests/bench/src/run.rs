@@ -21,6 +21,11 @@ use crate::{Cli, addr_of, profile, repo_root, wait_for_skill};
 /// How much of everything.
 struct Plan {
     reps: usize,
+    /// Repetitions and measured time at the target rate when the gateway cannot sustain it: every
+    /// run there is an overload, and three short ones say so.
+    overload_reps: usize,
+    overload_duration: Duration,
+    idle_reps: usize,
     probe: Duration,
     warmup: Duration,
     duration: Duration,
@@ -37,6 +42,9 @@ impl Plan {
         let mut plan = if cli.smoke {
             Plan {
                 reps: 1,
+                overload_reps: 1,
+                overload_duration: Duration::from_millis(500),
+                idle_reps: 1,
                 probe: Duration::from_millis(300),
                 warmup: Duration::from_millis(200),
                 duration: Duration::from_millis(500),
@@ -47,11 +55,15 @@ impl Plan {
                 profile: false,
             }
         } else {
+            // More, shorter repetitions: on shared cores the median of five resists a noisy window.
             Plan {
-                reps: 3,
+                reps: 5,
+                overload_reps: 3,
+                overload_duration: Duration::from_secs(2),
+                idle_reps: 3,
                 probe: Duration::from_secs(2),
                 warmup: Duration::from_secs(1),
-                duration: Duration::from_secs(4),
+                duration: Duration::from_secs(3),
                 connections: 64,
                 max_in_flight: 2048,
                 sse: vec![(1, 5, 400), (100, 20, 100), (1000, 200, 12)],
@@ -61,9 +73,12 @@ impl Plan {
         };
         if let Some(reps) = cli.reps {
             plan.reps = reps.max(1);
+            plan.overload_reps = plan.reps;
+            plan.idle_reps = plan.reps;
         }
         if let Some(secs) = cli.duration {
             plan.duration = Duration::from_secs_f64(secs.max(0.1));
+            plan.overload_duration = plan.duration;
         }
         if let Some(n) = cli.idle_streams {
             plan.idle_streams = n;
@@ -207,8 +222,6 @@ async fn prepare(cli: &Cli, mut plan: Plan, root: &Path, work: &Path, ticks: u64
         smoke: cli.smoke,
         command: if cli.command_line.is_empty() { "target/release/a2a-bench".into() } else { cli.command_line.clone() },
         started: procs::command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_default(),
-        reps: plan.reps,
-        duration_secs: plan.duration.as_secs_f64(),
         connections: plan.connections,
         max_in_flight: plan.max_in_flight,
         machine: machine(root),
@@ -284,8 +297,16 @@ impl Bench {
     }
 }
 
+/// One offered rate and how long to measure at it.
+struct Level {
+    label: String,
+    rate: f64,
+    reps: usize,
+    duration: Duration,
+}
+
 /// Saturation probes, then the unary paths at each offered rate (when `measure`); returns the rates.
-async fn unary(bench: &mut Bench, cli: &Cli, measure: bool) -> anyhow::Result<Vec<(String, f64)>> {
+async fn unary(bench: &mut Bench, cli: &Cli, measure: bool) -> anyhow::Result<Vec<Level>> {
     let (plan, setup, results) = (&bench.plan, &bench.setup, &mut bench.results);
     let plain = bench.plain.as_ref().context("the shared gateway is already stopped")?;
     // Paths: name, target, the proxy process (for CPU).
@@ -317,24 +338,31 @@ async fn unary(bench: &mut Bench, cli: &Cli, measure: bool) -> anyhow::Result<Ve
     }
     // The target rate is the definition; where the gateway cannot sustain it, a second level
     // at half the gateway's own saturation shows its cost when it keeps up.
-    let mut levels: Vec<(String, f64)> = if let Some(rate) = cli.rate {
-        vec![("the rate asked for (--rate)".into(), rate)]
+    let level = |label: &str, rate: f64| Level { label: label.into(), rate, reps: plan.reps, duration: plan.duration };
+    let mut levels: Vec<Level> = if let Some(rate) = cli.rate {
+        vec![level("the rate asked for (--rate)", rate)]
     } else if cli.smoke {
-        vec![("a gentle smoke rate".into(), (direct_saturation / 4.0).min(500.0))]
+        vec![level("a gentle smoke rate", (direct_saturation / 4.0).min(500.0))]
     } else {
         // The lower rate first, so that the overload of the other cannot linger into it.
         vec![
-            ("half the no-policy gateway's saturation".into(), gateway_saturation / 2.0),
-            ("the target rate: half the direct saturation".into(), direct_saturation / 2.0),
+            level("half the no-policy gateway's saturation", gateway_saturation / 2.0),
+            level("the target rate: half the direct saturation", direct_saturation / 2.0),
         ]
     };
-    if levels.len() == 2 && levels[0].1 >= levels[1].1 * 0.8 {
-        levels.remove(0);
+    if levels.len() == 2 {
+        if levels[0].rate >= levels[1].rate * 0.8 {
+            levels.remove(0);
+        } else {
+            levels[1].reps = plan.overload_reps;
+            levels[1].duration = plan.overload_duration;
+        }
     }
     if !measure {
         return Ok(levels);
     }
-    for (label, rate) in &levels {
+    for level in &levels {
+        let rate = level.rate;
         let mut series: Vec<Series> = pools
             .iter()
             .map(|(name, _, _)| Series { name: name.to_string(), runs: Vec::new(), skipped: None })
@@ -343,9 +371,9 @@ async fn unary(bench: &mut Bench, cli: &Cli, measure: bool) -> anyhow::Result<Ve
             let reason = results.notes.iter().find(|n| n.contains("nginx")).cloned();
             series.push(Series { name: NGINX.into(), runs: Vec::new(), skipped: reason });
         }
-        for rep in 0..plan.reps {
+        for rep in 0..level.reps {
             for (i, (name, pool, pid)) in pools.iter_mut().enumerate() {
-                let run = open_loop(pool, *pid, *rate, plan, setup.ticks).await;
+                let run = open_loop(pool, *pid, rate, plan.warmup, level.duration, plan, setup.ticks).await;
                 eprintln!(
                     "{rate:.0} req/s rep {} {name}: p50 {:.0} µs p99 {:.0} µs, {:.0} req/s, {} errors",
                     rep + 1,
@@ -357,15 +385,16 @@ async fn unary(bench: &mut Bench, cli: &Cli, measure: bool) -> anyhow::Result<Ve
                 series[i].runs.push(run);
             }
         }
-        results.unary.push(UnaryLevel { label: label.clone(), rate: *rate, series });
+        let (label, reps, duration_secs) = (level.label.clone(), level.reps, level.duration.as_secs_f64());
+        results.unary.push(UnaryLevel { label, rate, reps, duration_secs, series });
     }
     Ok(levels)
 }
 
 /// Agent card GET, at the lower of the offered rates (the one the gateway sustains).
-async fn card(bench: &mut Bench, levels: &[(String, f64)]) -> anyhow::Result<()> {
+async fn card(bench: &mut Bench, levels: &[Level]) -> anyhow::Result<()> {
     let plain = bench.plain()?;
-    let rate = levels.iter().map(|l| l.1).fold(f64::INFINITY, f64::min);
+    let rate = levels.iter().map(|l| l.rate).fold(f64::INFINITY, f64::min);
     let connections = bench.plan.connections;
     let mut pools = [
         (Pool::connect(Target::get(bench.backend.addr, backend::CARD_PATH)?, connections).await?, None),
@@ -377,12 +406,14 @@ async fn card(bench: &mut Bench, levels: &[(String, f64)]) -> anyhow::Result<()>
         .collect();
     for rep in 0..bench.plan.reps {
         for (i, (pool, pid)) in pools.iter_mut().enumerate() {
-            let run = open_loop(pool, *pid, rate, &bench.plan, bench.setup.ticks).await;
+            let plan = &bench.plan;
+            let run = open_loop(pool, *pid, rate, plan.warmup, plan.duration, plan, bench.setup.ticks).await;
             eprintln!("card rep {} {}: p50 {:.0} µs p99 {:.0} µs", rep + 1, series[i].name, run.q.p50, run.q.p99);
             series[i].runs.push(run);
         }
     }
-    bench.results.card = UnaryLevel { label: "card".into(), rate, series };
+    let (reps, duration_secs) = (bench.plan.reps, bench.plan.duration.as_secs_f64());
+    bench.results.card = UnaryLevel { label: "card".into(), rate, reps, duration_secs, series };
     Ok(())
 }
 
@@ -411,7 +442,7 @@ async fn sse(bench: &mut Bench) {
 /// Idle streams: a fresh gateway each repetition, so RSS starts from the same place.
 async fn idle(bench: &mut Bench) -> anyhow::Result<()> {
     let count = bench.plan.idle_streams;
-    for _ in 0..bench.plan.reps {
+    for _ in 0..bench.plan.idle_reps {
         wait_for_descriptors(count).await;
         let run = idle_run(&bench.setup, &bench.backend, count).await?;
         eprintln!("idle: {} open, {:.1} KiB per stream", run.opened, run.per_stream_kib());
@@ -462,10 +493,18 @@ fn smoke_check(results: &Results) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn open_loop(pool: &mut Pool, pid: Option<u32>, rate: f64, plan: &Plan, ticks: u64) -> UnaryRun {
-    let _ = pool.open_loop(rate, plan.warmup, plan.max_in_flight).await;
+async fn open_loop(
+    pool: &mut Pool,
+    pid: Option<u32>,
+    rate: f64,
+    warmup: Duration,
+    duration: Duration,
+    plan: &Plan,
+    ticks: u64,
+) -> UnaryRun {
+    let _ = pool.open_loop(rate, warmup, plan.max_in_flight).await;
     let cpu0 = pid.map(|p| procs::cpu_split(p, ticks));
-    let stats: RunStats = pool.open_loop(rate, plan.duration, plan.max_in_flight).await;
+    let stats: RunStats = pool.open_loop(rate, duration, plan.max_in_flight).await;
     let cpu1 = pid.map(|p| procs::cpu_split(p, ticks));
     let used = cpu0.zip(cpu1).map(|(a, b)| (b.0.saturating_sub(a.0), b.1.saturating_sub(a.1)));
     let cpu_per_request = used.map(|(user, system)| (user + system) as f64 / stats.ok.max(1) as f64);
