@@ -44,4 +44,8 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 cargo build --release -p a2a-gateway -p a2a-bench >&2
 
-exec target/release/a2a-bench --command-line "$command_line" ${args[@]+"${args[@]}"}
+# On shared machines, let other work yield to the benchmark (and its children) when we may.
+priority=()
+if nice -n -10 true 2>/dev/null; then priority=(nice -n -10); fi
+
+exec ${priority[@]+"${priority[@]}"} target/release/a2a-bench --command-line "$command_line" ${args[@]+"${args[@]}"}

@@ -278,6 +278,13 @@ pub fn own_ticks() -> u64 {
     rest.split_whitespace().skip(11).take(4).filter_map(|f| f.parse::<u64>().ok()).sum()
 }
 
+/// This process's nice value (`/proc/self/stat` field 19).
+pub fn niceness() -> i64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { return 0 };
+    rest.split_whitespace().nth(16).and_then(|f| f.parse().ok()).unwrap_or(0)
+}
+
 /// Busy and stolen CPU ticks of the whole machine (`/proc/stat`).
 pub fn machine_ticks() -> (u64, u64) {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
@@ -318,5 +325,6 @@ mod tests {
         assert!(open_files_limits().0 > 0);
         assert!(open_files() > 0);
         assert!(machine_ticks().0 > 0);
+        assert!((-20..=19).contains(&niceness()));
     }
 }

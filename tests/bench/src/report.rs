@@ -123,6 +123,8 @@ pub struct Results {
     pub wall_secs: f64,
     pub connections: usize,
     pub max_in_flight: usize,
+    /// Nice value the benchmark (and so its children) ran at.
+    pub nice: i64,
     /// Closed-loop saturation of each path, requests/s.
     pub saturation: Vec<(String, f64)>,
     pub unary: Vec<UnaryLevel>,
@@ -458,6 +460,14 @@ fn method(out: &mut String, r: &Results) {
              steal {:.2}); load average {} at the start, {} at the end. Other work on the shared cores shows \
              up as latency in every row alike.",
             i.other_cores, i.steal_cores, i.load_start, i.load_end
+        );
+    }
+    if r.nice < 0 {
+        let _ = writeln!(
+            out,
+            "- The benchmark and its children ran at nice {}, so that background work on shared cores yields to \
+             them; they still share the two cores with each other.",
+            r.nice
         );
     }
     if !r.full_stack_notes.is_empty() {
