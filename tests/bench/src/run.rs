@@ -577,18 +577,22 @@ fn loadavg() -> String {
     text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
-/// Waits up to `secs` for other processes to leave the CPUs alone (under 0.15 of a core over 2 s).
+/// Waits up to `secs` for other processes to leave the CPUs alone: under 0.15 of a core in each of
+/// three 2-second windows in a row.
 async fn wait_quiet(secs: f64, ticks: u64) {
     let deadline = Instant::now() + Duration::from_secs_f64(secs);
-    loop {
+    let mut quiet_windows = 0;
+    while quiet_windows < 3 {
         let (busy0, _) = procs::machine_ticks();
         let own0 = procs::own_ticks();
         tokio::time::sleep(Duration::from_secs(2)).await;
         let (busy1, _) = procs::machine_ticks();
         let other = (busy1 - busy0).saturating_sub(procs::own_ticks() - own0) as f64 / ticks as f64 / 2.0;
         if other < 0.15 {
-            return;
+            quiet_windows += 1;
+            continue;
         }
+        quiet_windows = 0;
         if Instant::now() > deadline {
             eprintln!("the machine is still busy (others use {other:.2} cores); starting anyway");
             return;
