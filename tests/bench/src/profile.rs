@@ -382,7 +382,7 @@ impl Profile {
             self.requests,
             group(self.total),
             per_request,
-            self.output.display()
+            self.output.strip_prefix(crate::repo_root()).unwrap_or(&self.output).display()
         );
         for note in &self.notes {
             let _ = writeln!(out, "- {note}");

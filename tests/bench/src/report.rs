@@ -276,6 +276,17 @@ fn verdict(value: Option<f64>, limit: f64) -> &'static str {
     }
 }
 
+/// Like [`verdict`] for a difference of two noisy runs: when the repetitions disagree by more than
+/// twice the limit, the median decides nothing.
+fn noisy_verdict(value: Option<Spread>, limit: f64) -> String {
+    match value {
+        Some(s) if s.max - s.min > 2.0 * limit => {
+            format!("**undecided**: the repetitions differ by {} µs", num(s.max - s.min))
+        }
+        other => verdict(other.map(|s| s.median), limit).to_string(),
+    }
+}
+
 fn find<'a>(series: &'a [Series], name: &str) -> Option<&'a Series> {
     series.iter().find(|s| s.name == name && s.skipped.is_none())
 }
@@ -307,7 +318,7 @@ fn targets(out: &mut String, r: &Results) {
             out,
             "| full stack adds at p99 (unary, vs direct), {at} | ≤ 150 µs | {} µs | {} |",
             cell(added),
-            verdict(added.map(|s| s.median), 150.0)
+            noisy_verdict(added, 150.0)
         );
         let cpu = full.and_then(|f| of_runs(&f.runs, |x| x.cpu_per_request.unwrap_or(f64::NAN)));
         let _ = writeln!(
@@ -325,7 +336,7 @@ fn targets(out: &mut String, r: &Results) {
             level.streams,
             if level.streams == 1 { "" } else { "s" },
             cell(added),
-            verdict(added.map(|s| s.median), 100.0)
+            noisy_verdict(added, 100.0)
         );
     }
     let rss = spread(r.idle.iter().map(IdleRun::per_stream_kib));
@@ -576,6 +587,15 @@ fn tool_health(out: &mut String, r: &Results) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_noisy_difference_decides_nothing() {
+        let tight = spread([120.0, 130.0, 140.0]);
+        assert_eq!(noisy_verdict(tight, 150.0), "**met**");
+        let wide = spread([-300.0, 100.0, 2000.0]);
+        assert!(noisy_verdict(wide, 150.0).starts_with("**undecided**"));
+        assert_eq!(noisy_verdict(spread([400.0, 450.0]), 150.0), "**not met**");
+    }
 
     #[test]
     fn spread_takes_median_min_and_max() {
