@@ -58,6 +58,10 @@ pub struct Cli {
     /// Idle streams held open at once.
     #[arg(long)]
     pub idle_streams: Option<usize>,
+    /// Write the report again from the measurements of an earlier run (target/bench/results.json)
+    /// instead of measuring.
+    #[arg(long)]
+    pub render: Option<PathBuf>,
     /// Run only these scenario groups (comma-separated); all by default.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<run::Part>,
@@ -90,6 +94,15 @@ pub fn repo_root() -> PathBuf {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(raw) = &cli.render {
+        return match run::render_again(&cli, raw) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("a2a-bench: {error:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

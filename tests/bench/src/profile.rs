@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
 
 use crate::loadgen::{Pool, Target};
 use crate::procs::{self, Ready};
@@ -34,14 +35,14 @@ pub fn choose_tool() -> Option<Tool> {
 }
 
 /// One function (or symbol) and its share.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Entry {
     pub percent: f64,
     pub count: u64,
     pub name: String,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Profile {
     pub tool: String,
     pub scenario: String,

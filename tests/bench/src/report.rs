@@ -4,11 +4,12 @@
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use crate::profile::Profile;
 
 /// Latency quantiles in microseconds.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Quantiles {
     pub p50: f64,
     pub p90: f64,
@@ -24,7 +25,7 @@ impl Quantiles {
 }
 
 /// One open-loop run of one path.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct UnaryRun {
     pub q: Quantiles,
     pub rate: f64,
@@ -40,7 +41,7 @@ pub struct UnaryRun {
 }
 
 /// Repetitions of one path, or why it was skipped.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Series {
     pub name: String,
     pub runs: Vec<UnaryRun>,
@@ -48,7 +49,7 @@ pub struct Series {
 }
 
 /// The unary paths at one offered rate.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct UnaryLevel {
     pub label: String,
     pub rate: f64,
@@ -58,7 +59,7 @@ pub struct UnaryLevel {
 }
 
 /// How much else ran on the machine while the benchmark did.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Interference {
     /// CPU used by processes other than the benchmark and its children, in cores, on average.
     pub other_cores: f64,
@@ -67,7 +68,7 @@ pub struct Interference {
     pub load_end: String,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SseRun {
     pub q: Quantiles,
     pub events: u64,
@@ -76,7 +77,7 @@ pub struct SseRun {
     pub first_error: Option<String>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SseLevel {
     pub streams: usize,
     pub interval_ms: u64,
@@ -85,7 +86,7 @@ pub struct SseLevel {
     pub gateway: Vec<SseRun>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct IdleRun {
     pub opened: usize,
     pub failed: usize,
@@ -101,7 +102,7 @@ impl IdleRun {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Machine {
     pub cpus: usize,
     pub cpu_model: String,
@@ -114,7 +115,7 @@ pub struct Machine {
 }
 
 /// Everything one invocation measured.
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub struct Results {
     pub machine: Machine,
     pub command: String,
@@ -280,8 +281,11 @@ fn verdict(value: Option<f64>, limit: f64) -> &'static str {
 /// twice the limit, the median decides nothing.
 fn noisy_verdict(value: Option<Spread>, limit: f64) -> String {
     match value {
+        // Every repetition on one side of the limit decides, however far apart they are.
+        Some(s) if s.min > limit => "**not met**".into(),
+        Some(s) if s.max <= limit => "**met**".into(),
         Some(s) if s.max - s.min > 2.0 * limit => {
-            format!("**undecided**: the repetitions differ by {} µs", num(s.max - s.min))
+            format!("**undecided**: the repetitions straddle the limit and differ by {} µs", num(s.max - s.min))
         }
         other => verdict(other.map(|s| s.median), limit).to_string(),
     }
@@ -595,6 +599,8 @@ mod tests {
         let wide = spread([-300.0, 100.0, 2000.0]);
         assert!(noisy_verdict(wide, 150.0).starts_with("**undecided**"));
         assert_eq!(noisy_verdict(spread([400.0, 450.0]), 150.0), "**not met**");
+        assert_eq!(noisy_verdict(spread([200.0, 5000.0]), 150.0), "**not met**", "all above the limit");
+        assert_eq!(noisy_verdict(spread([100.0, 140.0, 90.0]), 150.0), "**met**");
     }
 
     #[test]

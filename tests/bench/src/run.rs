@@ -204,11 +204,11 @@ pub async fn run(cli: &Cli) -> anyhow::Result<()> {
         load_start,
         load_end: loadavg(),
     });
-    let out =
-        cli.out.clone().unwrap_or_else(|| if cli.smoke { work.join("smoke.md") } else { root.join("BENCHMARKS.md") });
-    let findings = std::fs::read_to_string(&out).ok().and_then(|old| report::kept_findings(&old));
-    std::fs::write(&out, report::render(&results, findings.as_deref()))?;
-    eprintln!("wrote {} in {:.0} s", out.display(), results.wall_secs);
+    // The measurements themselves, so that the report can be rendered again (`--render`).
+    let raw = work.join(if cli.smoke { "smoke.json" } else { "results.json" });
+    std::fs::write(&raw, serde_json::to_vec_pretty(&results)?)?;
+    let out = write_report(cli, &results)?;
+    eprintln!("wrote {} (and {}) in {:.0} s", out.display(), raw.display(), results.wall_secs);
     if cli.smoke {
         smoke_check(&results)?;
     }
@@ -475,6 +475,26 @@ async fn profile(bench: &mut Bench) {
         Ok(profile) => bench.results.profile = Some(profile),
         Err(error) => bench.results.notes.push(format!("profile failed: {error:#}")),
     }
+}
+
+/// Writes the report where `--out` says (default `BENCHMARKS.md`, or `target/bench/smoke.md` for a
+/// smoke run), keeping the hand-written findings of the file it replaces.
+pub fn write_report(cli: &Cli, results: &Results) -> anyhow::Result<PathBuf> {
+    let root = repo_root();
+    let default = if results.smoke { root.join("target/bench/smoke.md") } else { root.join("BENCHMARKS.md") };
+    let out = cli.out.clone().unwrap_or(default);
+    let findings = std::fs::read_to_string(&out).ok().and_then(|old| report::kept_findings(&old));
+    std::fs::write(&out, report::render(results, findings.as_deref()))?;
+    Ok(out)
+}
+
+/// Renders the report again from a run's `results.json`.
+pub fn render_again(cli: &Cli, raw: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read(raw).with_context(|| format!("reading {}", raw.display()))?;
+    let results: Results = serde_json::from_slice(&text).with_context(|| format!("parsing {}", raw.display()))?;
+    let out = write_report(cli, &results)?;
+    eprintln!("wrote {}", out.display());
+    Ok(())
 }
 
 /// A smoke run fails when a path answered nothing or a stream never arrived.
