@@ -29,6 +29,9 @@ pub const SKILL: &str = "bench";
 /// Where the backend takes JSON-RPC calls.
 pub const RPC_PATH: &str = "/rpc";
 pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+/// The JWKS of the full-stack scenario's token issuer (its key: policies/tests/fixtures/keys/rsa-1).
+pub const JWKS_PATH: &str = "/jwks.json";
+const JWKS: &str = include_str!("../configs/jwks.json");
 /// The longest a held stream stays open when nobody releases it.
 const MAX_HOLD: Duration = Duration::from_secs(120);
 
@@ -148,6 +151,7 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<State>) {
 async fn handle(state: Arc<State>, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
     let response = match (request.method(), request.uri().path()) {
         (&Method::GET, CARD_PATH) => full(StatusCode::OK, "application/json", state.card.clone()),
+        (&Method::GET, JWKS_PATH) => full(StatusCode::OK, "application/json", Bytes::from_static(JWKS.as_bytes())),
         (&Method::POST, RPC_PATH) => match Limited::new(request.into_body(), 1 << 20).collect().await {
             Ok(body) => rpc(&state, &body.to_bytes()),
             Err(_) => full(StatusCode::BAD_REQUEST, "text/plain", Bytes::from_static(b"bad body")),
