@@ -455,9 +455,10 @@ fn method(out: &mut String, r: &Results) {
          run of the same repetition. {}",
         r.unary
             .iter()
-            .chain(std::iter::once(&r.card))
-            .filter(|l| !l.series.is_empty())
-            .map(|l| format!("At {} req/s: {} × {} s.", num(l.rate), l.reps, num(l.duration_secs)))
+            .map(|l| ("Unary", l))
+            .chain(std::iter::once(("Card", &r.card)))
+            .filter(|(_, l)| !l.series.is_empty())
+            .map(|(what, l)| format!("{what} at {} req/s: {} × {} s.", num(l.rate), l.reps, num(l.duration_secs)))
             .collect::<Vec<_>>()
             .join(" ")
     );
