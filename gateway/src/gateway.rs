@@ -28,7 +28,10 @@ use crate::routing::RouteState;
 
 /// What outlives configuration generations.
 pub struct Shared {
+    /// To backends: no redirects followed.
     pub client: reqwest::Client,
+    /// To identity providers (JWKS, introspection), which may redirect to where their keys live.
+    pub idp_client: reqwest::Client,
     pub directory: Arc<dyn TaskDirectory>,
     pub observers: Arc<Observers>,
     /// Cancelled when the drain deadline passes: open streams and waiting calls are ended.
@@ -47,9 +50,13 @@ impl Shared {
         let client = reqwest::Client::builder()
             .connect_timeout(config.limits.connect_timeout)
             .tcp_nodelay(true)
+            // A backend's redirect is not followed: the gateway reaches only configured origins
+            // (and not re-parsing every URL for a redirect policy is cheaper too).
+            .redirect(reqwest::redirect::Policy::none())
             // Backends are reached directly; an HTTP(S)_PROXY in the environment is for callers.
             .no_proxy()
             .build()?;
+        let idp_client = reqwest::Client::builder().connect_timeout(config.limits.connect_timeout).build()?;
         let directory: Arc<dyn TaskDirectory> = Arc::new(MemoryDirectory::new(config.routing.task_ttl));
         let deadlines = Deadlines::new(config.deadlines.clone());
         let mut list: Vec<Arc<dyn TaskObserver>> = vec![Arc::new(DeadlineObserver(deadlines.clone()))];
@@ -67,6 +74,7 @@ impl Shared {
         let observers = Arc::new(Observers::new(directory.clone(), list, audit.is_some()));
         Ok(Arc::new(Shared {
             client,
+            idp_client,
             directory,
             observers,
             drain_deadline: CancellationToken::new(),
@@ -104,7 +112,7 @@ impl Gateway {
         stop: &CancellationToken,
     ) -> anyhow::Result<Arc<Gateway>> {
         let authenticator = match &config.auth {
-            Some(auth) => Some(Arc::new(Authenticator::new(auth, shared.client.clone(), stop)?)),
+            Some(auth) => Some(Arc::new(Authenticator::new(auth, shared.idp_client.clone(), stop)?)),
             None => None,
         };
         let security = config

@@ -18,10 +18,11 @@ pub struct TaskFact {
     pub artifacts: Vec<ArtifactInfo>,
 }
 
+/// A JSON-RPC answer, read in one pass down to its payload.
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(borrow)]
-    result: Option<&'a RawValue>,
+    result: Option<Payload<'a>>,
 }
 
 /// The union of the shapes an answer's payload can take: a Task itself (GetTask, CancelTask), or a
@@ -111,10 +112,7 @@ fn infos(artifacts: Option<Vec<Artifact<'_>>>, want: bool) -> Vec<ArtifactInfo> 
 /// `want_artifacts` also describes the artifacts it delivers (hashing them costs a pass over them).
 pub fn fact_in(binding: Binding, json: &[u8], want_artifacts: bool) -> Option<TaskFact> {
     let payload: Payload = match binding {
-        Binding::JsonRpc => {
-            let envelope: Envelope = serde_json::from_slice(json).ok()?;
-            serde_json::from_str(envelope.result?.get()).ok()?
-        }
+        Binding::JsonRpc => serde_json::from_slice::<Envelope>(json).ok()?.result?,
         Binding::Rest => serde_json::from_slice(json).ok()?,
     };
     if let Some(task) = payload.task {
