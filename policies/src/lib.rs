@@ -14,6 +14,7 @@ pub mod backend_auth;
 pub mod call;
 pub mod caller;
 pub mod concurrency;
+pub mod duration;
 pub mod error;
 pub mod rate_limit;
 pub mod secret;

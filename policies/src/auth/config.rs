@@ -38,16 +38,16 @@ pub struct JwtConfig {
     pub issuers: Vec<IssuerConfig>,
     /// How often every JWKS is fetched again, so that rotated keys are picked up and removed keys
     /// stop being accepted.
-    #[serde(default = "default_jwks_refresh_interval", with = "duration")]
+    #[serde(default = "default_jwks_refresh_interval", with = "crate::duration")]
     pub jwks_refresh_interval: Duration,
     /// The least time between two fetches of one JWKS; tokens with an unknown `kid` within this
     /// interval are refused without a fetch.
-    #[serde(default = "default_jwks_min_refresh_interval", with = "duration")]
+    #[serde(default = "default_jwks_min_refresh_interval", with = "crate::duration")]
     pub jwks_min_refresh_interval: Duration,
-    #[serde(default = "default_jwks_fetch_timeout", with = "duration")]
+    #[serde(default = "default_jwks_fetch_timeout", with = "crate::duration")]
     pub jwks_fetch_timeout: Duration,
     /// Cached keys older than this (no successful fetch since) are no longer used: fail closed.
-    #[serde(default = "default_jwks_max_age", with = "duration")]
+    #[serde(default = "default_jwks_max_age", with = "crate::duration")]
     pub jwks_max_age: Duration,
 }
 
@@ -81,7 +81,7 @@ pub struct IssuerConfig {
     #[serde(default)]
     pub algorithms: Option<Vec<String>>,
     /// Allowed clock skew for `exp` and `nbf`.
-    #[serde(default = "default_leeway", with = "duration")]
+    #[serde(default = "default_leeway", with = "crate::duration")]
     pub leeway: Duration,
     /// The claim naming the caller (`sub`, `client_id`, `azp`, …).
     #[serde(default = "default_identity_claim")]
@@ -160,13 +160,13 @@ pub struct IntrospectionConfig {
     /// When not empty, the answer's `aud` must name one of these.
     #[serde(default)]
     pub audiences: Vec<String>,
-    #[serde(default = "default_introspection_timeout", with = "duration")]
+    #[serde(default = "default_introspection_timeout", with = "crate::duration")]
     pub timeout: Duration,
     /// Active answers are cached until the token's `exp`, but at most this long.
-    #[serde(default = "default_cache_max_ttl", with = "duration")]
+    #[serde(default = "default_cache_max_ttl", with = "crate::duration")]
     pub cache_max_ttl: Duration,
     /// Inactive answers are cached this long.
-    #[serde(default = "default_negative_cache_ttl", with = "duration")]
+    #[serde(default = "default_negative_cache_ttl", with = "crate::duration")]
     pub negative_cache_ttl: Duration,
     #[serde(default = "default_cache_max_entries")]
     pub cache_max_entries: usize,
@@ -186,18 +186,6 @@ fn default_cache_max_entries() -> usize {
 }
 
 pub use crate::secret::Secret;
-
-mod duration {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        humantime::parse_duration(&text)
-            .map_err(|e| serde::de::Error::custom(format!("'{text}' is not a duration like 500ms, 30s, 5m: {e}")))
-    }
-}
 
 #[cfg(test)]
 mod tests {

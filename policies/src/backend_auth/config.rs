@@ -46,10 +46,10 @@ pub struct OAuth2Config {
     #[serde(default)]
     pub client_auth: ClientAuth,
     /// How long a token request may take.
-    #[serde(default = "default_token_timeout", with = "duration")]
+    #[serde(default = "default_token_timeout", with = "crate::duration")]
     pub timeout: Duration,
     /// Fetch a new token this long before the current one expires (at most half its lifetime).
-    #[serde(default = "default_refresh_before", with = "duration")]
+    #[serde(default = "default_refresh_before", with = "crate::duration")]
     pub refresh_before: Duration,
 }
 
@@ -68,7 +68,7 @@ pub struct MintJwtConfig {
     #[serde(default)]
     pub audience: Option<String>,
     /// The token's lifetime.
-    #[serde(default = "default_ttl", with = "duration")]
+    #[serde(default = "default_ttl", with = "crate::duration")]
     pub ttl: Duration,
 }
 
@@ -184,16 +184,4 @@ fn check_token(path: &str, token: &str) -> Result<(), CredentialConfigError> {
         return Err(invalid(path, "must be a non-empty token of visible ASCII characters without spaces"));
     }
     Ok(())
-}
-
-/// Durations as `500ms`, `10s`, `5m`, `1h`.
-mod duration {
-    use serde::{Deserialize, Deserializer};
-    use std::time::Duration;
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(d)?;
-        humantime::parse_duration(text.trim())
-            .map_err(|e| serde::de::Error::custom(format!("'{text}' is not a duration like 500ms, 10s, 5m ({e})")))
-    }
 }

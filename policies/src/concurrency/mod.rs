@@ -40,7 +40,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::Request;
 use http_body::{Body, Frame, SizeHint};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use tower::{Layer, Service};
 
 pub use self::table::{LiveTasks, Reservation};
@@ -64,7 +64,7 @@ pub struct ConcurrencyConfig {
     #[serde(default)]
     pub callers: BTreeMap<String, usize>,
     /// How long a lease lasts at most (e.g. `90s`, `1h`): set it above the longest task you expect.
-    #[serde(default = "default_lease_ttl", deserialize_with = "duration")]
+    #[serde(default = "default_lease_ttl", with = "crate::duration")]
     pub lease_ttl: Duration,
 }
 
@@ -84,12 +84,6 @@ fn default_max_live_tasks() -> usize {
 
 fn default_lease_ttl() -> Duration {
     Duration::from_secs(3600)
-}
-
-fn duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
-    let text = String::deserialize(deserializer)?;
-    humantime::parse_duration(&text)
-        .map_err(|error| serde::de::Error::custom(format!("'{text}' is not a duration like 90s or 1h: {error}")))
 }
 
 /// Reserves live-task slots for task-creating calls; see the module docs.
