@@ -310,11 +310,9 @@ impl Service<Request<Bytes>> for ForwardService {
                 }
                 _ => {
                     let hint = parts.extensions.get::<RouteHint>().ok_or(A2aError::Internal)?;
-                    let request_id: Arc<str> = parts
-                        .extensions
-                        .get::<RequestInfo>()
-                        .map(|i| Arc::from(i.request_id()))
-                        .unwrap_or_else(|| Arc::from(""));
+                    let info = parts.extensions.get::<RequestInfo>();
+                    let request_id: Arc<str> = info.map(|i| Arc::from(i.request_id())).unwrap_or_else(|| Arc::from(""));
+                    let skill: Option<Arc<str>> = hint.skill.as_deref().map(Arc::from);
                     // A new task routed by skill may move to another backend with the skill when its
                     // first choice could not even be connected to; nothing else is ever retried.
                     let movable = call.operation.is_send() && call.task_id.is_none() && call.agent.is_none();
@@ -327,11 +325,9 @@ impl Service<Request<Bytes>> for ForwardService {
                             caller: caller.cloned(),
                             owner: owner.clone(),
                             request_id: request_id.clone(),
-                            skill: hint.skill.as_deref().map(Arc::from),
+                            skill: skill.clone(),
                         };
                         let asked = std::time::Instant::now();
-                        let timed = backend.name.clone();
-                        let info = parts.extensions.get::<RequestInfo>().cloned();
                         let forward = async {
                             // With traces exported, the backend call is a span of its own and the
                             // backend's parent.
@@ -355,9 +351,9 @@ impl Service<Request<Bytes>> for ForwardService {
                                 }));
                             }
                             let waited = asked.elapsed();
-                            metrics::histogram!(BACKEND_DURATION, "backend" => timed.to_string())
+                            metrics::histogram!(BACKEND_DURATION, "backend" => backend.name.to_string())
                                 .record(waited.as_secs_f64());
-                            if let Some(info) = &info {
+                            if let Some(info) = info {
                                 info.add_backend_time(waited);
                             }
                             result
