@@ -432,6 +432,8 @@ impl Config {
         }
         if let Some(permissions) = &self.permissions {
             permissions.validate().map_err(|e| invalid(e.path, e.message))?;
+            let sources = self.auth.as_ref().map(|auth| auth.tenant_sources()).unwrap_or_default();
+            permissions.check_tenant_sources(&sources).map_err(|e| invalid(e.path, e.message))?;
         }
         if let Some(identity) = &self.gateway_identity {
             identity.validate().map_err(|e| invalid(e.path, e.message))?;

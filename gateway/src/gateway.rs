@@ -156,6 +156,7 @@ impl Gateway {
         let route_state = Arc::new(RouteState {
             registry: registry.clone(),
             directory: shared.directory.clone(),
+            early_ids: shared.early_ids.clone(),
             default_skill: config.routing.default_skill.clone(),
             isolation: config.routing.isolation,
         });

@@ -16,7 +16,7 @@ use reqwest::Url;
 use a2a_policies::Source;
 
 use crate::observers::{Exchange, Observers};
-use crate::protocol::agent_side::{self, OriginalRequest};
+use crate::protocol::agent_side;
 use crate::protocol::translate::v03;
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
@@ -107,12 +107,12 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
-        self.forward_call(backend, exchange, call, method, headers, body, None).await
+        self.forward_call(backend, exchange, call, method, headers, body).await
     }
 
-    /// [`forward`](Self::forward), with the caller's original request when it spoke another dialect
-    /// than 1.0: an agent of that dialect gets it unchanged (and its answer goes back unchanged).
-    #[allow(clippy::too_many_arguments)]
+    /// [`forward`](Self::forward): `body` is the checked request in its canonical 1.0 form, written
+    /// out for the agent's dialect and binding. A 0.3 agent's answer to a 0.3 caller goes back
+    /// unchanged.
     pub async fn forward_call(
         &self,
         backend: &Backend,
@@ -121,10 +121,9 @@ impl Forwarder {
         method: &Method,
         headers: &HeaderMap,
         body: Bytes,
-        original: Option<&OriginalRequest>,
     ) -> Result<Response<Body>, ForwardError> {
-        if let Some(original) = original.filter(|o| o.dialect == backend.dialect && o.dialect != Dialect::V1) {
-            return self.forward_unchanged(backend, exchange, call, headers, original).await;
+        if call.dialect == Dialect::V03 && backend.dialect == Dialect::V03 {
+            return self.forward_unchanged(backend, exchange, call, headers, body).await;
         }
         let has_binding = match call.binding {
             Binding::JsonRpc => backend.jsonrpc_url.is_some(),
@@ -234,17 +233,18 @@ impl Forwarder {
         Ok(build_response(status, out_headers, Body::from(v1)))
     }
 
-    /// Caller and agent share a dialect: the caller's bytes go out and the agent's come back
-    /// unchanged; the tap and the observers read a 1.0 copy.
+    /// Caller and agent both speak 0.3: the checked request goes out in 0.3 and the agent's answer
+    /// comes back unchanged; the tap and the observers read a 1.0 copy.
     async fn forward_unchanged(
         &self,
         backend: &Backend,
         exchange: Exchange,
         call: &A2aCall,
         headers: &HeaderMap,
-        original: &OriginalRequest,
+        body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
-        let outgoing = agent_side::pass_through_call(backend.dialect, call, original);
+        let request = agent_side::v1_request(call, &body)?;
+        let outgoing = agent_side::agent_call(backend.dialect, request, call.rpc_id.as_ref())?;
         let method = outgoing.method.clone();
         let response =
             self.send(backend, exchange.caller.as_ref(), call, &method, headers, Bytes::new(), Some(&outgoing)).await?;

@@ -16,6 +16,9 @@ use serde_json::json;
 use tower::{Layer, Service, ServiceExt};
 
 use crate::directory::TaskDirectory;
+use crate::protocol::decode::{Checked, encode};
+use crate::protocol::early_ids::{EarlyIds, EarlyScope};
+use crate::protocol::translate::model::Request as A2aRequest;
 use crate::registry::{Backend, Registry, Snapshot};
 
 /// Who owns a task for isolation.
@@ -37,7 +40,8 @@ pub fn owner_key(caller: Option<&Caller>, isolation: Isolation) -> Option<Arc<st
         return None;
     }
     match (isolation, &caller.tenant) {
-        (Isolation::Tenant, Some(tenant)) => Some(Arc::from(format!("tenant:{tenant}"))),
+        // A tenant is the issuer's: another issuer naming the same tenant is another tenant.
+        (Isolation::Tenant, Some(_)) => caller.qualified_tenant().map(|t| Arc::from(format!("tenant:{t}"))),
         _ => Some(caller.id.clone()),
     }
 }
@@ -52,10 +56,24 @@ pub struct Router<'a> {
     pub owner: Option<&'a Arc<str>>,
 }
 
-/// The chosen backend and the skill the call uses, when known.
+/// The chosen backend, the skill the call uses when known, and every skill it may exercise there.
 pub struct Route {
     pub backend: Arc<Backend>,
     pub skill: Option<String>,
+    pub skills: Vec<String>,
+}
+
+impl Route {
+    /// A route that names `skill` (which the backend must offer) or else covers all the backend's.
+    fn to(backend: &Arc<Backend>, named: Option<&str>) -> Result<Route, A2aError> {
+        match named {
+            Some(skill) => {
+                offers(backend, skill)?;
+                Ok(Route { backend: usable(backend)?, skill: Some(skill.to_owned()), skills: vec![skill.to_owned()] })
+            }
+            None => Ok(Route { backend: usable(backend)?, skill: only_skill(backend), skills: backend.skills.clone() }),
+        }
+    }
 }
 
 impl Router<'_> {
@@ -65,8 +83,7 @@ impl Router<'_> {
         }
         if let Some(agent) = &call.agent {
             let backend = self.snapshot.backend(agent).ok_or_else(|| A2aError::AgentNotFound(agent.clone()))?;
-            let skill = call.skill_id.clone().or_else(|| only_skill(backend));
-            return Ok(Route { backend: usable(backend)?, skill });
+            return Route::to(backend, call.skill_id.as_deref());
         }
         if let Some(skill) = &call.skill_id {
             return self.by_skill(skill);
@@ -76,7 +93,7 @@ impl Router<'_> {
             && entry.owner.as_ref() == self.owner
             && let Some(backend) = self.snapshot.backend(&entry.backend)
         {
-            return Ok(Route { backend: usable(backend)?, skill: only_skill(backend) });
+            return Route::to(backend, None);
         }
         if let Some(skill) = self.default_skill {
             return self.by_skill(skill);
@@ -85,7 +102,8 @@ impl Router<'_> {
     }
 
     /// The owner of a task. A task the gateway never saw, one that belongs to another caller, or one
-    /// asked for under another agent's path, does not exist for the caller.
+    /// asked for under another agent's path, does not exist for the caller. The call may use the
+    /// task's skill and any skill it names (which the owning agent must offer).
     async fn task_owner(&self, call: &A2aCall, task_id: &str) -> Result<Route, A2aError> {
         let entry = self.directory.task(task_id).await.ok_or(A2aError::TaskNotFound)?;
         if entry.owner.as_ref() != self.owner {
@@ -95,14 +113,26 @@ impl Router<'_> {
             return Err(A2aError::TaskNotFound);
         }
         let backend = self.snapshot.backend(&entry.backend).ok_or(A2aError::TaskNotFound)?;
-        let skill = entry.skill.as_deref().map(str::to_string).or_else(|| only_skill(backend));
-        Ok(Route { backend: usable(backend)?, skill })
+        let mut skills = match &entry.skill {
+            Some(skill) => vec![skill.to_string()],
+            None => backend.skills.clone(),
+        };
+        if let Some(named) = &call.skill_id {
+            offers(backend, named)?;
+            if !skills.contains(named) {
+                skills.push(named.clone());
+            }
+        }
+        let skill = call.skill_id.clone().or_else(|| entry.skill.as_deref().map(str::to_owned)).or_else(|| only_skill(backend));
+        Ok(Route { backend: usable(backend)?, skill, skills })
     }
 
     fn by_skill(&self, skill: &str) -> Result<Route, A2aError> {
         let candidates = self.snapshot.with_skill(skill);
         match self.registry.pick(&candidates) {
-            Some(backend) => Ok(Route { backend: backend.clone(), skill: Some(skill.to_string()) }),
+            Some(backend) => {
+                Ok(Route { backend: backend.clone(), skill: Some(skill.to_string()), skills: vec![skill.to_string()] })
+            }
             None => Err(self.no_route(&format!("no available agent offers the skill '{skill}'"))),
         }
     }
@@ -114,6 +144,18 @@ impl Router<'_> {
             detail: Some(json!({ "availableSkills": skills })),
         }
     }
+}
+
+/// A named skill must be one the agent offers: an agent may dispatch on the name it is given.
+fn offers(backend: &Backend, skill: &str) -> Result<(), A2aError> {
+    if backend.skills.iter().any(|s| s == skill) {
+        return Ok(());
+    }
+    let skills = backend.skills.join(",");
+    Err(A2aError::InvalidParams {
+        message: format!("the agent '{}' does not offer the skill named; its skills: [{skills}]", backend.name),
+        detail: Some(json!({ "availableSkills": skills })),
+    })
 }
 
 fn only_skill(backend: &Backend) -> Option<String> {
@@ -131,10 +173,78 @@ fn usable(backend: &Arc<Backend>) -> Result<Arc<Backend>, A2aError> {
     }
 }
 
+/// Amends the checked request with what only the caller's identity settles, before the route is
+/// chosen; `Ok(true)` when the request changed (its body must then be written again):
+/// - an early caller's task id becomes the agent's task it stands for, among the caller's own ids
+///   (a new task may not reuse an id of the same caller);
+/// - a context the caller does not own — another caller's, or one never seen — is not passed on
+///   (the agent starts a new one), so a foreign context is indistinguishable from a fresh one;
+/// - every task a message refers to must be the caller's.
+pub async fn amend(
+    state: &RouteState,
+    owner: Option<&Arc<str>>,
+    call: &mut A2aCall,
+    checked: &mut Checked,
+) -> Result<bool, A2aError> {
+    let mut changed = false;
+    if let Some(early) = &checked.early {
+        let scope = owner.map_or("", |o| &**o);
+        if early.new_task {
+            if state.early_ids.contains(scope, &early.id) {
+                return Err(A2aError::invalid_params("the task id is already in use; a new task needs a new id"));
+            }
+        } else if let Some(task) = state.early_ids.get(scope, &early.id) {
+            set_task(&mut checked.request, &task.task_id, task.context_id.as_deref());
+            call.task_id = Some(task.task_id);
+            changed = true;
+        }
+    }
+    let (A2aRequest::SendMessage(send) | A2aRequest::SendStreamingMessage(send)) = &mut checked.request else {
+        return Ok(changed);
+    };
+    if owner.is_none() {
+        // Without identities (no authentication configured) there is nothing to isolate by.
+        return Ok(changed);
+    }
+    if let Some(context_id) = &send.message.context_id {
+        let owned = state.directory.context(context_id).await.is_some_and(|entry| entry.owner.as_ref() == owner);
+        if !owned {
+            send.message.context_id = None;
+            call.context_id = None;
+            changed = true;
+        }
+    }
+    for task_id in &send.message.reference_task_ids {
+        let owned = state.directory.task(task_id).await.is_some_and(|entry| entry.owner.as_ref() == owner);
+        if !owned {
+            return Err(A2aError::TaskNotFound);
+        }
+    }
+    Ok(changed)
+}
+
+/// Points a request at another task id (and, for a message, that task's context).
+fn set_task(request: &mut A2aRequest, task_id: &str, context_id: Option<&str>) {
+    match request {
+        A2aRequest::SendMessage(send) | A2aRequest::SendStreamingMessage(send) => {
+            send.message.task_id = Some(task_id.to_owned());
+            if let Some(context_id) = context_id {
+                send.message.context_id = Some(context_id.to_owned());
+            }
+        }
+        A2aRequest::GetTask(r) => r.id = task_id.to_owned(),
+        A2aRequest::CancelTask(r) => r.id = task_id.to_owned(),
+        A2aRequest::SubscribeToTask(r) => r.id = task_id.to_owned(),
+        _ => {}
+    }
+}
+
 /// What the route layer needs from the gateway.
 pub struct RouteState {
     pub registry: Arc<Registry>,
     pub directory: Arc<dyn TaskDirectory>,
+    /// Early callers' task ids → the agents' tasks.
+    pub early_ids: Arc<EarlyIds>,
     pub default_skill: Option<String>,
     pub isolation: Isolation,
 }
@@ -165,11 +275,11 @@ pub struct RouteService<S> {
     state: Arc<RouteState>,
 }
 
-impl<S> Service<Request<Bytes>> for RouteService<S>
+impl<S, B> Service<Request<Bytes>> for RouteService<S>
 where
-    S: Service<Request<Bytes>, Error = A2aError> + Clone + Send + 'static,
+    S: Service<Request<Bytes>, Response = http::Response<B>, Error = A2aError> + Clone + Send + 'static,
     S::Future: Send,
-    S::Response: Send,
+    B: Send + 'static,
 {
     type Response = S::Response;
     type Error = A2aError;
@@ -183,9 +293,16 @@ where
         let inner = self.inner.clone();
         let state = self.state.clone();
         Box::pin(async move {
-            let call = request.extensions().get::<A2aCall>().ok_or(A2aError::Internal)?;
+            let owner = owner_key(request.extensions().get::<Caller>(), state.isolation);
+            let extensions = request.extensions_mut();
+            let (Some(mut call), Some(mut checked)) = (extensions.remove::<A2aCall>(), extensions.remove::<Checked>())
+            else {
+                return Err(A2aError::Internal);
+            };
+            if amend(&state, owner.as_ref(), &mut call, &mut checked).await? {
+                *request.body_mut() = Bytes::from(encode(&mut call, &checked.request));
+            }
             if !matches!(call.operation, Operation::ListTasks | Operation::GetExtendedAgentCard) {
-                let owner = owner_key(request.extensions().get::<Caller>(), state.isolation);
                 let snapshot = state.registry.snapshot();
                 let router = Router {
                     snapshot: &snapshot,
@@ -194,14 +311,22 @@ where
                     default_skill: state.default_skill.as_deref(),
                     owner: owner.as_ref(),
                 };
-                let route = router.route(call).await?;
-                let hint = RouteHint { backend: route.backend.name.clone(), skill: route.skill };
+                let route = router.route(&call).await?;
+                let hint = RouteHint { backend: route.backend.name.clone(), skill: route.skill, skills: route.skills };
                 if let Some(info) = request.extensions().get::<RequestInfo>() {
                     info.set_route(hint.clone());
                 }
                 request.extensions_mut().insert(hint);
             }
-            inner.oneshot(request).await
+            let early = checked.early.is_some();
+            request.extensions_mut().insert(call);
+            request.extensions_mut().insert(checked);
+            let mut response = inner.oneshot(request).await?;
+            if early {
+                let scope: Arc<str> = owner.unwrap_or_else(|| Arc::from(""));
+                response.extensions_mut().insert(EarlyScope(scope));
+            }
+            Ok(response)
         })
     }
 }

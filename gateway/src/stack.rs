@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect, Operation, RequestInfo, RouteHint};
+use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo, RouteHint};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -21,13 +21,11 @@ use a2a_policies::concurrency::{ConcurrencyLayer, LeaseBody};
 use a2a_policies::rate_limit::RateLimitLayer;
 use a2a_policies::validate::ValidateLayer;
 
-use crate::directory::TaskDirectory;
 use crate::gateway::Gateway;
 use crate::metrics::{BACKEND_DURATION, MetricsLayer};
 use crate::observers::Exchange;
-use crate::protocol::agent_side::OriginalRequest;
 use crate::protocol::bridge::{self, Answering};
-use crate::protocol::decode::{Decoded, Refusal, decode_any, dialect_hint, split_agent_path};
+use crate::protocol::decode::{Checked, Decoded, EarlyCall, decode_any, dialect_hint, split_agent_path};
 use crate::protocol::early_ids::EarlyIds;
 use crate::protocol::errors::render_in;
 use crate::proxy::ForwardError;
@@ -41,13 +39,7 @@ pub fn a2a_stack(
     tower::ServiceBuilder::new()
         // Reads and decodes the call (a 0.3 or early one into its 1.0 form); answers and renders
         // every refusal from below in the caller's dialect and binding.
-        .layer(DecodeLayer {
-            max_body: gateway.config.limits.max_request_bytes,
-            // Lives as long as this stack: a reload starts a new map (early ids of older tasks are
-            // then unknown; see the wiring notes in the report to move it into `Shared`).
-            early_ids: gateway.shared.early_ids.clone(),
-            directory: gateway.directory().clone(),
-        })
+        .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes, early_ids: gateway.shared.early_ids.clone() })
         // A span per call (when traces are exported), parent of the backend's.
         .option_layer(crate::telemetry::installed_layer())
         // Counts and times every call, refusals included.
@@ -87,21 +79,14 @@ pub fn a2a_stack(
 #[derive(Clone)]
 pub struct DecodeLayer {
     max_body: usize,
-    /// Early callers' task ids → the agents' tasks.
+    /// Early callers' task ids → the agents' tasks (filled in by their answers).
     early_ids: Arc<EarlyIds>,
-    /// Where a new early task id is checked for collision with the tasks the gateway knows.
-    directory: Arc<dyn TaskDirectory>,
 }
 
 impl<S> Layer<S> for DecodeLayer {
     type Service = DecodeService<S>;
     fn layer(&self, inner: S) -> DecodeService<S> {
-        DecodeService {
-            inner,
-            max_body: self.max_body,
-            early_ids: self.early_ids.clone(),
-            directory: self.directory.clone(),
-        }
+        DecodeService { inner, max_body: self.max_body, early_ids: self.early_ids.clone() }
     }
 }
 
@@ -110,7 +95,6 @@ pub struct DecodeService<S> {
     inner: S,
     max_body: usize,
     early_ids: Arc<EarlyIds>,
-    directory: Arc<dyn TaskDirectory>,
 }
 
 impl<S> Service<Request<Body>> for DecodeService<S>
@@ -129,7 +113,7 @@ where
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let inner = self.inner.clone();
         let max_body = self.max_body;
-        let (early_ids, directory) = (self.early_ids.clone(), self.directory.clone());
+        let early_ids = self.early_ids.clone();
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             let binding = binding_of(&parts.method, parts.uri.path());
@@ -141,57 +125,41 @@ where
                 }
             };
             let uri = &parts.uri;
-            let decoded = decode_any(&parts.method, uri.path(), uri.query(), &parts.headers, &bytes, Some(&early_ids));
-            let decoded = match decoded {
-                // A new early task may not take the id of a task the gateway already knows.
-                Ok(d) if d.new_task && directory.task(d.early_id.as_deref().unwrap_or_default()).await.is_some() => {
-                    Err(Refusal {
-                        dialect: Dialect::Early,
-                        binding: Binding::Rest,
-                        rpc_id: None,
-                        error: A2aError::invalid_params("the task id is already in use; a new task needs a new id"),
-                    })
-                }
-                other => other,
-            };
-            let Decoded { call, translated, early_id, new_task } = match decoded {
-                Ok(decoded) => decoded,
-                Err(refusal) => {
-                    metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
-                        .increment(1);
-                    let rendered = render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
-                    return Ok(rendered.into_response());
-                }
-            };
+            let Decoded { call, request, body, early_id, new_task } =
+                match decode_any(&parts.method, uri.path(), uri.query(), &parts.headers, &bytes) {
+                    Ok(decoded) => decoded,
+                    Err(refusal) => {
+                        metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
+                            .increment(1);
+                        let rendered =
+                            render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
+                        return Ok(rendered.into_response());
+                    }
+                };
             let binding = call.binding;
             let answering = Answering {
                 dialect: call.dialect,
                 operation: call.operation,
                 rpc_id: call.rpc_id.clone(),
-                early_id,
+                early_id: early_id.clone(),
                 new_task,
                 early_ids: Some(early_ids),
+                early_scope: None,
             };
             let info = RequestInfo::new(uuid::Uuid::now_v7().to_string());
             let request_id = HeaderValue::from_str(info.request_id()).ok();
-            // Everything inside sees the call's 1.0 form; an agent of the caller's own dialect
-            // gets the original.
-            let original = translated.is_some().then(|| OriginalRequest {
-                dialect: call.dialect,
-                method: parts.method.clone(),
-                path: match parts.uri.query() {
-                    Some(q) => format!("{}?{q}", split_agent_path(parts.uri.path()).1),
-                    None => split_agent_path(parts.uri.path()).1.to_owned(),
-                },
-                body: bytes.clone(),
-            });
-            let mut request = Request::from_parts(parts, translated.map_or(bytes, Bytes::from));
-            if let Some(original) = original {
-                request.extensions_mut().insert(original);
-            }
-            request.extensions_mut().insert(call);
-            request.extensions_mut().insert(info);
-            let mut response = match inner.oneshot(request).await {
+            // Everything inside — policies and the backend — sees the checked request, written out
+            // again: never the caller's bytes.
+            let mut request_out = Request::from_parts(parts, Bytes::from(body));
+            let early = early_id.map(|id| EarlyCall { id, new_task });
+            request_out.extensions_mut().insert(Checked { request, early });
+            request_out.extensions_mut().insert(call);
+            request_out.extensions_mut().insert(info);
+            // The call runs to its end even when the caller hangs up: what the backend answers
+            // still reaches the task directory, leases and the audit log.
+            let handle = tokio::spawn(inner.oneshot(request_out));
+            let result = handle.await.unwrap_or(Err(A2aError::Internal));
+            let mut response = match result {
                 Ok(response) => bridge::answer(answering, response).await,
                 Err(error) => {
                     tracing::debug!(%error, "request refused");
@@ -342,7 +310,6 @@ impl Service<Request<Bytes>> for ForwardService {
                                     &parts.method,
                                     headers,
                                     body.clone(),
-                                    parts.extensions.get::<OriginalRequest>(),
                                 )
                                 .await;
                             if let Some(span) = span {

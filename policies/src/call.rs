@@ -164,6 +164,10 @@ pub struct RouteHint {
     /// The skill the call uses, when the gateway can tell: the explicit `metadata.skillId`, the skill
     /// a continued task was created with, or the only skill of the chosen backend.
     pub skill: Option<String>,
+    /// Every skill the call may exercise at the backend, which authorization checks one by one: the
+    /// skill it names and the skill of the task it continues, or, when it names none and the agent
+    /// hosts several, all of the agent's skills.
+    pub skills: Vec<String>,
 }
 
 /// Request-scoped facts that inner layers set and outer layers (audit, metrics, spans) read after the

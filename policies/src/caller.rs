@@ -40,6 +40,24 @@ impl Caller {
         }
     }
 
+    /// Who vouched for the caller's tenant: the JWT issuer, `api-key` (the gateway's own key list)
+    /// or `introspection`. A tenant name means something only together with its authority: two
+    /// issuers may both name an `acme`.
+    pub fn tenant_authority(&self) -> &str {
+        match &self.auth {
+            AuthMethod::Jwt { issuer } => issuer,
+            AuthMethod::ApiKey { .. } => "api-key",
+            AuthMethod::Introspection => "introspection",
+            AuthMethod::Anonymous => "anonymous",
+        }
+    }
+
+    /// The tenant with its authority (`authority|tenant`), as isolation and the audit log key it.
+    pub fn qualified_tenant(&self) -> Option<Arc<str>> {
+        let tenant = self.tenant.as_deref()?;
+        Some(Arc::from(format!("{}|{tenant}", self.tenant_authority())))
+    }
+
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.iter().any(|s| s == scope)
     }

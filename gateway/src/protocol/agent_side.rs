@@ -409,27 +409,6 @@ impl ObservedCopy {
     }
 }
 
-/// The request to an agent that speaks the caller's dialect: the caller's own bytes.
-pub fn pass_through_call(dialect: Dialect, call: &A2aCall, original: &OriginalRequest) -> AgentCall {
-    AgentCall {
-        method: original.method.clone(),
-        path: (dialect == Dialect::Early).then(|| original.path.clone()),
-        body: original.body.to_vec(),
-        streams: call.operation.is_streaming(),
-    }
-}
-
-/// A non-1.0 caller's request as it came (request extension set by the decode layer), for an agent
-/// that speaks the caller's dialect.
-#[derive(Debug, Clone)]
-pub struct OriginalRequest {
-    pub dialect: Dialect,
-    pub method: Method,
-    /// Below the agent's base, with the query.
-    pub path: String,
-    pub body: Bytes,
-}
-
 /// Response extension: the answer is the agent's own, already in the caller's dialect.
 #[derive(Debug, Clone, Copy)]
 pub struct PassedThrough;

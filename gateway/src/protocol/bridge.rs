@@ -20,7 +20,7 @@ use http::{HeaderValue, Response, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 
-use super::early_ids::{AgentTask, EarlyIds};
+use super::early_ids::{AgentTask, EarlyIds, EarlyScope};
 use super::errors::render_in;
 use super::sse::SseParser;
 use super::translate::early::{self, SnapshotBuilder};
@@ -37,6 +37,8 @@ pub struct Answering {
     pub early_id: Option<String>,
     pub new_task: bool,
     pub early_ids: Option<Arc<EarlyIds>>,
+    /// The owner scope of an early caller's ids (learned from the answer, see [`EarlyScope`]).
+    pub early_scope: Option<Arc<str>>,
 }
 
 impl Answering {
@@ -55,9 +57,9 @@ impl Answering {
 
     /// Learns the agent's id of the task a new early task stands for.
     fn remember(&self, task_id: &str, context_id: &str) {
-        if let (true, Some(ids)) = (self.new_task, &self.early_ids) {
+        if let (true, Some(ids), Some(scope)) = (self.new_task, &self.early_ids, &self.early_scope) {
             let context_id = (!context_id.is_empty()).then(|| context_id.to_owned());
-            ids.insert(self.early_id(), AgentTask { task_id: task_id.to_owned(), context_id });
+            ids.insert(scope, self.early_id(), AgentTask { task_id: task_id.to_owned(), context_id });
         }
     }
 }
@@ -119,7 +121,8 @@ fn early_error_text(body: &[u8]) -> Option<String> {
 }
 
 /// The 1.0 answer `response` in the dialect of `answering`. 1.0 answers pass through untouched.
-pub async fn answer(answering: Answering, response: Response<Body>) -> Response<Body> {
+pub async fn answer(mut answering: Answering, response: Response<Body>) -> Response<Body> {
+    answering.early_scope = response.extensions().get::<EarlyScope>().map(|scope| scope.0.clone());
     // 1.0 callers, and answers an agent of the caller's own dialect wrote, go as they are.
     if answering.dialect == Dialect::V1 || response.extensions().get::<super::agent_side::PassedThrough>().is_some() {
         return response;
@@ -296,6 +299,7 @@ mod tests {
             early_id: None,
             new_task: false,
             early_ids: None,
+            early_scope: None,
         }
     }
 
@@ -353,6 +357,7 @@ mod tests {
             early_id: Some("e-1".into()),
             new_task: true,
             early_ids: Some(ids.clone()),
+            early_scope: Some(Arc::from("alice")),
         }
     }
 
@@ -371,7 +376,7 @@ mod tests {
             (&out["id"], &out["sessionId"], &out["status"]["state"]),
             (&json!("e-1"), &json!("c"), &json!("completed"))
         );
-        assert_eq!(ids.get("e-1").map(|t| t.task_id), Some("agent-1".into()));
+        assert_eq!(ids.get("alice", "e-1").map(|t| t.task_id), Some("agent-1".into()));
         let error = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found"}}"#;
         let (status, out) = unary_early(&early(Operation::GetTask, &ids), http::StatusCode::NOT_FOUND, error);
         assert_eq!((status, json_of(&out)), (http::StatusCode::NOT_FOUND, json!({"detail": "Task not found"})));
@@ -386,7 +391,7 @@ mod tests {
             br#"{"statusUpdate":{"taskId":"agent-2","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
         let first = converter.event(working).expect("snapshot");
         assert!(std::str::from_utf8(&first).unwrap().contains(r#""id":"e-1""#));
-        assert_eq!(ids.get("e-1").map(|t| t.task_id), Some("agent-2".into()));
+        assert_eq!(ids.get("alice", "e-1").map(|t| t.task_id), Some("agent-2".into()));
         let last = converter.end().expect("a failed task");
         let text = std::str::from_utf8(&last).unwrap();
         assert!(text.contains(r#""state":"failed""#), "{text}");

@@ -1,21 +1,25 @@
-//! Turns an HTTP request into an [`A2aCall`]: which dialect, binding and operation, which agent path,
-//! task, context and skill. Only the few fields routing and policies need are parsed; a 1.0 body is
-//! forwarded unchanged. A 0.3 JSON-RPC request (a 0.3 method name, with no `A2A-Version` header or a
-//! 0.x one) is translated into its 1.0 JSON-RPC form, which policies and backends then see; an
-//! early-dialect request (`POST /tasks/send`, `/tasks/sendSubscribe`, `/tasks/{id}/cancel`,
-//! `/tasks/{id}/send`, and `GET /tasks/{id}` without an `A2A-Version` header) into its 1.0 HTTP+JSON
-//! form, with the caller's task id replaced by the agent's (see [`EarlyIds`]).
+//! Turns an HTTP request into an [`A2aCall`] and the checked request it stands for.
+//!
+//! Every request, in every dialect and binding, is parsed whole into the 1.0 model ([`Request`]):
+//! a body that repeats a key anywhere is refused ([`strict`]), both spellings ProtoJSON accepts
+//! (`taskId` and `task_id`) are read and one field given twice is refused, and the facts policies
+//! decide on — task, context, skill, agent — are read from that model. What goes on to the backend is
+//! the model written out again ([`encode`]), never the caller's bytes: the agent reads exactly what
+//! the gateway judged. A 0.3 JSON-RPC request (a 0.3 method name, with no `A2A-Version` header or a
+//! 0.x one) and an early-dialect request (`POST /tasks/send`, `/tasks/sendSubscribe`,
+//! `/tasks/{id}/cancel`, `/tasks/{id}/send`, and `GET /tasks/{id}` without an `A2A-Version` header)
+//! are read into the same model.
 
 use a2a_policies::{A2aCall, A2aError, Binding, Dialect, Operation};
 use http::{HeaderMap, Method};
 use serde::Deserialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use super::agent_side::segment;
-use super::early_ids::EarlyIds;
+use super::strict;
 use super::translate::model::{self, Request};
-use super::translate::{early, jsonrpc, v03};
+use super::translate::{TranslateError, early, jsonrpc, v03};
 
 /// A request that could not be decoded, with what is needed to answer it in the caller's binding.
 #[derive(Debug)]
@@ -37,12 +41,29 @@ pub fn split_agent_path(path: &str) -> (Option<&str>, &str) {
     }
 }
 
-/// A decoded request: the call, and the body of its 1.0 form when the caller spoke another dialect
-/// (`None`: the caller's body is already 1.0 and goes on unchanged).
+/// The checked request of a call, in its 1.0 form: a request extension that routing may amend
+/// (then writing the body again with [`encode`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    pub request: Request,
+    /// An early caller's own task id: routing maps it to the agent's task once it knows the caller.
+    pub early: Option<EarlyCall>,
+}
+
+/// The task id an early caller names, and whether its call starts a task under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlyCall {
+    pub id: String,
+    pub new_task: bool,
+}
+
+/// A decoded request.
 #[derive(Debug)]
 pub struct Decoded {
     pub call: A2aCall,
-    pub translated: Option<Vec<u8>>,
+    pub request: Request,
+    /// The canonical 1.0 body (see [`encode`]); for HTTP+JSON, `call.rest_path` is canonical too.
+    pub body: Vec<u8>,
     /// An early caller's own task id (the answer is written under it).
     pub early_id: Option<String>,
     /// The early call starts a task under a new caller id.
@@ -57,35 +78,40 @@ pub fn decode(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<A2aCall, Refusal> {
-    decode_any(method, path, query, headers, body, None).map(|decoded| decoded.call)
+    decode_any(method, path, query, headers, body).map(|decoded| decoded.call)
 }
 
-/// Decodes one request of any dialect, translating a non-1.0 one into its 1.0 form. `early_ids` maps
-/// early callers' task ids to the agents' (`None`: the caller's ids are used as they are).
+/// Decodes one request of any dialect into the checked 1.0 request and its canonical body.
 pub fn decode_any(
     method: &Method,
     path: &str,
     query: Option<&str>,
     headers: &HeaderMap,
     body: &[u8],
-    early_ids: Option<&EarlyIds>,
 ) -> Result<Decoded, Refusal> {
     let (agent, rest) = split_agent_path(path);
     if agent.is_some_and(str::is_empty) {
         return Err(rest_refusal(A2aError::MethodNotFound("no agent named in the path /agents/".into())));
     }
+    let agent = agent.map(str::to_string);
     if is_early(method, rest, headers) {
-        let mut decoded = decode_early(method, rest, query, body, early_ids)?;
-        decoded.call.agent = agent.map(str::to_string);
-        return Ok(decoded);
+        let (mut call, mut request, early_id, new_task) = decode_early(method, rest, query, body)?;
+        call.agent = agent;
+        read_facts(&mut call, &mut request).map_err(early_refusal)?;
+        let body = encode(&mut call, &request);
+        return Ok(Decoded { call, request, body, early_id: Some(early_id), new_task });
     }
-    let (mut call, translated) = if rest == "/" && method == Method::POST {
+    let (mut call, mut request) = if rest == "/" && method == Method::POST {
         decode_json_rpc(headers, body)?
     } else {
-        (decode_rest(method, rest, query, headers, body).map_err(rest_refusal)?, None)
+        decode_rest(method, rest, query, headers, body).map_err(rest_refusal)?
     };
-    call.agent = agent.map(str::to_string);
-    Ok(Decoded { call, translated, early_id: None, new_task: false })
+    call.agent = agent;
+    if let Err(error) = read_facts(&mut call, &mut request) {
+        return Err(Refusal { dialect: call.dialect, binding: call.binding, rpc_id: call.rpc_id.clone(), error });
+    }
+    let body = encode(&mut call, &request);
+    Ok(Decoded { call, request, body, early_id: None, new_task: false })
 }
 
 /// Whether a request is in the early REST dialect: its paths, except that `GET /tasks/{id}` is 1.0's
@@ -102,55 +128,24 @@ fn early_refusal(error: A2aError) -> Refusal {
     Refusal { dialect: Dialect::Early, binding: Binding::Rest, rpc_id: None, error }
 }
 
-/// An early call: parsed (task ids checked to be UUIDs), then made the 1.0 HTTP+JSON request on the
-/// agent's task.
+/// An early call (task ids checked to be UUIDs), as the 1.0 HTTP+JSON request on the caller's own
+/// task id: routing maps that id to the agent's task once it knows who is calling.
 fn decode_early(
     method: &Method,
     rest: &str,
     query: Option<&str>,
     body: &[u8],
-    early_ids: Option<&EarlyIds>,
-) -> Result<Decoded, Refusal> {
+) -> Result<(A2aCall, Request, String, bool), Refusal> {
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        strict::check_unique_keys(body).map_err(|e| early_refusal(json_refusal(e)))?;
+    }
     let parsed = early::Call::parse(method, rest, query, body).map_err(|e| early_refusal(e.into_request_error()))?;
     let early_id = parsed.task_id().unwrap_or_default().to_owned();
     let new_task = matches!(parsed, early::Call::Send(_) | early::Call::SendSubscribe(_));
-    let agent_task = match early_ids {
-        Some(ids) if new_task && ids.contains(&early_id) => {
-            return Err(early_refusal(A2aError::invalid_params(format!(
-                "the task id {early_id} is already in use; a new task needs a new id"
-            ))));
-        }
-        Some(ids) if !new_task => ids.get(&early_id),
-        _ => None,
-    };
-    let task_ref =
-        agent_task.as_ref().map(|t| early::TaskRef { task_id: &t.task_id, context_id: t.context_id.as_deref() });
-    let request = parsed.into_v1(task_ref).ok_or_else(|| early_refusal(A2aError::Internal))?;
-    let operation = request.operation();
-    let encoded = |r: &Request| serde_json::to_vec(r).map_err(|_| early_refusal(A2aError::Internal));
-    let (rest_path, body) = match &request {
-        Request::SendMessage(_) => ("/message:send".to_owned(), encoded(&request)?),
-        Request::SendStreamingMessage(_) => ("/message:stream".to_owned(), encoded(&request)?),
-        Request::GetTask(get) => {
-            let query = get.history_length.map(|n| format!("?historyLength={n}")).unwrap_or_default();
-            (format!("/tasks/{}{query}", segment(&get.id)), Vec::new())
-        }
-        Request::CancelTask(cancel) => (format!("/tasks/{}:cancel", segment(&cancel.id)), encoded(&request)?),
-        _ => return Err(early_refusal(A2aError::Internal)),
-    };
-    let mut call = A2aCall::new(Binding::Rest, operation);
+    let request = parsed.into_v1(None).ok_or_else(|| early_refusal(A2aError::Internal))?;
+    let mut call = A2aCall::new(Binding::Rest, request.operation());
     call.dialect = Dialect::Early;
-    if operation.is_send() {
-        let params: SendParams =
-            serde_json::from_slice(&body).map_err(|e| early_refusal(A2aError::invalid_params(e.to_string())))?;
-        read_send(&mut call, params).map_err(early_refusal)?;
-    } else if let Request::GetTask(model::GetTaskRequest { id, .. })
-    | Request::CancelTask(model::CancelTaskRequest { id, .. }) = &request
-    {
-        call.task_id = Some(id.clone());
-    }
-    call.rest_path = Some(rest_path);
-    Ok(Decoded { call, translated: Some(body), early_id: Some(early_id), new_task })
+    Ok((call, request, early_id, new_task))
 }
 
 /// The dialect a request is answered in when it cannot be decoded (or its body not even read):
@@ -176,6 +171,15 @@ fn rest_refusal(error: A2aError) -> Refusal {
     Refusal { dialect: Dialect::V1, binding: Binding::Rest, rpc_id: None, error }
 }
 
+/// A body that is not strict JSON: not JSON at all, or a key repeated in one object.
+fn json_refusal(error: serde_json::Error) -> A2aError {
+    if error.is_syntax() || error.is_eof() {
+        A2aError::Parse(format!("invalid JSON: {error}"))
+    } else {
+        A2aError::invalid_params(format!("ambiguous request: {error}"))
+    }
+}
+
 /// Refuses a request whose `A2A-Version` is not 1.x. A missing header means 0.3 (as the reference
 /// SDK reads it), and this gateway speaks 1.0.
 fn check_version(headers: &HeaderMap) -> Result<(), A2aError> {
@@ -199,7 +203,7 @@ struct Envelope<'a> {
     params: Option<&'a RawValue>,
 }
 
-fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCall, Option<Vec<u8>>), Refusal> {
+fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCall, Request), Refusal> {
     // Until the method says otherwise, a caller without a 1.x version header is taken for 0.3.
     let legacy = legacy_version(headers);
     let guessed = if legacy { Dialect::V03 } else { Dialect::V1 };
@@ -210,7 +214,7 @@ fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCall, Option<
     }
     let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
         let error = if e.is_data() {
-            A2aError::InvalidRequest("the request must be a JSON-RPC 2.0 request object".into())
+            A2aError::InvalidRequest("the request must be a JSON-RPC 2.0 request object with each member once".into())
         } else {
             A2aError::Parse(format!("invalid JSON: {e}"))
         };
@@ -227,124 +231,62 @@ fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCall, Option<
     let Some(Value::String(method)) = envelope.method else {
         return Err(refuse(Some(rpc_id), A2aError::InvalidRequest("'method' must be a string".into())));
     };
-    if legacy && v03::operation_of(&method).is_some() {
-        return decode_v03(&method, envelope.params, rpc_id);
+    let v03_method = legacy && v03::operation_of(&method).is_some();
+    let dialect = if v03_method { Dialect::V03 } else { Dialect::V1 };
+    let refuse = |rpc_id: &Value, error| Refusal { dialect, binding: Binding::JsonRpc, rpc_id: Some(rpc_id.clone()), error };
+    if let Err(error) = strict::check_unique_keys(body) {
+        return Err(refuse(&rpc_id, json_refusal(error)));
     }
-    let Some(operation) = Operation::from_method_name(&method) else {
-        return Err(refuse(Some(rpc_id), A2aError::MethodNotFound("Method not found".into())));
+    let request = if v03_method {
+        v03::request_to_v1(&method, envelope.params.map(|p| p.get().as_bytes()))
+            .map_err(|e| refuse(&rpc_id, e.into_request_error()))?
+    } else {
+        let Some(operation) = Operation::from_method_name(&method) else {
+            return Err(refuse(&rpc_id, A2aError::MethodNotFound("Method not found".into())));
+        };
+        // A 1.0 method name: the caller speaks 1.0, with a missing or wrong version maybe.
+        check_version(headers).map_err(|e| refuse(&rpc_id, e))?;
+        if envelope.params.is_some_and(|p| !p.get().trim_start().starts_with('{')) {
+            return Err(refuse(&rpc_id, A2aError::invalid_params("'params' must be an object")));
+        }
+        Request::parse(operation, envelope.params).map_err(|e| refuse(&rpc_id, e.into_request_error()))?
     };
-    if let Err(error) = check_version(headers) {
-        // A 1.0 method name: the caller speaks 1.0 with a missing or wrong version.
-        return Err(Refusal { dialect: Dialect::V1, binding: Binding::JsonRpc, rpc_id: Some(rpc_id), error });
-    }
-    let mut call = A2aCall::new(Binding::JsonRpc, operation);
-    let params = envelope.params.map(RawValue::get).unwrap_or("{}");
-    if let Err(error) = read_params(&mut call, params.as_bytes()) {
-        return Err(Refusal { dialect: Dialect::V1, binding: Binding::JsonRpc, rpc_id: Some(rpc_id), error });
-    }
+    let mut call = A2aCall::new(Binding::JsonRpc, request.operation());
+    call.dialect = dialect;
     call.rpc_id = Some(rpc_id);
-    Ok((call, None))
+    Ok((call, request))
 }
 
-/// A 0.3 JSON-RPC request: translated into the 1.0 request envelope (same id), decoded from that.
-fn decode_v03(method: &str, params: Option<&RawValue>, rpc_id: Value) -> Result<(A2aCall, Option<Vec<u8>>), Refusal> {
-    let refuse = |rpc_id: &Value, error| Refusal {
-        dialect: Dialect::V03,
-        binding: Binding::JsonRpc,
-        rpc_id: Some(rpc_id.clone()),
-        error,
-    };
-    let request = v03::request_to_v1(method, params.map(|p| p.get().as_bytes()))
-        .map_err(|e| refuse(&rpc_id, e.into_request_error()))?;
-    let operation = request.operation();
-    let params = serde_json::to_vec(&request).map_err(|_| refuse(&rpc_id, A2aError::Internal))?;
-    let mut call = A2aCall::new(Binding::JsonRpc, operation);
-    call.dialect = Dialect::V03;
-    read_params(&mut call, &params).map_err(|e| refuse(&rpc_id, e))?;
-    let body = jsonrpc::request(&rpc_id, operation.method_name(), Some(&request));
-    call.rpc_id = Some(rpc_id);
-    Ok((call, Some(body)))
+/// A field of a request that an HTTP+JSON path or query may carry, by both its names.
+struct Field {
+    json: &'static str,
+    proto: &'static str,
+    kind: Kind,
 }
 
-/// The fields of a send request routing needs.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SendParams {
-    message: Option<MessageFields>,
-    metadata: Option<Metadata>,
+#[derive(Clone, Copy)]
+enum Kind {
+    Text,
+    Int,
+    Bool,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct MessageFields {
-    task_id: Option<String>,
-    context_id: Option<String>,
-    metadata: Option<Metadata>,
+const fn field(json: &'static str, proto: &'static str, kind: Kind) -> Field {
+    Field { json, proto, kind }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Metadata {
-    skill_id: Option<Value>,
-}
-
-/// The task a task-scoped JSON-RPC call names: `id` for task calls, `taskId` for push configs.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TaskParams {
-    id: Option<Value>,
-    task_id: Option<Value>,
-}
-
-fn read_params(call: &mut A2aCall, params: &[u8]) -> Result<(), A2aError> {
-    let bad = |e: serde_json::Error| A2aError::invalid_params(format!("invalid params: {e}"));
-    match call.operation {
-        Operation::SendMessage | Operation::SendStreamingMessage => {
-            let params: SendParams = serde_json::from_slice(params).map_err(bad)?;
-            read_send(call, params)
-        }
-        Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask => {
-            let params: TaskParams = serde_json::from_slice(params).map_err(bad)?;
-            call.task_id = Some(non_empty_string(params.id, "params.id")?);
-            Ok(())
-        }
-        Operation::CreateTaskPushNotificationConfig
-        | Operation::GetTaskPushNotificationConfig
-        | Operation::ListTaskPushNotificationConfigs
-        | Operation::DeleteTaskPushNotificationConfig => {
-            let params: TaskParams = serde_json::from_slice(params).map_err(bad)?;
-            call.task_id = Some(non_empty_string(params.task_id, "params.taskId")?);
-            Ok(())
-        }
-        Operation::ListTasks | Operation::GetExtendedAgentCard => {
-            serde_json::from_slice::<&RawValue>(params).map_err(bad)?;
-            Ok(())
-        }
-    }
-}
-
-fn read_send(call: &mut A2aCall, params: SendParams) -> Result<(), A2aError> {
-    let Some(message) = params.message else {
-        return Err(A2aError::invalid_params("'message' is required"));
-    };
-    call.task_id = message.task_id.filter(|s| !s.is_empty());
-    call.context_id = message.context_id.filter(|s| !s.is_empty());
-    // The message's own skill wins over the request's: it is the more specific of the two.
-    let skill = message.metadata.and_then(|m| m.skill_id).or_else(|| params.metadata.and_then(|m| m.skill_id));
-    call.skill_id = match skill {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if !s.is_empty() => Some(s),
-        Some(_) => return Err(A2aError::invalid_params("'metadata.skillId' must be a non-empty string")),
-    };
-    Ok(())
-}
-
-fn non_empty_string(value: Option<Value>, name: &str) -> Result<String, A2aError> {
-    match value {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s),
-        _ => Err(A2aError::invalid_params(format!("'{name}' is required and must be a non-empty string"))),
-    }
-}
+const GET_TASK_QUERY: &[Field] = &[field("historyLength", "history_length", Kind::Int)];
+const LIST_TASKS_QUERY: &[Field] = &[
+    field("contextId", "context_id", Kind::Text),
+    field("status", "status", Kind::Text),
+    field("pageSize", "page_size", Kind::Int),
+    field("pageToken", "page_token", Kind::Text),
+    field("historyLength", "history_length", Kind::Int),
+    field("statusTimestampAfter", "status_timestamp_after", Kind::Text),
+    field("includeArtifacts", "include_artifacts", Kind::Bool),
+];
+const LIST_CONFIGS_QUERY: &[Field] =
+    &[field("pageSize", "page_size", Kind::Int), field("pageToken", "page_token", Kind::Text)];
 
 fn decode_rest(
     method: &Method,
@@ -352,74 +294,314 @@ fn decode_rest(
     query: Option<&str>,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<A2aCall, A2aError> {
-    let (operation, task_id) = rest_operation(method, path)?;
+) -> Result<(A2aCall, Request), A2aError> {
+    let (operation, task_id, config_id) = rest_operation(method, path)?;
     check_version(headers)?;
-    let mut call = A2aCall::new(Binding::Rest, operation);
-    call.task_id = task_id;
-    call.rest_path = Some(match query {
-        Some(q) => format!("{path}?{q}"),
-        None => path.to_string(),
-    });
-    if operation.is_send() {
-        let params: SendParams = serde_json::from_slice(body).map_err(|e| {
-            if e.is_data() {
-                A2aError::invalid_params(format!("invalid request body: {e}"))
-            } else {
-                A2aError::Parse(format!("invalid JSON: {e}"))
-            }
-        })?;
-        read_send(&mut call, params)?;
+    let has_body = !body.iter().all(u8::is_ascii_whitespace);
+    let mut object = if has_body {
+        strict::check_unique_keys(body).map_err(json_refusal)?;
+        match serde_json::from_slice::<Value>(body).map_err(json_refusal)? {
+            Value::Object(object) => object,
+            _ => return Err(A2aError::invalid_params("the request body must be a JSON object")),
+        }
+    } else {
+        Map::new()
+    };
+    let query_fields = match operation {
+        Operation::GetTask => GET_TASK_QUERY,
+        Operation::ListTasks => LIST_TASKS_QUERY,
+        Operation::ListTaskPushNotificationConfigs => LIST_CONFIGS_QUERY,
+        _ => &[],
+    };
+    for (name, value) in read_query(query, query_fields)? {
+        put(&mut object, name, value)?;
     }
-    Ok(call)
+    // The ids in the path are the request's: a body that names others is refused, not merged.
+    let task_field = match operation {
+        Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask => ("id", "id"),
+        _ => ("taskId", "task_id"),
+    };
+    if let Some(task_id) = task_id {
+        put_path(&mut object, task_field, task_id)?;
+    }
+    if let Some(config_id) = config_id {
+        put_path(&mut object, ("id", "id"), config_id)?;
+    }
+    let params = serde_json::to_string(&object).map_err(|_| A2aError::Internal)?;
+    let params = RawValue::from_string(params).map_err(|_| A2aError::Internal)?;
+    let request = Request::parse(operation, Some(&params)).map_err(TranslateError::into_request_error)?;
+    Ok((A2aCall::new(Binding::Rest, operation), request))
 }
 
-/// Maps an HTTP+JSON method and path (below the binding's base) to an operation and task id.
-fn rest_operation(method: &Method, path: &str) -> Result<(Operation, Option<String>), A2aError> {
-    let not_found = || A2aError::MethodNotFound(format!("no A2A operation at {method} {path}"));
+/// Sets a field from the query; the same field twice (in either spelling) is ambiguous.
+fn put(object: &mut Map<String, Value>, field: &Field, value: Value) -> Result<(), A2aError> {
+    if object.contains_key(field.json) || object.contains_key(field.proto) {
+        return Err(A2aError::invalid_params(format!("ambiguous request: '{}' is given more than once", field.json)));
+    }
+    object.insert(field.json.to_owned(), value);
+    Ok(())
+}
+
+/// Sets an id the path names; the body may repeat it only with the same value.
+fn put_path(object: &mut Map<String, Value>, (json, proto): (&str, &str), value: String) -> Result<(), A2aError> {
+    for name in [json, proto] {
+        match object.remove(name) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s == value || s.is_empty() => {}
+            Some(_) => {
+                return Err(A2aError::invalid_params(format!("the body's '{json}' differs from the one in the path")));
+            }
+        }
+    }
+    object.insert(json.to_owned(), Value::String(value));
+    Ok(())
+}
+
+/// The query's known fields (by either name), typed; unknown parameters are left out.
+fn read_query<'f>(query: Option<&str>, fields: &'f [Field]) -> Result<Vec<(&'f Field, Value)>, A2aError> {
+    let mut out: Vec<(&Field, Value)> = Vec::new();
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let bad = || A2aError::invalid_params(format!("the query parameter '{}' is malformed", clip(key)));
+        let key = form_decode(key).ok_or_else(bad)?;
+        let Some(field) = fields.iter().find(|f| f.json == key || f.proto == key) else { continue };
+        if out.iter().any(|(f, _)| f.json == field.json) {
+            return Err(A2aError::invalid_params(format!("ambiguous request: '{}' is given more than once", field.json)));
+        }
+        let value = form_decode(value).ok_or_else(bad)?;
+        let typed = match field.kind {
+            Kind::Text => Value::String(value),
+            Kind::Int => Value::from(value.parse::<i32>().map_err(|_| {
+                A2aError::invalid_params(format!("the query parameter '{}' must be a whole number", field.json))
+            })?),
+            Kind::Bool => Value::Bool(match value.as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(A2aError::invalid_params(format!("'{}' must be true or false", field.json))),
+            }),
+        };
+        out.push((field, typed));
+    }
+    Ok(out)
+}
+
+/// A query component as form decoding reads it (`+` is a space), or `None` when malformed.
+fn form_decode(component: &str) -> Option<String> {
+    percent_decode(&component.replace('+', " "))
+}
+
+fn clip(text: &str) -> &str {
+    match text.char_indices().nth(64) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+/// Reads what policies and routing decide on from the checked request into `call`, and refuses a
+/// request whose facts disagree with each other. The request's `tenant` names an agent of this
+/// gateway (as `/agents/{name}/` does); it is not passed on.
+fn read_facts(call: &mut A2aCall, request: &mut Request) -> Result<(), A2aError> {
+    if let Some(tenant) = take_tenant(request) {
+        match &call.agent {
+            Some(agent) if *agent != tenant => {
+                return Err(A2aError::invalid_params("'tenant' names another agent than the path"));
+            }
+            _ => call.agent = Some(tenant),
+        }
+    }
+    match request {
+        Request::SendMessage(send) | Request::SendStreamingMessage(send) => {
+            call.task_id.clone_from(&send.message.task_id);
+            call.context_id.clone_from(&send.message.context_id);
+            call.skill_id = named_skill(send)?;
+        }
+        Request::GetTask(model::GetTaskRequest { id, .. })
+        | Request::CancelTask(model::CancelTaskRequest { id, .. })
+        | Request::SubscribeToTask(model::SubscribeToTaskRequest { id, .. }) => {
+            call.task_id = Some(required(id, "id")?);
+        }
+        Request::CreateTaskPushNotificationConfig(config) => {
+            call.task_id = Some(required(config.task_id.as_deref().unwrap_or(""), "taskId")?);
+        }
+        Request::GetTaskPushNotificationConfig(r) | Request::DeleteTaskPushNotificationConfig(r) => {
+            call.task_id = Some(required(&r.task_id, "taskId")?);
+        }
+        Request::ListTaskPushNotificationConfigs(r) => call.task_id = Some(required(&r.task_id, "taskId")?),
+        Request::ListTasks(_) | Request::GetExtendedAgentCard(_) => {}
+    }
+    Ok(())
+}
+
+fn required(value: &str, name: &str) -> Result<String, A2aError> {
+    if value.is_empty() {
+        return Err(A2aError::invalid_params(format!("'{name}' is required and must be a non-empty string")));
+    }
+    Ok(value.to_owned())
+}
+
+/// Removes the request's `tenant`, returning it.
+fn take_tenant(request: &mut Request) -> Option<String> {
+    match request {
+        Request::SendMessage(r) | Request::SendStreamingMessage(r) => r.tenant.take(),
+        Request::GetTask(r) => r.tenant.take(),
+        Request::ListTasks(r) => r.tenant.take(),
+        Request::CancelTask(r) => r.tenant.take(),
+        Request::SubscribeToTask(r) => r.tenant.take(),
+        Request::CreateTaskPushNotificationConfig(r) => r.tenant.take(),
+        Request::GetTaskPushNotificationConfig(r) | Request::DeleteTaskPushNotificationConfig(r) => r.tenant.take(),
+        Request::ListTaskPushNotificationConfigs(r) => r.tenant.take(),
+        Request::GetExtendedAgentCard(r) => r.tenant.take(),
+    }
+}
+
+/// Metadata keys that name a skill: the gateway's convention, and the snake spelling an agent
+/// might read instead.
+const SKILL_KEYS: [&str; 2] = ["skillId", "skill_id"];
+
+/// The skill a send names in its message's or its request's metadata. Every place that names one
+/// must name the same: an agent may read any of them.
+fn named_skill(send: &model::SendMessageRequest) -> Result<Option<String>, A2aError> {
+    let mut named: Option<&str> = None;
+    for metadata in [send.message.metadata.as_ref(), send.metadata.as_ref()].into_iter().flatten() {
+        for key in SKILL_KEYS {
+            match metadata.get(key) {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) if !s.is_empty() => match named {
+                    Some(other) if other != s => {
+                        return Err(A2aError::invalid_params(
+                            "the request names two different skills; name one skill in metadata.skillId",
+                        ));
+                    }
+                    _ => named = Some(s),
+                },
+                Some(_) => return Err(A2aError::invalid_params("'metadata.skillId' must be a non-empty string")),
+            }
+        }
+    }
+    Ok(named.map(str::to_owned))
+}
+
+/// Writes the checked request as the body it goes on with, in the call's binding: a JSON-RPC
+/// request under the caller's id, or an HTTP+JSON body (with `call.rest_path` made canonical too).
+pub fn encode(call: &mut A2aCall, request: &Request) -> Vec<u8> {
+    match call.binding {
+        Binding::JsonRpc => {
+            let id = call.rpc_id.clone().unwrap_or(Value::Null);
+            jsonrpc::request(&id, request.operation().method_name(), Some(request))
+        }
+        Binding::Rest => {
+            let (path, body) = rest_form(request);
+            call.rest_path = Some(path);
+            body
+        }
+    }
+}
+
+/// A 1.0 request in the HTTP+JSON binding: its path (below the binding's base, with the query) and
+/// its body (empty for calls without one).
+pub fn rest_form(request: &Request) -> (String, Vec<u8>) {
+    let json = || serde_json::to_vec(request).unwrap_or_default();
+    let configs = |task: &str| format!("/tasks/{}/pushNotificationConfigs", segment(task));
+    match request {
+        Request::SendMessage(_) => ("/message:send".to_owned(), json()),
+        Request::SendStreamingMessage(_) => ("/message:stream".to_owned(), json()),
+        Request::GetTask(r) => {
+            let query = Query::default().int("historyLength", r.history_length);
+            (format!("/tasks/{}{}", segment(&r.id), query.0), Vec::new())
+        }
+        Request::ListTasks(r) => {
+            let query = Query::default()
+                .text("contextId", r.context_id.as_deref())
+                .text("status", r.status.map(|s| s.as_str()))
+                .int("pageSize", r.page_size)
+                .text("pageToken", r.page_token.as_deref())
+                .int("historyLength", r.history_length)
+                .text("statusTimestampAfter", r.status_timestamp_after.as_deref())
+                .text("includeArtifacts", r.include_artifacts.map(|b| if b { "true" } else { "false" }));
+            (format!("/tasks{}", query.0), Vec::new())
+        }
+        Request::CancelTask(r) => (format!("/tasks/{}:cancel", segment(&r.id)), json()),
+        Request::SubscribeToTask(r) => (format!("/tasks/{}:subscribe", segment(&r.id)), Vec::new()),
+        Request::CreateTaskPushNotificationConfig(r) => (configs(r.task_id.as_deref().unwrap_or("")), json()),
+        Request::GetTaskPushNotificationConfig(r) | Request::DeleteTaskPushNotificationConfig(r) => {
+            (format!("{}/{}", configs(&r.task_id), segment(r.id.as_deref().unwrap_or(""))), Vec::new())
+        }
+        Request::ListTaskPushNotificationConfigs(r) => {
+            let query = Query::default().int("pageSize", r.page_size).text("pageToken", r.page_token.as_deref());
+            (format!("{}{}", configs(&r.task_id), query.0), Vec::new())
+        }
+        Request::GetExtendedAgentCard(_) => ("/extendedAgentCard".to_owned(), Vec::new()),
+    }
+}
+
+/// A query string built from typed values, every value percent-encoded.
+#[derive(Default)]
+struct Query(String);
+
+impl Query {
+    fn text(mut self, name: &str, value: Option<&str>) -> Query {
+        if let Some(value) = value {
+            self.0.push(if self.0.is_empty() { '?' } else { '&' });
+            self.0.push_str(name);
+            self.0.push('=');
+            self.0.push_str(&segment(value));
+        }
+        self
+    }
+
+    fn int(self, name: &str, value: Option<i32>) -> Query {
+        let value = value.map(|n| n.to_string());
+        self.text(name, value.as_deref())
+    }
+}
+
+/// Maps an HTTP+JSON method and path (below the binding's base) to an operation, its task id and
+/// its push-config id.
+fn rest_operation(method: &Method, path: &str) -> Result<(Operation, Option<String>, Option<String>), A2aError> {
+    let not_found = || A2aError::MethodNotFound(format!("no A2A operation at {method} {}", clip(path)));
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let is = |m: Method| *method == m;
-    let op = match segments.as_slice() {
-        ["message:send"] if is(Method::POST) => (Operation::SendMessage, None),
-        ["message:stream"] if is(Method::POST) => (Operation::SendStreamingMessage, None),
-        ["tasks"] if is(Method::GET) => (Operation::ListTasks, None),
-        ["extendedAgentCard"] if is(Method::GET) => (Operation::GetExtendedAgentCard, None),
+    let (operation, task, config) = match segments.as_slice() {
+        ["message:send"] if is(Method::POST) => (Operation::SendMessage, None, None),
+        ["message:stream"] if is(Method::POST) => (Operation::SendStreamingMessage, None, None),
+        ["tasks"] if is(Method::GET) => (Operation::ListTasks, None, None),
+        ["extendedAgentCard"] if is(Method::GET) => (Operation::GetExtendedAgentCard, None, None),
         ["tasks", task] => {
             if let Some(id) = task.strip_suffix(":cancel") {
                 if !is(Method::POST) {
                     return Err(not_found());
                 }
-                (Operation::CancelTask, Some(id))
+                (Operation::CancelTask, Some(id), None)
             } else if let Some(id) = task.strip_suffix(":subscribe") {
                 if !is(Method::GET) && !is(Method::POST) {
                     return Err(not_found());
                 }
-                (Operation::SubscribeToTask, Some(id))
+                (Operation::SubscribeToTask, Some(id), None)
             } else if is(Method::GET) && !task.contains(':') {
-                (Operation::GetTask, Some(*task))
+                (Operation::GetTask, Some(*task), None)
             } else {
                 return Err(not_found());
             }
         }
         ["tasks", task, "pushNotificationConfigs"] if is(Method::POST) => {
-            (Operation::CreateTaskPushNotificationConfig, Some(*task))
+            (Operation::CreateTaskPushNotificationConfig, Some(*task), None)
         }
         ["tasks", task, "pushNotificationConfigs"] if is(Method::GET) => {
-            (Operation::ListTaskPushNotificationConfigs, Some(*task))
+            (Operation::ListTaskPushNotificationConfigs, Some(*task), None)
         }
         ["tasks", task, "pushNotificationConfigs", config] if !config.is_empty() && is(Method::GET) => {
-            (Operation::GetTaskPushNotificationConfig, Some(*task))
+            (Operation::GetTaskPushNotificationConfig, Some(*task), Some(*config))
         }
         ["tasks", task, "pushNotificationConfigs", config] if !config.is_empty() && is(Method::DELETE) => {
-            (Operation::DeleteTaskPushNotificationConfig, Some(*task))
+            (Operation::DeleteTaskPushNotificationConfig, Some(*task), Some(*config))
         }
         _ => return Err(not_found()),
     };
-    let task_id = match op.1 {
-        None => None,
-        Some(raw) => Some(percent_decode(raw).filter(|id| !id.is_empty()).ok_or_else(not_found)?),
+    let decoded = |raw: Option<&str>| match raw {
+        None => Ok(None),
+        Some(raw) => percent_decode(raw).filter(|id| !id.is_empty()).map(Some).ok_or_else(not_found),
     };
-    Ok((op.0, task_id))
+    Ok((operation, decoded(task)?, decoded(config)?))
 }
 
 /// Decodes `%XX` escapes of a path segment; `None` when the escapes are malformed or not UTF-8.

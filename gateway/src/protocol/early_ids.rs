@@ -1,7 +1,10 @@
-//! Early-dialect callers name their tasks themselves (a UUID in the first send); 1.0 agents choose
+//! Early-dialect callers name their tasks themselves (a UUID in the first send); agents choose
 //! their own ids. This map remembers, per caller id, the agent's task (id and context), so the caller
 //! keeps using its own id for get, cancel and continue while everything inside the gateway — routing,
 //! task isolation, the directory, policies — works on the agent's id.
+//!
+//! Ids are scoped by owner (the caller or tenant that owns the task): two callers may use the same
+//! UUID, and whether an id is taken is never visible across owners.
 //!
 //! Entries live as long as the task directory's: a sweep on every 1024th insert drops older ones.
 
@@ -35,27 +38,36 @@ impl EarlyIds {
         EarlyIds { map: DashMap::new(), ttl, inserts: AtomicUsize::new(0) }
     }
 
-    /// The agent's task the caller's `early_id` stands for.
-    pub fn get(&self, early_id: &str) -> Option<AgentTask> {
-        self.map.get(early_id).filter(|e| e.at.elapsed() < self.ttl).map(|e| e.task.clone())
+    /// The agent's task that `early_id` stands for, among the ids of `scope` (an owner key).
+    pub fn get(&self, scope: &str, early_id: &str) -> Option<AgentTask> {
+        self.map.get(&key(scope, early_id)).filter(|e| e.at.elapsed() < self.ttl).map(|e| e.task.clone())
     }
 
-    /// Whether `early_id` already names a task (a new task may not reuse it).
-    pub fn contains(&self, early_id: &str) -> bool {
-        self.get(early_id).is_some()
+    /// Whether `early_id` already names a task of `scope` (a new task may not reuse it).
+    pub fn contains(&self, scope: &str, early_id: &str) -> bool {
+        self.get(scope, early_id).is_some()
     }
 
-    /// Remembers that `early_id` is the agent's `task`; a second claim on the id keeps the first.
-    pub fn insert(&self, early_id: &str, task: AgentTask) {
+    /// Remembers that `early_id` of `scope` is the agent's `task`; a second claim keeps the first.
+    pub fn insert(&self, scope: &str, early_id: &str, task: AgentTask) {
         if task.task_id.is_empty() {
             return;
         }
-        self.map.entry(early_id.to_owned()).or_insert_with(|| Entry { task, at: Instant::now() });
+        self.map.entry(key(scope, early_id)).or_insert_with(|| Entry { task, at: Instant::now() });
         if self.inserts.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             self.map.retain(|_, e| e.at.elapsed() < self.ttl);
         }
     }
 }
+
+/// Owner keys never contain a line break (they come from checked identities).
+fn key(scope: &str, early_id: &str) -> String {
+    format!("{scope}\n{early_id}")
+}
+
+/// Response extension set by routing: the owner scope an early caller's ids belong to.
+#[derive(Debug, Clone)]
+pub struct EarlyScope(pub std::sync::Arc<str>);
 
 #[cfg(test)]
 mod tests {
@@ -68,18 +80,21 @@ mod tests {
     #[test]
     fn maps_caller_ids_to_agent_tasks_and_keeps_the_first_claim() {
         let ids = EarlyIds::new(Duration::from_secs(60));
-        assert!(!ids.contains("e1"));
-        ids.insert("e1", task("a1"));
-        ids.insert("e1", task("a2"));
-        assert_eq!(ids.get("e1"), Some(task("a1")));
-        ids.insert("e2", AgentTask { task_id: String::new(), context_id: None });
-        assert!(!ids.contains("e2"), "an answer without a task id names nothing");
+        assert!(!ids.contains("alice", "e1"));
+        ids.insert("alice", "e1", task("a1"));
+        ids.insert("alice", "e1", task("a2"));
+        assert_eq!(ids.get("alice", "e1"), Some(task("a1")));
+        assert_eq!(ids.get("bob", "e1"), None, "another owner's id is not visible");
+        ids.insert("bob", "e1", task("b1"));
+        assert_eq!(ids.get("bob", "e1"), Some(task("b1")));
+        ids.insert("alice", "e2", AgentTask { task_id: String::new(), context_id: None });
+        assert!(!ids.contains("alice", "e2"), "an answer without a task id names nothing");
     }
 
     #[test]
     fn entries_expire() {
         let ids = EarlyIds::new(Duration::ZERO);
-        ids.insert("e1", task("a1"));
-        assert_eq!(ids.get("e1"), None);
+        ids.insert("", "e1", task("a1"));
+        assert_eq!(ids.get("", "e1"), None);
     }
 }

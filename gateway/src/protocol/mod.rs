@@ -10,6 +10,7 @@ pub mod early_ids;
 pub mod errors;
 pub mod observe;
 pub mod sse;
+pub mod strict;
 pub mod synthetic;
 pub mod translate;
 

@@ -155,7 +155,7 @@ fn event_common(
     };
     Common {
         caller: caller.map(|c| c.id.clone()),
-        tenant: caller.and_then(|c| c.tenant.clone()),
+        tenant: caller.and_then(crate::Caller::qualified_tenant),
         request_id,
         trace_id: flight.as_ref().and_then(|f| f.call.trace_id.clone()),
         skill,

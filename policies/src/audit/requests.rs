@@ -99,7 +99,7 @@ impl InFlight {
         };
         Common {
             caller: caller.map(|c| c.id.clone()),
-            tenant: caller.and_then(|c| c.tenant.clone()),
+            tenant: caller.and_then(crate::Caller::qualified_tenant),
             request_id: Some(self.request_id.clone()),
             trace_id: self.call.trace_id.clone(),
             skill: self.skill(),

@@ -24,6 +24,23 @@ pub struct AuthConfig {
     pub introspection: Option<IntrospectionConfig>,
 }
 
+impl AuthConfig {
+    /// The authorities that can name a caller's tenant (see `Caller::tenant_authority`).
+    pub fn tenant_sources(&self) -> Vec<String> {
+        let mut sources: Vec<String> = Vec::new();
+        if let Some(jwt) = &self.jwt {
+            sources.extend(jwt.issuers.iter().filter(|i| i.tenant_claim.is_some()).map(|i| i.issuer.clone()));
+        }
+        if self.api_keys.as_ref().is_some_and(|k| k.keys.iter().any(|key| key.tenant.is_some())) {
+            sources.push("api-key".into());
+        }
+        if self.introspection.as_ref().is_some_and(|i| i.tenant_claim.is_some()) {
+            sources.push("introspection".into());
+        }
+        sources
+    }
+}
+
 fn default_realm() -> String {
     "a2a-gateway".into()
 }

@@ -46,6 +46,10 @@ pub struct RuleConfig {
     /// The caller's tenant is one of these (a caller without a tenant never matches).
     #[serde(default)]
     pub tenants: Option<Vec<String>>,
+    /// Whose word on the caller counts: JWT issuers (their `issuer` URL), `api-key` or
+    /// `introspection`. Required with `tenants` when more than one of them can name a tenant.
+    #[serde(default)]
+    pub issuers: Option<Vec<String>>,
     #[serde(default)]
     pub effect: Effect,
 }
@@ -71,11 +75,36 @@ impl PermissionsConfig {
             if rule.skills.len() > 1 && rule.skills.iter().any(|s| s == "*") {
                 return Err(invalid(at("skills"), "\"*\" stands for every skill and must be the only entry"));
             }
-            for (key, list) in [("any_scope", &rule.any_scope), ("callers", &rule.callers), ("tenants", &rule.tenants)]
+            for (key, list) in [
+                ("any_scope", &rule.any_scope),
+                ("callers", &rule.callers),
+                ("tenants", &rule.tenants),
+                ("issuers", &rule.issuers),
+            ]
             {
                 if let Some(list) = list {
                     check_list(&at(key), list, "must not be empty (leave the key out to not check it)")?;
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses rules that trust a tenant name without saying whose: with several sources of tenant
+    /// claims (`tenant_sources`, e.g. two JWT issuers), `tenants` needs `issuers`.
+    pub fn check_tenant_sources(&self, tenant_sources: &[String]) -> Result<(), PermissionsConfigError> {
+        if tenant_sources.len() < 2 {
+            return Ok(());
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if rule.tenants.is_some() && rule.issuers.is_none() {
+                return Err(invalid(
+                    format!("permissions.rules[{i}].tenants"),
+                    &format!(
+                        "several authorities name tenants ({}); say whose tenants these are with 'issuers'",
+                        tenant_sources.join(", ")
+                    ),
+                ));
             }
         }
         Ok(())

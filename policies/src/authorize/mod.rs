@@ -47,6 +47,7 @@ struct Rule {
     any_scope: Option<Box<[Box<str>]>>,
     callers: Option<Box<[Box<str>]>>,
     tenants: Option<Box<[Box<str>]>>,
+    issuers: Option<Box<[Box<str>]>>,
 }
 
 /// What decided a call: a rule (by its index in `permissions.rules`) or the default.
@@ -67,6 +68,7 @@ impl Rule {
             && self.tenants.as_ref().is_none_or(|tenants| {
                 caller.tenant.as_deref().is_some_and(|tenant| tenants.iter().any(|t| &**t == tenant))
             })
+            && self.issuers.as_ref().is_none_or(|issuers| issuers.iter().any(|i| &**i == caller.tenant_authority()))
     }
 
     /// The conditions that do not hold for `caller`, for the audit log.
@@ -87,6 +89,11 @@ impl Rule {
         {
             unmet.push(format!("tenants {tenants:?}"));
         }
+        if let Some(issuers) = &self.issuers
+            && !issuers.iter().any(|i| &**i == caller.tenant_authority())
+        {
+            unmet.push(format!("issuers {issuers:?}"));
+        }
         unmet
     }
 }
@@ -106,6 +113,7 @@ impl Permissions {
                 any_scope: list(&rule.any_scope),
                 callers: list(&rule.callers),
                 tenants: list(&rule.tenants),
+                issuers: list(&rule.issuers),
             })
             .collect();
         Ok(Permissions { default: config.default, require_known_skill: config.require_known_skill, rules })
@@ -140,29 +148,53 @@ impl Permissions {
         }
     }
 
+    /// Whether every caller may use every skill (no rule, default allow).
+    fn allows_everything(&self) -> bool {
+        self.rules.is_empty() && self.default == Effect::Allow
+    }
+
     /// Checks one call. `Err` carries the caller-facing refusal and the operator-facing detail.
-    fn check(&self, caller: Option<&Caller>, skill: Option<&str>) -> Result<(), (A2aError, String)> {
-        let Some(skill) = skill else {
-            if self.require_known_skill {
-                let refusal = A2aError::PermissionDenied(
-                    "this call names no skill; name the skill you want with metadata.skillId".into(),
-                );
-                return Err((refusal, "permissions.require_known_skill: the call's skill is unknown".into()));
+    /// A routed call is allowed only when the caller may use every skill it may exercise
+    /// ([`RouteHint::skills`]); a routed call whose skills cannot be told is refused unless every
+    /// caller may use everything. Calls the gateway answers itself (no route) need no skill.
+    fn check(&self, caller: Option<&Caller>, route: Option<&RouteHint>) -> Result<(), (A2aError, String)> {
+        let named = route.and_then(|r| r.skill.as_deref());
+        if named.is_none() && self.require_known_skill {
+            let refusal = A2aError::PermissionDenied(
+                "this call names no skill; name the skill you want with metadata.skillId".into(),
+            );
+            return Err((refusal, "permissions.require_known_skill: the call's skill is unknown".into()));
+        }
+        let Some(route) = route else { return Ok(()) };
+        if route.skills.is_empty() {
+            if self.allows_everything() {
+                return Ok(());
             }
-            return Ok(());
-        };
-        let refusal = || A2aError::PermissionDenied(format!("you may not use the skill '{}'", clip(skill)));
+            let refusal = A2aError::PermissionDenied("the agent declares no skills: the call cannot be authorized".into());
+            return Err((refusal, format!("the agent '{}' declares no skills to authorize by", route.backend)));
+        }
         let Some(caller) = caller else {
             // Authentication always sets a caller (an anonymous one without auth); fail closed if not.
-            return Err((refusal(), "no Caller on the request: the authenticate layer did not run".into()));
+            let refusal = A2aError::PermissionDenied("you may not use this skill".into());
+            return Err((refusal, "no Caller on the request: the authenticate layer did not run".into()));
         };
-        match self.decide(caller, skill) {
-            (Effect::Allow, _) => Ok(()),
-            (Effect::Deny, DecidedBy::Rule(i)) => {
-                Err((refusal(), format!("permissions.rules[{i}] denies skill '{skill}' to caller '{}'", caller.id)))
-            }
-            (Effect::Deny, DecidedBy::Default) => Err((refusal(), self.explain_default_denial(caller, skill))),
+        let denied = route.skills.iter().find(|skill| !self.may_use(caller, skill));
+        let Some(skill) = denied else { return Ok(()) };
+        let detail = match self.decide(caller, skill) {
+            (_, DecidedBy::Rule(i)) => format!("permissions.rules[{i}] denies skill '{skill}' to caller '{}'", caller.id),
+            (_, DecidedBy::Default) => self.explain_default_denial(caller, skill),
+        };
+        if named.is_some() || route.skills.len() == 1 {
+            let shown = named.filter(|n| *n != skill.as_str()).map_or(String::new(), |_| " (the task's skill)".into());
+            return Err((A2aError::PermissionDenied(format!("you may not use the skill '{}'{shown}", clip(skill))), detail));
         }
+        let allowed: Vec<&str> =
+            route.skills.iter().filter(|s| self.may_use(caller, s)).map(|s| clip(s)).collect();
+        let refusal = A2aError::PermissionDenied(format!(
+            "this call names no skill and the agent hosts several, not all of which you may use; name one with metadata.skillId: [{}]",
+            allowed.join(",")
+        ));
+        Err((refusal, format!("no skill named; {detail}")))
     }
 
     fn explain_default_denial(&self, caller: &Caller, skill: &str) -> String {
@@ -229,8 +261,7 @@ where
 
     fn call(&mut self, request: http::Request<Bytes>) -> Self::Future {
         let extensions = request.extensions();
-        let skill = extensions.get::<RouteHint>().and_then(|route| route.skill.as_deref());
-        match self.permissions.check(extensions.get::<Caller>(), skill) {
+        match self.permissions.check(extensions.get::<Caller>(), extensions.get::<RouteHint>()) {
             Ok(()) => Either::Right(self.inner.call(request)),
             Err((refusal, detail)) => {
                 tracing::debug!(%detail, "skill permission refused");

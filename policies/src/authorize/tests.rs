@@ -172,7 +172,7 @@ fn request(caller: Option<Caller>, skill: Option<&str>) -> (http::Request<Bytes>
     if let Some(caller) = caller {
         request.extensions_mut().insert(caller);
     }
-    request.extensions_mut().insert(RouteHint { backend: Arc::from("echo"), skill: skill.map(String::from) });
+    request.extensions_mut().insert(RouteHint { backend: Arc::from("echo"), skill: skill.map(String::from), skills: skill.map(String::from).into_iter().collect() });
     (request, info)
 }
 

@@ -161,7 +161,7 @@ impl InputValidation {
     pub fn check(&self, call: &A2aCall, route: Option<&RouteHint>, body: &[u8]) -> Result<(), A2aError> {
         let message = message::message_of(call.binding, body)?;
         let (backend, skill) = match route {
-            Some(RouteHint { backend, skill: Some(skill) }) => (&**backend, Some(skill.as_str())),
+            Some(RouteHint { backend, skill: Some(skill), .. }) => (&**backend, Some(skill.as_str())),
             _ => ("", None),
         };
         let policy = skill.and_then(|skill| self.skills.get(skill));

@@ -48,7 +48,7 @@ fn policy(config: &ValidationConfig) -> InputValidation {
 }
 
 fn route(backend: &str, skill: &str) -> RouteHint {
-    RouteHint { backend: Arc::from(backend), skill: Some(skill.to_owned()) }
+    RouteHint { backend: Arc::from(backend), skill: Some(skill.to_owned()), skills: vec![skill.to_owned()] }
 }
 
 fn send_call() -> A2aCall {

@@ -29,13 +29,16 @@ pub struct SendTaskRequest {
     #[serde(default)]
     pub id: String,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "session_id")]
     pub session_id: Option<String>,
     pub message: Message,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Struct>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
 }
 

@@ -275,6 +275,7 @@ pub struct Artifact {
     #[serde(default, skip_serializing)]
     pub index: Option<u32>,
     #[serde(default, skip_serializing)]
+    #[serde(alias = "last_chunk")]
     pub last_chunk: Option<bool>,
 }
 
@@ -317,6 +318,7 @@ impl Artifact {
 pub struct Task {
     pub id: String,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "session_id")]
     pub session_id: Option<String>,
     pub status: TaskStatus,
     #[serde(default, deserialize_with = "null_as_empty")]

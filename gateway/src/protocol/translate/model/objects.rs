@@ -216,7 +216,7 @@ struct PartWire {
     metadata: Option<Struct>,
     #[serde(default, deserialize_with = "empty_as_none")]
     filename: Option<String>,
-    #[serde(default, deserialize_with = "empty_as_none")]
+    #[serde(default, deserialize_with = "empty_as_none", alias = "media_type")]
     media_type: Option<String>,
 }
 
@@ -243,10 +243,13 @@ impl<'de> Deserialize<'de> for Part {
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     #[serde(default)]
+    #[serde(alias = "message_id")]
     pub message_id: String,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     #[serde(default, skip_serializing_if = "is_unspecified_role")]
     pub role: Role,
@@ -257,6 +260,7 @@ pub struct Message {
     #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
     #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "reference_task_ids")]
     pub reference_task_ids: Vec<String>,
 }
 
@@ -281,6 +285,7 @@ pub struct TaskStatus {
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
     #[serde(default)]
+    #[serde(alias = "artifact_id")]
     pub artifact_id: String,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -301,6 +306,7 @@ pub struct Task {
     #[serde(default)]
     pub id: String,
     #[serde(default)]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     #[serde(default, deserialize_with = "null_as_default")]
     pub status: TaskStatus,
@@ -325,8 +331,10 @@ impl Task {
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
     #[serde(default)]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     #[serde(default)]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     #[serde(default, deserialize_with = "null_as_default")]
     pub status: TaskStatus,
@@ -339,8 +347,10 @@ pub struct TaskStatusUpdateEvent {
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
     #[serde(default)]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     #[serde(default)]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     #[serde(default, deserialize_with = "null_as_default")]
     pub artifact: Artifact,
@@ -348,6 +358,7 @@ pub struct TaskArtifactUpdateEvent {
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
     pub append: bool,
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
+    #[serde(alias = "last_chunk")]
     pub last_chunk: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Struct>,

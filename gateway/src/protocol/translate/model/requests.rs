@@ -31,14 +31,18 @@ pub struct SendMessageRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
     #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_push_notification_config")]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// `Some(0)` asks for no history at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Answer with the first task snapshot instead of waiting for a terminal or interrupted state.
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
+    #[serde(alias = "return_immediately")]
     pub return_immediately: bool,
 }
 
@@ -50,6 +54,7 @@ pub struct GetTaskRequest {
     pub tenant: Option<String>,
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
 }
 
@@ -93,6 +98,7 @@ pub struct TaskPushNotificationConfig {
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     #[serde(default)]
     pub url: String,
@@ -109,6 +115,7 @@ pub struct TaskPushNotificationConfigRef {
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     #[serde(default)]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The config's id; absent asks for the task's only (or first) config.
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
@@ -122,10 +129,13 @@ pub struct ListTaskPushNotificationConfigsRequest {
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     #[serde(default)]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<i32>,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_token")]
     pub page_token: Option<String>,
 }
 
@@ -136,7 +146,37 @@ pub struct ListTaskPushNotificationConfigsResponse {
     #[serde(default, deserialize_with = "null_as_empty")]
     pub configs: Vec<TaskPushNotificationConfig>,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "next_page_token")]
     pub next_page_token: Option<String>,
+}
+
+/// `ListTasks` params.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTasksRequest {
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    #[serde(alias = "context_id")]
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<super::objects::TaskState>,
+    #[serde(alias = "page_size")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<i32>,
+    #[serde(alias = "page_token")]
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub page_token: Option<String>,
+    #[serde(alias = "history_length")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_length: Option<i32>,
+    /// RFC 3339: only tasks whose status changed after this time.
+    #[serde(alias = "status_timestamp_after")]
+    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    pub status_timestamp_after: Option<String>,
+    #[serde(alias = "include_artifacts")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_artifacts: Option<bool>,
 }
 
 /// `GetExtendedAgentCard` params.
@@ -153,8 +193,8 @@ pub enum Request {
     SendMessage(SendMessageRequest),
     SendStreamingMessage(SendMessageRequest),
     GetTask(GetTaskRequest),
-    /// Only 1.0 has ListTasks; its params are kept as sent.
-    ListTasks(Value),
+    /// Only 1.0 has ListTasks.
+    ListTasks(ListTasksRequest),
     CancelTask(CancelTaskRequest),
     SubscribeToTask(SubscribeToTaskRequest),
     CreateTaskPushNotificationConfig(TaskPushNotificationConfig),
@@ -173,7 +213,7 @@ impl Request {
             Operation::SendMessage => Request::SendMessage(parse_object(json)?),
             Operation::SendStreamingMessage => Request::SendStreamingMessage(parse_object(json)?),
             Operation::GetTask => Request::GetTask(parse_object(json)?),
-            Operation::ListTasks => Request::ListTasks(parse(json)?),
+            Operation::ListTasks => Request::ListTasks(parse_object(json)?),
             Operation::CancelTask => Request::CancelTask(parse_object(json)?),
             Operation::SubscribeToTask => Request::SubscribeToTask(parse_object(json)?),
             Operation::CreateTaskPushNotificationConfig => {

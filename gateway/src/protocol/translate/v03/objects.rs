@@ -17,10 +17,13 @@ pub struct Message {
     #[serde(default)]
     pub kind: MessageKind,
     #[serde(default)]
+    #[serde(alias = "message_id")]
     pub message_id: String,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     pub role: Role,
     #[serde(default, deserialize_with = "null_as_empty")]
@@ -30,6 +33,7 @@ pub struct Message {
     #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
     #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "reference_task_ids")]
     pub reference_task_ids: Vec<String>,
 }
 
@@ -93,6 +97,7 @@ impl From<TaskStatus> for model::TaskStatus {
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
     #[serde(default)]
+    #[serde(alias = "artifact_id")]
     pub artifact_id: String,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -139,6 +144,7 @@ pub struct Task {
     pub kind: TaskKind,
     pub id: String,
     #[serde(default)]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     pub status: TaskStatus,
     #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
@@ -181,12 +187,15 @@ impl From<Task> for model::Task {
 pub struct TaskStatusUpdateEvent {
     #[serde(default)]
     pub kind: StatusUpdateKind,
+    #[serde(alias = "task_id")]
     pub task_id: String,
     #[serde(default)]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     pub status: TaskStatus,
     /// The last event of the stream.
     #[serde(default, rename = "final")]
+    #[serde(alias = "is_final")]
     pub is_final: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Struct>,
@@ -226,13 +235,16 @@ impl From<TaskStatusUpdateEvent> for model::TaskStatusUpdateEvent {
 pub struct TaskArtifactUpdateEvent {
     #[serde(default)]
     pub kind: ArtifactUpdateKind,
+    #[serde(alias = "task_id")]
     pub task_id: String,
     #[serde(default)]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     pub artifact: Artifact,
     #[serde(default)]
     pub append: Option<bool>,
     #[serde(default)]
+    #[serde(alias = "last_chunk")]
     pub last_chunk: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Struct>,

@@ -97,7 +97,7 @@ impl Serialize for FileOut<'_> {
 struct FileWire {
     bytes: Option<String>,
     uri: Option<String>,
-    #[serde(default, deserialize_with = "empty_as_none")]
+    #[serde(default, deserialize_with = "empty_as_none", alias = "mime_type")]
     mime_type: Option<String>,
     #[serde(default, deserialize_with = "empty_as_none")]
     name: Option<String>,

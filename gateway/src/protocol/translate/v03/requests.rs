@@ -57,13 +57,16 @@ pub struct MessageSendParams {
 #[serde(rename_all = "camelCase")]
 pub struct MessageSendConfiguration {
     #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
     /// Wait for a terminal or interrupted state (the default when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocking: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "push_notification_config")]
     pub push_notification_config: Option<PushNotificationConfig>,
 }
 
@@ -73,6 +76,7 @@ pub struct MessageSendConfiguration {
 pub struct TaskQueryParams {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Struct>,
@@ -85,6 +89,7 @@ pub struct TaskQueryParams {
 pub struct TaskIdParams {
     pub id: String,
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "push_notification_config_id")]
     pub push_notification_config_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Struct>,
@@ -115,7 +120,9 @@ pub struct PushNotificationConfig {
 #[serde(rename_all = "camelCase")]
 pub struct TaskPushNotificationConfig {
     #[serde(default)]
+    #[serde(alias = "task_id")]
     pub task_id: String,
+    #[serde(alias = "push_notification_config")]
     pub push_notification_config: PushNotificationConfig,
 }
 
@@ -369,7 +376,7 @@ mod tests {
 
     #[test]
     fn list_tasks_has_no_0_3_method() {
-        let err = request_from_v1(Request::ListTasks(json!({}))).unwrap_err();
+        let err = request_from_v1(Request::ListTasks(Default::default())).unwrap_err();
         assert_eq!(err, TranslateError::Unsupported { operation: "ListTasks", dialect: DIALECT });
     }
 
