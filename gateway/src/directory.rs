@@ -3,7 +3,9 @@
 //! answered as not found. A trait, so that replicas can share one (Redis) later; the in-memory
 //! implementation serves a single process.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -46,6 +48,9 @@ pub trait TaskDirectory: Send + Sync + 'static {
     /// Records a sighting. Never waits: implementations with I/O queue it. The first backend (and
     /// owner) to report a task or context owns it; a later claim by another is ignored.
     fn record(&self, sighting: &Sighting<'_>);
+    /// The tasks of `owner` (newest first, by when the gateway first saw them), each with its
+    /// position: a number that only grows, for paging.
+    fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Vec<(u64, String, TaskEntry)>>;
     /// Forgets entries not seen for longer than the directory's time-to-live.
     fn sweep(&self);
 }
@@ -53,18 +58,29 @@ pub trait TaskDirectory: Send + Sync + 'static {
 struct Seen<T> {
     value: T,
     at: Instant,
+    /// The order of first sight.
+    seq: u64,
 }
 
 /// A single-process directory on concurrent hash maps.
 pub struct MemoryDirectory {
     tasks: DashMap<String, Seen<TaskEntry>>,
     contexts: DashMap<String, Seen<ContextEntry>>,
+    /// Owner key (`""` for anonymous callers) → its tasks by order of first sight.
+    by_owner: DashMap<Arc<str>, BTreeMap<u64, String>>,
+    next_seq: AtomicU64,
     ttl: Duration,
 }
 
 impl MemoryDirectory {
     pub fn new(ttl: Duration) -> MemoryDirectory {
-        MemoryDirectory { tasks: DashMap::new(), contexts: DashMap::new(), ttl }
+        MemoryDirectory {
+            tasks: DashMap::new(),
+            contexts: DashMap::new(),
+            by_owner: DashMap::new(),
+            next_seq: AtomicU64::new(1),
+            ttl,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -95,21 +111,28 @@ impl TaskDirectory for MemoryDirectory {
             let mut seen = self.contexts.entry(context_id.clone()).or_insert_with(|| Seen {
                 value: ContextEntry { backend: backend.clone(), owner: owner.clone() },
                 at: now,
+                seq: 0,
             });
             if seen.value.backend == *backend && seen.value.owner == owner {
                 seen.at = now;
             }
         }
         let Some(task_id) = &fact.task_id else { return };
-        let mut seen = self.tasks.entry(task_id.clone()).or_insert_with(|| Seen {
-            value: TaskEntry {
-                backend: backend.clone(),
-                owner: owner.clone(),
-                skill: sighting.skill.map(Arc::from),
-                context_id: None,
-                state: None,
-            },
-            at: now,
+        let mut seen = self.tasks.entry(task_id.clone()).or_insert_with(|| {
+            let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+            let key = owner.clone().unwrap_or_else(|| Arc::from(""));
+            self.by_owner.entry(key).or_default().insert(seq, task_id.clone());
+            Seen {
+                value: TaskEntry {
+                    backend: backend.clone(),
+                    owner: owner.clone(),
+                    skill: sighting.skill.map(Arc::from),
+                    context_id: None,
+                    state: None,
+                },
+                at: now,
+                seq,
+            }
         });
         if seen.value.backend != *backend || seen.value.owner != owner {
             tracing::warn!(task_id, claimed_by = %backend, owner = %seen.value.backend, "ignoring a second claim on a task");
@@ -127,10 +150,31 @@ impl TaskDirectory for MemoryDirectory {
         }
     }
 
+    fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Vec<(u64, String, TaskEntry)>> {
+        let key = owner.map_or("", |o| &**o);
+        let ids: Vec<(u64, String)> = self
+            .by_owner
+            .get(key)
+            .map(|tasks| tasks.iter().rev().map(|(seq, id)| (*seq, id.clone())).collect())
+            .unwrap_or_default();
+        let found = ids
+            .into_iter()
+            .filter_map(|(seq, id)| {
+                let entry = self.tasks.get(&id).filter(|e| e.seq == seq)?.value.clone();
+                Some((seq, id, entry))
+            })
+            .collect();
+        futures::future::ready(found).boxed()
+    }
+
     fn sweep(&self) {
         let ttl = self.ttl;
         self.tasks.retain(|_, seen| seen.at.elapsed() < ttl);
         self.contexts.retain(|_, seen| seen.at.elapsed() < ttl);
+        self.by_owner.retain(|_, tasks| {
+            tasks.retain(|seq, id| self.tasks.get(id).is_some_and(|e| e.seq == *seq));
+            !tasks.is_empty()
+        });
     }
 }
 
@@ -202,5 +246,21 @@ mod tests {
         dir.sweep();
         assert!(dir.is_empty());
         assert_eq!(dir.context("c1").await, None);
+        assert!(dir.tasks_of(None).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn lists_an_owners_tasks_newest_first() {
+        let dir = MemoryDirectory::new(Duration::from_secs(60));
+        let a: Arc<str> = Arc::from("a");
+        let (alice, bob): (Arc<str>, Arc<str>) = (Arc::from("alice"), Arc::from("bob"));
+        for (task, owner) in [("t1", &alice), ("t2", &bob), ("t3", &alice)] {
+            let fact = fact(task, "c", None);
+            dir.record(&Sighting { backend: &a, owner: Some(owner), skill: None, fact: &fact });
+        }
+        let listed: Vec<String> = dir.tasks_of(Some(&alice)).await.into_iter().map(|(_, id, _)| id).collect();
+        assert_eq!(listed, ["t3", "t1"]);
+        assert_eq!(dir.tasks_of(Some(&bob)).await.len(), 1);
+        assert!(dir.tasks_of(None).await.is_empty());
     }
 }

@@ -43,6 +43,8 @@ pub struct Shared {
     pub audit: Option<Audit>,
     /// Early-dialect callers' task ids ↔ agents' ids, kept across reloads.
     pub early_ids: Arc<EarlyIds>,
+    /// The key of ListTasks page tokens, kept across reloads (tokens stay valid).
+    pub page_tokens: crate::page_token::PageTokens,
 }
 
 impl Shared {
@@ -82,6 +84,7 @@ impl Shared {
             live_tasks,
             audit,
             early_ids: Arc::new(EarlyIds::new(config.routing.task_ttl)),
+            page_tokens: crate::page_token::PageTokens::random(),
         }))
     }
 }

@@ -12,6 +12,7 @@ pub mod directory;
 pub mod gateway;
 pub mod list;
 pub mod metrics;
+pub mod page_token;
 pub mod observers;
 pub mod protocol;
 pub mod proxy;

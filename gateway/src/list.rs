@@ -1,102 +1,101 @@
-//! ListTasks: the gateway lists, from each backend in question, only the tasks it has routed to that
-//! backend, and merges the lists. On a per-agent path the one agent's pagination passes through; on
-//! the unified endpoint the merged list is one page.
+//! ListTasks, answered by the gateway: the caller's tasks come from the task directory (which knows
+//! whose each task is), their content from each owning agent (GetTask). Pages and page tokens are
+//! the gateway's own (see [`PageTokens`]): a page never holds another caller's task, and a token
+//! cannot be turned into a way to walk another caller's list. Agents of every dialect can be listed
+//! this way, not only those that have ListTasks.
 
 use std::sync::Arc;
 
-use a2a_policies::{A2aCall, A2aError, Binding, Caller};
+use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation};
 use axum::body::Body;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response, header};
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
-use crate::directory::TaskDirectory;
+use crate::directory::TaskEntry;
+use crate::gateway::Gateway;
+use crate::observers::Exchange;
 use crate::protocol::A2A_JSON;
-use crate::proxy::Forwarder;
-use crate::registry::{Backend, Snapshot};
+use crate::protocol::translate::model::{ListTasksRequest, TaskState};
+use crate::registry::Snapshot;
 
-/// Lists the tasks of `owner` (see [`crate::routing::owner_key`]).
-#[allow(clippy::too_many_arguments)]
+const DEFAULT_PAGE_SIZE: usize = 50;
+const MAX_PAGE_SIZE: usize = 100;
+
+/// Lists the tasks of `owner` (see [`crate::routing::owner_key`]) that `request` asks for.
 pub async fn list_tasks(
-    forwarder: &Forwarder,
-    directory: &dyn TaskDirectory,
+    gateway: &Gateway,
     snapshot: &Snapshot,
     owner: Option<&Arc<str>>,
     caller: Option<&Caller>,
     call: &A2aCall,
-    method: &Method,
-    headers: &HeaderMap,
-    body: Bytes,
+    request: &ListTasksRequest,
 ) -> Result<Response<Body>, A2aError> {
-    let targets: Vec<Arc<Backend>> = match &call.agent {
-        Some(agent) => {
-            let backend = snapshot.backend(agent).ok_or_else(|| A2aError::AgentNotFound(agent.clone()))?;
-            if !backend.healthy {
-                return Err(A2aError::BackendUnavailable(format!("the agent '{agent}' is unavailable")));
-            }
-            vec![backend.clone()]
-        }
-        None => {
-            if page_token(call, &body).is_some_and(|t| !t.is_empty()) {
-                return Err(A2aError::invalid_params(
-                    "pageToken is not supported on the unified endpoint; list one agent's tasks at /agents/{name}/",
-                ));
-            }
-            // Only 1.0 agents can list tasks (0.3 and the early dialect have no such call).
-            let has_binding = |b: &&Arc<Backend>| {
-                b.dialect == a2a_policies::Dialect::V1
-                    && match call.binding {
-                        Binding::JsonRpc => b.jsonrpc_url.is_some(),
-                        Binding::Rest => b.rest_url.is_some(),
-                    }
-            };
-            snapshot.backends.iter().filter(|b| b.healthy).filter(has_binding).cloned().collect()
-        }
+    if let Some(agent) = &call.agent
+        && snapshot.backend(agent).is_none()
+    {
+        return Err(A2aError::AgentNotFound(agent.clone()));
+    }
+    let page_size = match request.page_size {
+        None | Some(0) => DEFAULT_PAGE_SIZE,
+        Some(n) if n < 0 => return Err(A2aError::invalid_params("pageSize must not be negative")),
+        Some(n) => usize::try_from(n).unwrap_or(MAX_PAGE_SIZE).min(MAX_PAGE_SIZE),
     };
-    let answers = futures::future::join_all(
-        targets.iter().map(|backend| forwarder.unary(backend, caller, call, method, headers, body.clone())),
+    if request.history_length.is_some_and(|n| n < 0) {
+        return Err(A2aError::invalid_params("historyLength must not be negative"));
+    }
+    // The token is bound to the caller and to everything that selects the list.
+    let owner_key = owner.map_or("", |o| &**o);
+    let query = format!(
+        "{}|{}|{}|{}",
+        call.agent.as_deref().unwrap_or(""),
+        request.context_id.as_deref().unwrap_or(""),
+        request.status.map_or("", TaskState::as_str),
+        request.status_timestamp_after.as_deref().unwrap_or("")
+    );
+    let cursor = match request.page_token.as_deref() {
+        None => u64::MAX,
+        Some(token) => gateway
+            .shared
+            .page_tokens
+            .open(token, owner_key, &query)
+            .ok_or_else(|| A2aError::invalid_params("the pageToken is not valid for this query"))?,
+    };
+    let wanted = |entry: &TaskEntry| {
+        call.agent.as_deref().is_none_or(|agent| *entry.backend == *agent)
+            && request.context_id.as_deref().is_none_or(|c| entry.context_id.as_deref() == Some(c))
+            && request.status.is_none_or(|s| s == TaskState::Unspecified || entry.state.map(|e| e.wire_name()) == Some(s.as_str()))
+    };
+    let matching: Vec<(u64, String, TaskEntry)> =
+        gateway.directory().tasks_of(owner).await.into_iter().filter(|(_, _, entry)| wanted(entry)).collect();
+    let total = matching.len();
+    let after_cursor: Vec<&(u64, String, TaskEntry)> = matching.iter().filter(|(seq, _, _)| *seq < cursor).collect();
+    let page = &after_cursor[..after_cursor.len().min(page_size)];
+    let fetched = futures::future::join_all(
+        page.iter().map(|(_, id, entry)| get_task(gateway, snapshot, owner, caller, id, entry, request.history_length)),
     )
     .await;
-    let mut tasks = Vec::new();
-    let mut next_page_token = String::new();
-    for (backend, answer) in targets.iter().zip(answers) {
-        let answer = answer?;
-        let listed = listed(call.binding, &answer.body);
-        let Some(listed) = listed.filter(|_| answer.status.is_success()) else {
-            if targets.len() == 1 {
-                // One agent's own refusal is the answer, in its own words.
-                let mut response = Response::new(Body::from(answer.body));
-                *response.status_mut() = answer.status;
-                if let Some(ct) = answer.headers.get(header::CONTENT_TYPE) {
-                    response.headers_mut().insert(header::CONTENT_TYPE, ct.clone());
-                }
-                return Ok(response);
-            }
-            tracing::warn!(backend = %backend.name, status = %answer.status, "ListTasks failed at a backend");
-            return Err(A2aError::BackendUnavailable(format!(
-                "could not list the tasks of the agent '{}'",
-                backend.name
-            )));
-        };
-        if targets.len() == 1 {
-            next_page_token = listed.next_page_token;
-        }
-        for task in listed.tasks {
-            let Some(id) = task.get("id").and_then(Value::as_str) else { continue };
-            if directory.task(id).await.is_some_and(|e| e.backend == backend.name && e.owner.as_ref() == owner) {
-                tasks.push(task);
+    let mut tasks: Vec<Value> = fetched.into_iter().flatten().collect();
+    if request.include_artifacts != Some(true) {
+        for task in &mut tasks {
+            if let Some(object) = task.as_object_mut() {
+                object.remove("artifacts");
             }
         }
     }
-    if targets.len() > 1 {
-        // Newest first across agents, as each agent orders its own list.
-        tasks.sort_by(|a, b| timestamp(b).cmp(timestamp(a)));
+    if let Some(after) = request.status_timestamp_after.as_deref() {
+        tasks.retain(|task| timestamp(task) > after);
     }
+    let next_page_token = match page.last() {
+        Some((seq, _, _)) if after_cursor.len() > page.len() => gateway.shared.page_tokens.seal(owner_key, &query, *seq),
+        _ => String::new(),
+    };
     let result = json!({
         "tasks": tasks,
         "nextPageToken": next_page_token,
         "pageSize": tasks.len(),
-        "totalSize": tasks.len(),
+        "totalSize": total,
     });
     Ok(match call.binding {
         Binding::JsonRpc => {
@@ -106,37 +105,43 @@ pub async fn list_tasks(
     })
 }
 
-struct Listed {
-    tasks: Vec<Value>,
-    next_page_token: String,
-}
-
-fn listed(binding: Binding, body: &[u8]) -> Option<Listed> {
-    let mut value: Value = serde_json::from_slice(body).ok()?;
-    let mut result = match binding {
-        Binding::JsonRpc => value.get_mut("result")?.take(),
-        Binding::Rest => value,
-    };
-    let tasks = match result.get_mut("tasks").map(Value::take) {
-        Some(Value::Array(tasks)) => tasks,
-        None | Some(Value::Null) => Vec::new(),
-        Some(_) => return None,
-    };
-    let next_page_token = result.get("nextPageToken").and_then(Value::as_str).unwrap_or("").to_string();
-    Some(Listed { tasks, next_page_token })
-}
-
-fn page_token(call: &A2aCall, body: &[u8]) -> Option<String> {
-    match call.binding {
-        Binding::Rest => {
-            let query = call.rest_path.as_deref()?.split_once('?')?.1;
-            query.split('&').find_map(|pair| pair.strip_prefix("pageToken=")).map(str::to_string)
-        }
-        Binding::JsonRpc => {
-            let value: Value = serde_json::from_slice(body).ok()?;
-            value.get("params")?.get("pageToken")?.as_str().map(str::to_string)
-        }
+/// One task as its agent has it now; `None` when the agent cannot say (it forgot the task, or is
+/// unavailable): the page then goes on without it.
+async fn get_task(
+    gateway: &Gateway,
+    snapshot: &Snapshot,
+    owner: Option<&Arc<str>>,
+    caller: Option<&Caller>,
+    task_id: &str,
+    entry: &TaskEntry,
+    history_length: Option<i32>,
+) -> Option<Value> {
+    let backend = snapshot.backend(&entry.backend).filter(|b| b.healthy)?;
+    let mut call = A2aCall::new(Binding::JsonRpc, Operation::GetTask);
+    call.task_id = Some(task_id.to_owned());
+    call.rpc_id = Some(json!("list"));
+    let mut params = json!({"id": task_id});
+    if let Some(n) = history_length {
+        params["historyLength"] = json!(n);
     }
+    let body = json!({"jsonrpc": "2.0", "id": "list", "method": "GetTask", "params": params});
+    let mut headers = HeaderMap::new();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert("a2a-version", HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
+    let exchange = Exchange {
+        backend: backend.name.clone(),
+        binding: Binding::JsonRpc,
+        caller: caller.cloned(),
+        owner: owner.cloned(),
+        request_id: Arc::from("list"),
+        skill: entry.skill.clone(),
+    };
+    let body = Bytes::from(serde_json::to_vec(&body).ok()?);
+    let response = gateway.forwarder.forward(backend, exchange, &call, &Method::POST, &headers, body).await.ok()?;
+    let bytes = response.into_body().collect().await.ok()?.to_bytes();
+    let mut answer: Value = serde_json::from_slice(&bytes).ok()?;
+    let task = answer.get_mut("result")?.take();
+    (task.get("id").and_then(Value::as_str) == Some(task_id)).then_some(task)
 }
 
 fn timestamp(task: &Value) -> &str {

@@ -25,6 +25,7 @@ use crate::gateway::Gateway;
 use crate::metrics::{BACKEND_DURATION, MetricsLayer};
 use crate::observers::Exchange;
 use crate::protocol::bridge::{self, Answering};
+use crate::protocol::translate::model::Request as A2aRequest;
 use crate::protocol::decode::{Checked, Decoded, EarlyCall, decode_any, dialect_hint, split_agent_path};
 use crate::protocol::early_ids::EarlyIds;
 use crate::protocol::errors::render_in;
@@ -263,18 +264,11 @@ impl Service<Request<Bytes>> for ForwardService {
             match call.operation {
                 Operation::GetExtendedAgentCard => extended_card(&gateway, &snapshot, call, caller),
                 Operation::ListTasks => {
-                    crate::list::list_tasks(
-                        &gateway.forwarder,
-                        gateway.directory().as_ref(),
-                        &snapshot,
-                        owner.as_ref(),
-                        caller,
-                        call,
-                        &parts.method,
-                        &parts.headers,
-                        body,
-                    )
-                    .await
+                    let Some(Checked { request: A2aRequest::ListTasks(request), .. }) = parts.extensions.get::<Checked>()
+                    else {
+                        return Err(A2aError::Internal);
+                    };
+                    crate::list::list_tasks(&gateway, &snapshot, owner.as_ref(), caller, call, request).await
                 }
                 _ => {
                     let hint = parts.extensions.get::<RouteHint>().ok_or(A2aError::Internal)?;
