@@ -242,7 +242,8 @@ fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCall, Request
             .map_err(|e| refuse(&rpc_id, e.into_request_error()))?
     } else {
         let Some(operation) = Operation::from_method_name(&method) else {
-            return Err(refuse(&rpc_id, A2aError::MethodNotFound("Method not found".into())));
+            let error = A2aError::MethodNotFound("Method not found".into());
+            return Err(Refusal { dialect: guessed, binding: Binding::JsonRpc, rpc_id: Some(rpc_id), error });
         };
         // A 1.0 method name: the caller speaks 1.0, with a missing or wrong version maybe.
         check_version(headers).map_err(|e| refuse(&rpc_id, e))?;
@@ -736,7 +737,9 @@ mod tests {
             assert_eq!(call.binding, Binding::Rest);
             assert_eq!(call.operation, op, "{path}");
             assert_eq!(call.task_id.as_deref(), task, "{path}");
-            assert_eq!(call.rest_path.as_deref(), Some(path));
+            // The path goes on canonical: ids written again with only unreserved characters bare.
+            let canonical = if path == "/tasks/a%2Db" { "/tasks/a-b" } else { path };
+            assert_eq!(call.rest_path.as_deref(), Some(canonical));
         }
     }
 
@@ -787,14 +790,14 @@ mod tests {
     #[test]
     fn v03_requests_are_translated_into_their_1_0_form() {
         let body = br#"{"jsonrpc":"2.0","id":"q","method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}],"taskId":"t1","metadata":{"skillId":"echo"}},"configuration":{"blocking":false}}}"#;
-        let decoded = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body, None).expect("0.3 send");
+        let decoded = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body).expect("0.3 send");
         let call = &decoded.call;
         assert_eq!(
             (call.dialect, call.binding, call.operation),
             (Dialect::V03, Binding::JsonRpc, Operation::SendMessage)
         );
         assert_eq!((call.task_id.as_deref(), call.skill_id.as_deref()), (Some("t1"), Some("echo")));
-        let one: Value = serde_json::from_slice(decoded.translated.as_deref().expect("translated")).unwrap();
+        let one: Value = serde_json::from_slice(&decoded.body).unwrap();
         assert_eq!(one["method"], "SendMessage");
         assert_eq!(one["id"], "q");
         assert_eq!(one["params"]["message"]["role"], "ROLE_USER");
@@ -803,15 +806,16 @@ mod tests {
         let mut v03 = HeaderMap::new();
         v03.insert("a2a-version", "0.3".parse().unwrap());
         let get = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t9"}}"#;
-        let decoded = decode_any(&Method::POST, "/agents/echo/", None, &v03, get, None).expect("0.3 get");
+        let decoded = decode_any(&Method::POST, "/agents/echo/", None, &v03, get).expect("0.3 get");
         assert_eq!((decoded.call.operation, decoded.call.task_id.as_deref()), (Operation::GetTask, Some("t9")));
         assert_eq!(decoded.call.agent.as_deref(), Some("echo"));
         // With a 1.x header a 0.3 method name is just unknown; 1.0 requests are not translated.
-        let refusal = decode_any(&Method::POST, "/", None, &v1(), get, None).unwrap_err();
+        let refusal = decode_any(&Method::POST, "/", None, &v1(), get).unwrap_err();
         assert_eq!(refusal.dialect, Dialect::V1);
         assert!(matches!(refusal.error, A2aError::MethodNotFound(_)));
         let same = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t9"}}"#;
-        assert!(decode_any(&Method::POST, "/", None, &v1(), same, None).unwrap().translated.is_none());
+        let canonical = decode_any(&Method::POST, "/", None, &v1(), same).unwrap().body;
+        assert_eq!(canonical, br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t9"}}"#);
     }
 
     /// At least 20 malformed 0.3 requests, each refused in the 0.3 error shape with its 0.3 code.
@@ -862,7 +866,7 @@ mod tests {
         assert!(cases.len() >= 20);
         for (body, code) in cases {
             let refusal =
-                decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes(), None).expect_err(body);
+                decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes()).expect_err(body);
             assert_eq!(refusal.dialect, Dialect::V03, "{body}");
             let rendered = super::super::errors::render_in(
                 &refusal.error,
@@ -904,7 +908,7 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":1,"method":"GetTaskPushNotificationConfig","params":{"id":"c"}}"#, -32602),
         ];
         for (body, code) in rpc {
-            let refusal = decode_any(&Method::POST, "/", None, &v1(), body.as_bytes(), None).expect_err(body);
+            let refusal = decode_any(&Method::POST, "/", None, &v1(), body.as_bytes()).expect_err(body);
             let rendered = super::super::errors::render_in(
                 &refusal.error,
                 refusal.dialect,
@@ -932,7 +936,7 @@ mod tests {
             (Method::PATCH, "/tasks", "", 404),
         ];
         for (method, path, body, status) in rest {
-            let refusal = decode_any(method, path, None, &v1(), body.as_bytes(), None).expect_err(path);
+            let refusal = decode_any(method, path, None, &v1(), body.as_bytes()).expect_err(path);
             let rendered = super::super::errors::render_in(
                 &refusal.error,
                 refusal.dialect,
@@ -1003,7 +1007,7 @@ mod tests {
         assert!(cases.len() >= 20);
         for (method, path, body) in &cases {
             let label = format!("{method} {path} {body}");
-            let refusal = decode_any(method, path, None, &HeaderMap::new(), body.as_bytes(), None).expect_err(&label);
+            let refusal = decode_any(method, path, None, &HeaderMap::new(), body.as_bytes()).expect_err(&label);
             assert_eq!(refusal.dialect, Dialect::Early, "{label}");
             let rendered = super::super::errors::render_in(&refusal.error, refusal.dialect, refusal.binding, None);
             assert!(rendered.status.is_client_error(), "{label}: {}", rendered.status);
@@ -1020,7 +1024,7 @@ mod tests {
             r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"text","text":"hi"}}]}},"metadata":{{"skillId":"echo"}}}}"#
         );
         let decoded =
-            decode_any(&Method::POST, "/agents/e/tasks/sendSubscribe", None, &HeaderMap::new(), body.as_bytes(), None)
+            decode_any(&Method::POST, "/agents/e/tasks/sendSubscribe", None, &HeaderMap::new(), body.as_bytes())
                 .expect("early send");
         let call = &decoded.call;
         assert_eq!(
@@ -1032,29 +1036,17 @@ mod tests {
             (Some("/message:stream"), Some("echo"), None)
         );
         assert_eq!((decoded.early_id.as_deref(), decoded.new_task, call.agent.as_deref()), (Some(id), true, Some("e")));
-        let ids = EarlyIds::new(std::time::Duration::from_secs(60));
-        ids.insert(
-            id,
-            crate::protocol::early_ids::AgentTask { task_id: "agent-7".into(), context_id: Some("c".into()) },
-        );
-        let decoded = decode_any(
-            &Method::GET,
-            &format!("/tasks/{id}"),
-            Some("historyLength=2"),
-            &HeaderMap::new(),
-            b"",
-            Some(&ids),
-        )
-        .expect("get");
+        // The caller's own id stands in until routing maps it to the agent's task.
+        let decoded =
+            decode_any(&Method::GET, &format!("/tasks/{id}"), Some("historyLength=2"), &HeaderMap::new(), b"")
+                .expect("get");
         assert_eq!(
             (decoded.call.task_id.as_deref(), decoded.call.rest_path.as_deref()),
-            (Some("agent-7"), Some("/tasks/agent-7?historyLength=2"))
+            (Some(id), Some(format!("/tasks/{id}?historyLength=2").as_str()))
         );
-        // A reused id is refused; with the 1.0 header, GET /tasks/{id} is 1.0.
-        let refusal =
-            decode_any(&Method::POST, "/tasks/send", None, &HeaderMap::new(), body.as_bytes(), Some(&ids)).unwrap_err();
-        assert_eq!(refusal.dialect, Dialect::Early);
-        let v1 = decode_any(&Method::GET, &format!("/tasks/{id}"), None, &v1(), b"", Some(&ids)).expect("1.0 get");
+        assert_eq!((decoded.early_id.as_deref(), decoded.new_task), (Some(id), false));
+        // With the 1.0 header, GET /tasks/{id} is 1.0.
+        let v1 = decode_any(&Method::GET, &format!("/tasks/{id}"), None, &v1(), b"").expect("1.0 get");
         assert_eq!((v1.call.dialect, v1.call.task_id.as_deref()), (Dialect::V1, Some(id)));
     }
 }

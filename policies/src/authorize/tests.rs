@@ -212,10 +212,12 @@ async fn the_layer_names_the_deny_rule_that_decided() {
 }
 
 #[tokio::test]
-async fn calls_without_a_known_skill_pass_unless_required() {
+async fn routed_calls_without_a_skill_are_refused_unless_everything_is_allowed() {
     let lax = permissions(json!({"rules": []}));
     let (no_skill, _) = request(Some(caller("a", None, &[])), None);
-    assert_eq!(run(lax, no_skill).await, Ok("forwarded"));
+    assert!(matches!(run(lax, no_skill).await, Err(A2aError::PermissionDenied(_))), "no fact, no permission");
+    let (no_skill, _) = request(Some(caller("a", None, &[])), None);
+    assert_eq!(run(Permissions::allow_all(), no_skill).await, Ok("forwarded"));
     let mut no_route = http::Request::new(Bytes::new());
     no_route.extensions_mut().insert(caller("a", None, &[]));
     assert_eq!(run(permissions(json!({})), no_route).await, Ok("forwarded"), "no RouteHint at all");
@@ -238,6 +240,54 @@ async fn a_call_without_caller_is_refused() {
 fn long_skill_ids_are_clipped_in_the_refusal() {
     let p = permissions(json!({}));
     let long = "x".repeat(500);
-    let (refusal, _) = p.check(Some(&caller("a", None, &[])), Some(&long)).unwrap_err();
+    let route = RouteHint { backend: Arc::from("echo"), skill: Some(long.clone()), skills: vec![long] };
+    let (refusal, _) = p.check(Some(&caller("a", None, &[])), Some(&route)).unwrap_err();
     assert_eq!(refusal.to_string(), format!("you may not use the skill '{}'", "x".repeat(64)));
+}
+
+fn hint(skill: Option<&str>, skills: &[&str]) -> RouteHint {
+    RouteHint {
+        backend: Arc::from("multi"),
+        skill: skill.map(String::from),
+        skills: skills.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+#[test]
+fn a_call_that_names_no_skill_needs_every_skill_the_agent_hosts() {
+    let p = permissions(json!({"rules": [{"skills": ["echo"]}]}));
+    let alice = caller("alice", None, &[]);
+    assert!(p.check(Some(&alice), Some(&hint(None, &["echo"]))).is_ok());
+    let (refusal, detail) = p.check(Some(&alice), Some(&hint(None, &["echo", "deploy"]))).unwrap_err();
+    assert!(refusal.to_string().contains("name one with metadata.skillId: [echo]"), "{refusal}");
+    assert!(detail.contains("deploy"), "{detail}");
+    // A follow-up that names an allowed skill is still checked against its task's skill.
+    let (refusal, _) = p.check(Some(&alice), Some(&hint(Some("echo"), &["deploy", "echo"]))).unwrap_err();
+    assert!(refusal.to_string().contains("'deploy' (the task's skill)"), "{refusal}");
+}
+
+#[test]
+fn an_agent_without_skills_is_authorized_only_when_everything_is_allowed() {
+    let alice = caller("alice", None, &[]);
+    assert!(Permissions::allow_all().check(Some(&alice), Some(&hint(None, &[]))).is_ok());
+    let p = permissions(json!({"default": "allow", "rules": [{"skills": ["x"], "effect": "deny"}]}));
+    assert!(p.check(Some(&alice), Some(&hint(None, &[]))).is_err());
+    // Calls the gateway answers itself have no route and need no skill.
+    assert!(p.check(Some(&alice), None).is_ok());
+}
+
+#[test]
+fn tenant_rules_can_name_whose_tenants_they_trust() {
+    let p = permissions(json!({"rules": [{"skills": ["echo"], "tenants": ["acme"], "issuers": ["https://idp-a/"]}]}));
+    let from = |issuer: &str| Caller {
+        auth: AuthMethod::Jwt { issuer: Arc::from(issuer) },
+        ..caller("x", Some("acme"), &[])
+    };
+    assert!(p.may_use(&from("https://idp-a/"), "echo"));
+    assert!(!p.may_use(&from("https://idp-b/"), "echo"), "another issuer's acme is another tenant");
+    let config: PermissionsConfig =
+        serde_json::from_value(json!({"rules": [{"skills": ["echo"], "tenants": ["acme"]}]})).unwrap();
+    assert!(config.check_tenant_sources(&["https://idp-a/".into()]).is_ok());
+    let error = config.check_tenant_sources(&["https://idp-a/".into(), "https://idp-b/".into()]).unwrap_err();
+    assert_eq!(error.path, "permissions.rules[0].tenants");
 }

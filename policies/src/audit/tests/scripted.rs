@@ -153,7 +153,7 @@ async fn a_scripted_run_writes_one_record_per_event_in_order() {
     let received = &records[0];
     assert_eq!(
         (&received["caller"], &received["tenant"], &received["backend"], &received["skill"]),
-        (&json!("alice"), &json!("acme"), &json!("echo"), &json!("echo"))
+        (&json!("alice"), &json!("api-key|acme"), &json!("echo"), &json!("echo"))
     );
     assert_eq!((&received["binding"], &received["operation"]), (&json!("JSONRPC"), &json!("SendMessage")));
     assert_eq!(received["context_id"], "ctx-1");
