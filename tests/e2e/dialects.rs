@@ -609,7 +609,7 @@ async fn start_lab(early: bool) -> Lab {
 }
 
 #[tokio::test]
-async fn pass_through_diagonal_keeps_bytes_unchanged_both_ways() {
+async fn pass_through_diagonal_sends_the_checked_request_and_relays_0_3_answers_unchanged() {
     let lab03 = start_lab(false).await;
     let lab_early = start_lab(true).await;
     let yaml = format!(
@@ -619,7 +619,8 @@ async fn pass_through_diagonal_keeps_bytes_unchanged_both_ways() {
     let gw = gateway(BIN, &yaml).await;
     wait_for_skills(&gw.url, &["lab-03", "lab-early"]).await;
 
-    // 0.3 caller → 0.3 agent: the request as sent (spacing, unknown fields), the answer as written.
+    // 0.3 caller → 0.3 agent: the request as the gateway checked it (written again: no unknown
+    // fields, no caller spacing), the answer as the agent wrote it.
     let send = r#"{"jsonrpc":"2.0", "id":"q-1","method":"message/send","params":{"message":{"kind":"message","messageId":"m-1","role":"user","parts":[{"kind":"text","text":"hi"}],"metadata":{"skillId":"lab-03"}},"x-caller-field":[true]}}"#;
     let answer = client()
         .post(format!("{}/", gw.url))
@@ -638,12 +639,20 @@ async fn pass_through_diagonal_keeps_bytes_unchanged_both_ways() {
         .await
         .expect("stream");
     assert_eq!(answer.bytes().await.expect("body"), LAB03_STREAM.as_bytes());
-    assert_eq!(*lab03.seen.lock().expect("lock"), vec![bytes::Bytes::from(send), bytes::Bytes::from(stream)]);
+    let canonical = |id: &str, method: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"{method}","params":{{"message":{{"kind":"message","messageId":"m-1","role":"user","parts":[{{"kind":"text","text":"hi"}}],"metadata":{{"skillId":"lab-03"}}}}}}}}"#
+        )
+    };
+    let seen: Vec<String> =
+        lab03.seen.lock().expect("lock").iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
+    assert_eq!(seen, [canonical("q-1", "message/send"), canonical("q-2", "message/stream")]);
     // The tap learned the streamed task: a 1.0 caller can get it (bridged 1.0 → 0.3).
     let got = a2a_e2e::rpc(&format!("{}/", gw.url), "GetTask", json!({"id": "lab-2"})).await;
     assert!(got.get("error").is_none() || got["error"]["code"] != -32001, "{got}");
 
-    // Early caller → early agent.
+    // Early caller → early agent: bridged like any early caller (the agent gets a task id of the
+    // gateway's making; the caller keeps its own).
     let id = new_id();
     let send = format!(
         r#"{{"id":"{id}",  "message":{{"role":"user","parts":[{{"type":"text","text":"hi"}}]}},"metadata":{{"skillId":"lab-early"}},"x-caller":1}}"#
@@ -655,7 +664,8 @@ async fn pass_through_diagonal_keeps_bytes_unchanged_both_ways() {
         .send()
         .await
         .expect("send");
-    assert_eq!(answer.bytes().await.expect("body"), lab_early_task(&id, "completed").as_bytes());
+    let task: Value = answer.json().await.expect("early task");
+    assert_eq!((&task["id"], &task["status"]["state"]), (&json!(id), &json!("completed")), "{task}");
     let id2 = new_id();
     let stream = send.replace(&id, &id2);
     let answer = client()
@@ -665,10 +675,17 @@ async fn pass_through_diagonal_keeps_bytes_unchanged_both_ways() {
         .send()
         .await
         .expect("stream");
-    let expected =
-        format!("data: {}\n\ndata: {}\n\n", lab_early_task(&id2, "working"), lab_early_task(&id2, "completed"));
-    assert_eq!(answer.bytes().await.expect("body"), expected.as_bytes());
-    assert_eq!(*lab_early.seen.lock().expect("lock"), vec![bytes::Bytes::from(send), bytes::Bytes::from(stream)]);
+    let events = a2a_e2e::sse_data(&answer.bytes().await.expect("body"));
+    let last: Value = serde_json::from_str(events.last().expect("events")).expect("json");
+    assert_eq!((&last["id"], &last["status"]["state"]), (&json!(id2), &json!("completed")), "{events:?}");
+    let seen: Vec<Value> =
+        lab_early.seen.lock().expect("lock").iter().map(|b| serde_json::from_slice(b).expect("json")).collect();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for request in &seen {
+        assert!(request["id"] != json!(id) && request["id"] != json!(id2), "the agent gets its own task id: {request}");
+        assert_eq!(request["metadata"]["skillId"], "lab-early");
+        assert!(request.get("x-caller").is_none(), "only checked fields go on: {request}");
+    }
 }
 
 /// A 1.0 agent offering one binding only: a transparent proxy to a Rust example agent whose card

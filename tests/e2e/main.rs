@@ -7,6 +7,7 @@ mod cli;
 mod dialects;
 mod errors;
 mod health;
+mod integrity;
 mod lifecycle;
 mod limits;
 mod observability;
