@@ -65,7 +65,9 @@ pub async fn list_tasks(
     let wanted = |entry: &TaskEntry| {
         call.agent.as_deref().is_none_or(|agent| *entry.backend == *agent)
             && request.context_id.as_deref().is_none_or(|c| entry.context_id.as_deref() == Some(c))
-            && request.status.is_none_or(|s| s == TaskState::Unspecified || entry.state.map(|e| e.wire_name()) == Some(s.as_str()))
+            && request
+                .status
+                .is_none_or(|s| s == TaskState::Unspecified || entry.state.map(|e| e.wire_name()) == Some(s.as_str()))
     };
     let matching: Vec<(u64, String, TaskEntry)> =
         gateway.directory().tasks_of(owner).await.into_iter().filter(|(_, _, entry)| wanted(entry)).collect();
@@ -88,7 +90,9 @@ pub async fn list_tasks(
         tasks.retain(|task| timestamp(task) > after);
     }
     let next_page_token = match page.last() {
-        Some((seq, _, _)) if after_cursor.len() > page.len() => gateway.shared.page_tokens.seal(owner_key, &query, *seq),
+        Some((seq, _, _)) if after_cursor.len() > page.len() => {
+            gateway.shared.page_tokens.seal(owner_key, &query, *seq)
+        }
         _ => String::new(),
     };
     let result = json!({

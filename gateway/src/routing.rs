@@ -123,7 +123,8 @@ impl Router<'_> {
                 skills.push(named.clone());
             }
         }
-        let skill = call.skill_id.clone().or_else(|| entry.skill.as_deref().map(str::to_owned)).or_else(|| only_skill(backend));
+        let skill =
+            call.skill_id.clone().or_else(|| entry.skill.as_deref().map(str::to_owned)).or_else(|| only_skill(backend));
         Ok(Route { backend: usable(backend)?, skill, skills })
     }
 

@@ -25,10 +25,10 @@ use crate::gateway::Gateway;
 use crate::metrics::{BACKEND_DURATION, MetricsLayer};
 use crate::observers::Exchange;
 use crate::protocol::bridge::{self, Answering};
-use crate::protocol::translate::model::Request as A2aRequest;
 use crate::protocol::decode::{Checked, Decoded, EarlyCall, decode_any, dialect_hint, split_agent_path};
 use crate::protocol::early_ids::EarlyIds;
 use crate::protocol::errors::render_in;
+use crate::protocol::translate::model::Request as A2aRequest;
 use crate::proxy::ForwardError;
 use crate::routing::{self, RouteLayer};
 
@@ -40,7 +40,10 @@ pub fn a2a_stack(
     tower::ServiceBuilder::new()
         // Reads and decodes the call (a 0.3 or early one into its 1.0 form); answers and renders
         // every refusal from below in the caller's dialect and binding.
-        .layer(DecodeLayer { max_body: gateway.config.limits.max_request_bytes, early_ids: gateway.shared.early_ids.clone() })
+        .layer(DecodeLayer {
+            max_body: gateway.config.limits.max_request_bytes,
+            early_ids: gateway.shared.early_ids.clone(),
+        })
         // A span per call (when traces are exported), parent of the backend's.
         .option_layer(crate::telemetry::installed_layer())
         // Counts and times every call, refusals included.
@@ -126,17 +129,21 @@ where
                 }
             };
             let uri = &parts.uri;
-            let Decoded { call, request, body, early_id, new_task } =
-                match decode_any(&parts.method, uri.path(), uri.query(), &parts.headers, &bytes) {
-                    Ok(decoded) => decoded,
-                    Err(refusal) => {
-                        metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
+            let Decoded { call, request, body, early_id, new_task } = match decode_any(
+                &parts.method,
+                uri.path(),
+                uri.query(),
+                &parts.headers,
+                &bytes,
+            ) {
+                Ok(decoded) => decoded,
+                Err(refusal) => {
+                    metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
                             .increment(1);
-                        let rendered =
-                            render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
-                        return Ok(rendered.into_response());
-                    }
-                };
+                    let rendered = render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
+                    return Ok(rendered.into_response());
+                }
+            };
             let binding = call.binding;
             let answering = Answering {
                 dialect: call.dialect,
@@ -264,7 +271,8 @@ impl Service<Request<Bytes>> for ForwardService {
             match call.operation {
                 Operation::GetExtendedAgentCard => extended_card(&gateway, &snapshot, call, caller),
                 Operation::ListTasks => {
-                    let Some(Checked { request: A2aRequest::ListTasks(request), .. }) = parts.extensions.get::<Checked>()
+                    let Some(Checked { request: A2aRequest::ListTasks(request), .. }) =
+                        parts.extensions.get::<Checked>()
                     else {
                         return Err(A2aError::Internal);
                     };
@@ -297,14 +305,7 @@ impl Service<Request<Bytes>> for ForwardService {
                             let headers = span.as_ref().map_or(&parts.headers, |s| &s.headers);
                             let result = gateway
                                 .forwarder
-                                .forward_call(
-                                    &backend,
-                                    exchange,
-                                    call,
-                                    &parts.method,
-                                    headers,
-                                    body.clone(),
-                                )
+                                .forward_call(&backend, exchange, call, &parts.method, headers, body.clone())
                                 .await;
                             if let Some(span) = span {
                                 span.finish(result.as_ref().err().map(|e| match e {

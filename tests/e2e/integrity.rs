@@ -32,10 +32,17 @@ fn token(issuer: &str, secret: &str, sub: &str, org: &str, scope: &str) -> Strin
 /// The auth and permission sections: two issuers that both name tenants; alice (acme at A) may use
 /// every skill, mallory (evil at A) `py-clarify` and `rec-a`, and `rec-b` is also open to acme as
 /// issuer A says it (issuer B's acme is someone else).
+///
+/// `A2A_ATTACK_BASELINE=1` leaves out what a gateway before the integrity work cannot read (the
+/// rule's `issuers`), so the suite can be run against an older binary to see which holes it had.
 fn policy(extra: &str) -> String {
-    format!(
+    let policy = format!(
         "auth:\n  jwt:\n    issuers:\n      - issuer: {ISSUER_A}\n        audiences: [a2a-gateway]\n        hs256_secret: {SECRET_A}\n        tenant_claim: org\n      - issuer: {ISSUER_B}\n        audiences: [a2a-gateway]\n        hs256_secret: {SECRET_B}\n        tenant_claim: org\npermissions:\n  default: deny\n  rules:\n    - skills: ['*']\n      any_scope: [all]\n    - skills: [py-clarify, rec-a]\n      any_scope: [some]\n    - skills: [rec-b]\n      tenants: [acme]\n      issuers: ['{ISSUER_A}']\nrouting:\n  isolation: tenant\n{extra}"
-    )
+    );
+    match std::env::var_os("A2A_ATTACK_BASELINE") {
+        Some(_) => policy.replace(&format!("      issuers: ['{ISSUER_A}']\n"), ""),
+        None => policy,
+    }
 }
 
 /// A recording agent with two skills (`rec-a`, `rec-b`) on JSON-RPC and HTTP+JSON: it answers every
@@ -75,7 +82,8 @@ async fn start_lab() -> Lab {
         move |params: &Value| {
             let context =
                 params["message"]["contextId"].as_str().map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
-            let id = params["message"]["taskId"].as_str().map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+            let id =
+                params["message"]["taskId"].as_str().map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
             let task = json!({"id": id, "contextId": context, "status": {"state": "TASK_STATE_COMPLETED"},
                 "history": [params["message"].clone()]});
             tasks.lock().unwrap().entry(id).or_insert(task).clone()
@@ -89,12 +97,16 @@ async fn start_lab() -> Lab {
                 seen.lock().unwrap().push(body.clone());
                 let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
                 let result = match request["method"].as_str() {
-                    Some("GetTask") => tasks.lock().unwrap().get(request["params"]["id"].as_str().unwrap_or("")).cloned(),
+                    Some("GetTask") => {
+                        tasks.lock().unwrap().get(request["params"]["id"].as_str().unwrap_or("")).cloned()
+                    }
                     _ => Some(json!({"task": task_of(&request["params"])})),
                 };
                 axum::Json(match result {
                     Some(result) => json!({"jsonrpc": "2.0", "id": request["id"], "result": result}),
-                    None => json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32001, "message": "Task not found"}}),
+                    None => {
+                        json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32001, "message": "Task not found"}})
+                    }
                 })
             }
         }
@@ -227,7 +239,8 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
     let (victim, victim_context) = task_ids(&answer);
     assert!(!victim.is_empty() && !victim_context.is_empty(), "alice's task: {answer}");
     let params03 = format!(r#"{{"message":{}}}"#, message03("", ALICE_SECRET));
-    let (_, answer03) = send("POST", &format!("{}/agents/py03/", gw.url), a, None, &rpc_body("message/send", &params03)).await;
+    let (_, answer03) =
+        send("POST", &format!("{}/agents/py03/", gw.url), a, None, &rpc_body("message/send", &params03)).await;
     let v03: Value = serde_json::from_str(&answer03).unwrap_or(Value::Null);
     let victim03 = v03["result"]["id"].as_str().unwrap_or("").to_owned();
     assert!(!victim03.is_empty(), "alice's 0.3 task: {answer03}");
@@ -294,14 +307,26 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
             let extra = format!(r#","{field}":["{victim}"]{skill}"#);
             let params = format!(r#"{{"message":{}}}"#, message(&extra, "mallory-refers"));
             let (_, text) = send("POST", endpoint, m, v1, &rpc_body("SendMessage", &params)).await;
-            cases.check(&format!("refers to alice's task {field} {endpoint}"), text.contains("\"error\"") && !leaked(&text), &text);
+            cases.check(
+                &format!("refers to alice's task {field} {endpoint}"),
+                text.contains("\"error\"") && !leaked(&text),
+                &text,
+            );
         }
     }
     // HTTP+JSON: ids in the body against the id in the path, and aliases in the query.
     for (method, path, body) in [
         ("POST", format!("tasks/{own}:cancel"), format!(r#"{{"id":"{victim}"}}"#)),
-        ("POST", format!("tasks/{own}/pushNotificationConfigs"), format!(r#"{{"taskId":"{victim}","url":"http://127.0.0.1:9/h"}}"#)),
-        ("POST", format!("tasks/{own}/pushNotificationConfigs"), format!(r#"{{"task_id":"{victim}","url":"http://127.0.0.1:9/h"}}"#)),
+        (
+            "POST",
+            format!("tasks/{own}/pushNotificationConfigs"),
+            format!(r#"{{"taskId":"{victim}","url":"http://127.0.0.1:9/h"}}"#),
+        ),
+        (
+            "POST",
+            format!("tasks/{own}/pushNotificationConfigs"),
+            format!(r#"{{"task_id":"{victim}","url":"http://127.0.0.1:9/h"}}"#),
+        ),
         ("GET", format!("tasks/{own}?id={victim}"), String::new()),
         ("GET", format!("tasks/{own}?historyLength=1&history_length=9"), String::new()),
         ("GET", format!("tasks/{own}%2F..%2F{victim}"), String::new()),
@@ -360,7 +385,8 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
             }
         }
         let params = format!(r#"{{"message":{}}}"#, message03(&format!(r#","contextId":"{context}""#), "m"));
-        let (_, text) = send("POST", &format!("{}/agents/py03/", gw.url), m, None, &rpc_body("message/send", &params)).await;
+        let (_, text) =
+            send("POST", &format!("{}/agents/py03/", gw.url), m, None, &rpc_body("message/send", &params)).await;
         cases.check(&format!("context 0.3 {label}"), !contexts_in(&text).iter().any(|c| c == context), &text);
     }
 
@@ -376,7 +402,11 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
     }
     let rec_b = format!(r#"{{"message":{}}}"#, message(r#","metadata":{"skillId":"rec-b"}"#, "b"));
     let (_, text) = send("POST", &root, mb, v1, &rpc_body("SendMessage", &rec_b)).await;
-    cases.check("other issuer's acme may not use acme's skill", text.contains("-32") && !text.contains("\"result\""), &text);
+    cases.check(
+        "other issuer's acme may not use acme's skill",
+        text.contains("-32") && !text.contains("\"result\""),
+        &text,
+    );
     let (_, text) = send("POST", &root, a, v1, &rpc_body("SendMessage", &rec_b)).await;
     cases.check("issuer A's acme may use it", text.contains("\"result\""), &text);
 
@@ -411,11 +441,19 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
     let (lab_task, lab_context) = task_ids(&text);
     cases.check("mallory may use rec-a", !lab_task.is_empty(), &text);
     let follow = format!(r#","taskId":"{lab_task}","metadata":{{"skillId":"rec-b"}}"#);
-    let (_, text) = send("POST", &root, m, v1, &rpc_body("SendMessage", &format!(r#"{{"message":{}}}"#, message(&follow, "f")))).await;
+    let (_, text) =
+        send("POST", &root, m, v1, &rpc_body("SendMessage", &format!(r#"{{"message":{}}}"#, message(&follow, "f"))))
+            .await;
     cases.check("follow-up naming rec-b", text.contains("\"error\""), &text);
     let by_context = format!(r#","contextId":"{lab_context}""#);
-    let (_, text) =
-        send("POST", &root, m, v1, &rpc_body("SendMessage", &format!(r#"{{"message":{}}}"#, message(&by_context, "c")))).await;
+    let (_, text) = send(
+        "POST",
+        &root,
+        m,
+        v1,
+        &rpc_body("SendMessage", &format!(r#"{{"message":{}}}"#, message(&by_context, "c"))),
+    )
+    .await;
     cases.check("own context without a skill on a two-skill agent", text.contains("\"error\""), &text);
     let recorded = lab.seen.lock().unwrap().clone();
     let reached_b = recorded.iter().any(|body| body.contains("rec-b") && body.contains("mallory"));
@@ -425,13 +463,23 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
 
     // 7. Nothing before authentication tells whether a task id exists: early ids are per caller.
     let early_id = uuid::Uuid::new_v4().to_string();
-    let early = |id: &str| format!(r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"text","text":"{ALICE_SECRET}"}}]}},"metadata":{{"skillId":"rec-a"}}}}"#);
+    let early = |id: &str| {
+        format!(
+            r#"{{"id":"{id}","message":{{"role":"user","parts":[{{"type":"text","text":"{ALICE_SECRET}"}}]}},"metadata":{{"skillId":"rec-a"}}}}"#
+        )
+    };
     let (status, _) = send("POST", &format!("{}/tasks/send", gw.url), a, None, &early(&early_id)).await;
     cases.check("alice's early task", status == 200, &status.to_string());
     let taken = send("POST", &format!("{}/tasks/send", gw.url), None, None, &early(&early_id)).await;
-    let free = send("POST", &format!("{}/tasks/send", gw.url), None, None, &early(&uuid::Uuid::new_v4().to_string())).await;
-    cases.check("unauthenticated: a taken id answers like a free one", taken == free, &format!("{taken:?} vs {free:?}"));
-    let (status, text) = send("POST", &format!("{}/tasks/send", gw.url), m, None, &early(&early_id).replace(ALICE_SECRET, "m")).await;
+    let free =
+        send("POST", &format!("{}/tasks/send", gw.url), None, None, &early(&uuid::Uuid::new_v4().to_string())).await;
+    cases.check(
+        "unauthenticated: a taken id answers like a free one",
+        taken == free,
+        &format!("{taken:?} vs {free:?}"),
+    );
+    let (status, text) =
+        send("POST", &format!("{}/tasks/send", gw.url), m, None, &early(&early_id).replace(ALICE_SECRET, "m")).await;
     cases.check("mallory may use the same early id for her own task", status == 200 && !leaked(&text), &text);
     let (status, text) = send("GET", &format!("{}/tasks/{early_id}?historyLength=5", gw.url), m, None, "").await;
     cases.check("mallory's early id is her task", status == 200 && !text.contains(ALICE_SECRET), &text);
@@ -439,20 +487,30 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
     cases.check("alice's early id is still hers", text.contains(ALICE_SECRET), &text);
 
     // Finally, alice's tasks are as she left them: nobody else's message in their history.
-    for (endpoint, method, params) in [
-        (&root, "GetTask", format!(r#"{{"id":"{victim}","historyLength":50}}"#)),
-    ] {
+    for (endpoint, method, params) in [(&root, "GetTask", format!(r#"{{"id":"{victim}","historyLength":50}}"#))] {
         let (_, text) = send("POST", endpoint, a, v1, &rpc_body(method, &params)).await;
         cases.check("alice's task untouched", text.contains(ALICE_SECRET) && !text.contains("mallory"), &text);
         cases.check("alice's task still waits for her", text.contains("TASK_STATE_INPUT_REQUIRED"), &text);
     }
-    let (_, text) =
-        send("POST", &format!("{}/agents/py03/", gw.url), a, None, &rpc_body("tasks/get", &format!(r#"{{"id":"{victim03}"}}"#))).await;
+    let (_, text) = send(
+        "POST",
+        &format!("{}/agents/py03/", gw.url),
+        a,
+        None,
+        &rpc_body("tasks/get", &format!(r#"{{"id":"{victim03}"}}"#)),
+    )
+    .await;
     cases.check("alice's 0.3 task untouched", !text.contains("mallory"), &text);
 
     eprintln!("attack matrix: {} cases", cases.run);
     assert!(cases.run >= 100, "only {} cases ran", cases.run);
-    assert!(cases.failed.is_empty(), "{} of {} cases failed:\n{}", cases.failed.len(), cases.run, cases.failed.join("\n"));
+    assert!(
+        cases.failed.is_empty(),
+        "{} of {} cases failed:\n{}",
+        cases.failed.len(),
+        cases.run,
+        cases.failed.join("\n")
+    );
     drop((clarify, clarify03));
 }
 
@@ -487,8 +545,12 @@ async fn abandoned_blocking_sends_keep_their_live_task_slots() {
         r#"{{"message":{},"configuration":{{"returnImmediately":true}}}}"#,
         message(r#","metadata":{"skillId":"py-slow"}"#, "one more")
     );
-    let (status, text) = send("POST", &format!("{}/", gw.url), Some(&alice), Some("1.0"), &rpc_body("SendMessage", &params)).await;
-    assert!(status == 429 || text.contains("-32"), "two abandoned tasks still run: a third is refused ({status} {text})");
+    let (status, text) =
+        send("POST", &format!("{}/", gw.url), Some(&alice), Some("1.0"), &rpc_body("SendMessage", &params)).await;
+    assert!(
+        status == 429 || text.contains("-32"),
+        "two abandoned tasks still run: a third is refused ({status} {text})"
+    );
 }
 
 /// The config preamble of [`config`] without its backends.
@@ -511,7 +573,8 @@ async fn sdk_reads(bodies: &[String]) -> Vec<Value> {
     let input: String = bodies.iter().map(|b| format!("{}\n", Value::String(b.clone()))).collect();
     stdin.write_all(input.as_bytes()).await.expect("write");
     drop(stdin);
-    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.expect("in time").expect("runs");
+    let output =
+        tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.expect("in time").expect("runs");
     let lines: Vec<Value> =
         String::from_utf8_lossy(&output.stdout).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
     assert_eq!(lines.len(), bodies.len(), "one reading per body");

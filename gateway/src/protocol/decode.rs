@@ -233,7 +233,8 @@ fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCall, Request
     };
     let v03_method = legacy && v03::operation_of(&method).is_some();
     let dialect = if v03_method { Dialect::V03 } else { Dialect::V1 };
-    let refuse = |rpc_id: &Value, error| Refusal { dialect, binding: Binding::JsonRpc, rpc_id: Some(rpc_id.clone()), error };
+    let refuse =
+        |rpc_id: &Value, error| Refusal { dialect, binding: Binding::JsonRpc, rpc_id: Some(rpc_id.clone()), error };
     if let Err(error) = strict::check_unique_keys(body) {
         return Err(refuse(&rpc_id, json_refusal(error)));
     }
@@ -367,7 +368,10 @@ fn read_query<'f>(query: Option<&str>, fields: &'f [Field]) -> Result<Vec<(&'f F
         let key = form_decode(key).ok_or_else(bad)?;
         let Some(field) = fields.iter().find(|f| f.json == key || f.proto == key) else { continue };
         if out.iter().any(|(f, _)| f.json == field.json) {
-            return Err(A2aError::invalid_params(format!("ambiguous request: '{}' is given more than once", field.json)));
+            return Err(A2aError::invalid_params(format!(
+                "ambiguous request: '{}' is given more than once",
+                field.json
+            )));
         }
         let value = form_decode(value).ok_or_else(bad)?;
         let typed = match field.kind {
@@ -865,8 +869,7 @@ mod tests {
         ];
         assert!(cases.len() >= 20);
         for (body, code) in cases {
-            let refusal =
-                decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes()).expect_err(body);
+            let refusal = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes()).expect_err(body);
             assert_eq!(refusal.dialect, Dialect::V03, "{body}");
             let rendered = super::super::errors::render_in(
                 &refusal.error,

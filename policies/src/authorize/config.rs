@@ -80,8 +80,7 @@ impl PermissionsConfig {
                 ("callers", &rule.callers),
                 ("tenants", &rule.tenants),
                 ("issuers", &rule.issuers),
-            ]
-            {
+            ] {
                 if let Some(list) = list {
                     check_list(&at(key), list, "must not be empty (leave the key out to not check it)")?;
                 }

@@ -170,7 +170,8 @@ impl Permissions {
             if self.allows_everything() {
                 return Ok(());
             }
-            let refusal = A2aError::PermissionDenied("the agent declares no skills: the call cannot be authorized".into());
+            let refusal =
+                A2aError::PermissionDenied("the agent declares no skills: the call cannot be authorized".into());
             return Err((refusal, format!("the agent '{}' declares no skills to authorize by", route.backend)));
         }
         let Some(caller) = caller else {
@@ -181,15 +182,19 @@ impl Permissions {
         let denied = route.skills.iter().find(|skill| !self.may_use(caller, skill));
         let Some(skill) = denied else { return Ok(()) };
         let detail = match self.decide(caller, skill) {
-            (_, DecidedBy::Rule(i)) => format!("permissions.rules[{i}] denies skill '{skill}' to caller '{}'", caller.id),
+            (_, DecidedBy::Rule(i)) => {
+                format!("permissions.rules[{i}] denies skill '{skill}' to caller '{}'", caller.id)
+            }
             (_, DecidedBy::Default) => self.explain_default_denial(caller, skill),
         };
         if named.is_some() || route.skills.len() == 1 {
             let shown = named.filter(|n| *n != skill.as_str()).map_or(String::new(), |_| " (the task's skill)".into());
-            return Err((A2aError::PermissionDenied(format!("you may not use the skill '{}'{shown}", clip(skill))), detail));
+            return Err((
+                A2aError::PermissionDenied(format!("you may not use the skill '{}'{shown}", clip(skill))),
+                detail,
+            ));
         }
-        let allowed: Vec<&str> =
-            route.skills.iter().filter(|s| self.may_use(caller, s)).map(|s| clip(s)).collect();
+        let allowed: Vec<&str> = route.skills.iter().filter(|s| self.may_use(caller, s)).map(|s| clip(s)).collect();
         let refusal = A2aError::PermissionDenied(format!(
             "this call names no skill and the agent hosts several, not all of which you may use; name one with metadata.skillId: [{}]",
             allowed.join(",")

@@ -172,7 +172,11 @@ fn request(caller: Option<Caller>, skill: Option<&str>) -> (http::Request<Bytes>
     if let Some(caller) = caller {
         request.extensions_mut().insert(caller);
     }
-    request.extensions_mut().insert(RouteHint { backend: Arc::from("echo"), skill: skill.map(String::from), skills: skill.map(String::from).into_iter().collect() });
+    request.extensions_mut().insert(RouteHint {
+        backend: Arc::from("echo"),
+        skill: skill.map(String::from),
+        skills: skill.map(String::from).into_iter().collect(),
+    });
     (request, info)
 }
 
@@ -279,10 +283,8 @@ fn an_agent_without_skills_is_authorized_only_when_everything_is_allowed() {
 #[test]
 fn tenant_rules_can_name_whose_tenants_they_trust() {
     let p = permissions(json!({"rules": [{"skills": ["echo"], "tenants": ["acme"], "issuers": ["https://idp-a/"]}]}));
-    let from = |issuer: &str| Caller {
-        auth: AuthMethod::Jwt { issuer: Arc::from(issuer) },
-        ..caller("x", Some("acme"), &[])
-    };
+    let from =
+        |issuer: &str| Caller { auth: AuthMethod::Jwt { issuer: Arc::from(issuer) }, ..caller("x", Some("acme"), &[]) };
     assert!(p.may_use(&from("https://idp-a/"), "echo"));
     assert!(!p.may_use(&from("https://idp-b/"), "echo"), "another issuer's acme is another tenant");
     let config: PermissionsConfig =

@@ -15,7 +15,11 @@ fn request(who: &str, operation: Operation, skill: Option<&str>) -> Request<Byte
     let mut request = Request::new(Bytes::new());
     request.extensions_mut().insert(caller(who));
     request.extensions_mut().insert(A2aCall::new(Binding::JsonRpc, operation));
-    request.extensions_mut().insert(RouteHint { backend: Arc::from("backend"), skill: skill.map(str::to_owned), skills: skill.map(str::to_owned).into_iter().collect() });
+    request.extensions_mut().insert(RouteHint {
+        backend: Arc::from("backend"),
+        skill: skill.map(str::to_owned),
+        skills: skill.map(str::to_owned).into_iter().collect(),
+    });
     request
 }
 

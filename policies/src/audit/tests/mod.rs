@@ -155,7 +155,11 @@ fn inner_with(
                 info.set_caller(caller);
             }
             if let Some((backend, skill)) = step.route {
-                info.set_route(RouteHint { backend: Arc::from(backend), skill: Some(skill.to_string()), skills: vec![skill.to_string()] });
+                info.set_route(RouteHint {
+                    backend: Arc::from(backend),
+                    skill: Some(skill.to_string()),
+                    skills: vec![skill.to_string()],
+                });
             }
             if let Some(detail) = step.detail {
                 info.set_denial_detail(detail);

@@ -84,7 +84,8 @@ fn request(body: &Bytes, authorization: Option<&str>, n: u64) -> Request<Bytes> 
         auth: AuthMethod::Jwt { issuer: Arc::from(ISSUER) },
     };
     info.set_caller(caller.clone());
-    let route = RouteHint { backend: Arc::from("review"), skill: Some("review-pr".into()), skills: vec!["review-pr".into()] };
+    let route =
+        RouteHint { backend: Arc::from("review"), skill: Some("review-pr".into()), skills: vec!["review-pr".into()] };
     info.set_route(route.clone());
     request.extensions_mut().insert(call);
     request.extensions_mut().insert(info);

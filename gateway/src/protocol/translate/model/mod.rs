@@ -18,7 +18,7 @@ pub use objects::{
 pub(crate) use objects::{empty_as_none, null_as_default, null_as_empty};
 pub use requests::{
     AuthenticationInfo, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest, Request, Response,
-    SendMessageConfiguration, SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfig,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest, Request,
+    Response, SendMessageConfiguration, SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfig,
     TaskPushNotificationConfigRef,
 };
