@@ -291,17 +291,20 @@ impl Forwarder {
         let mut request = self.client.request(method.clone(), url);
         let translated = call.dialect != Dialect::V1 || outgoing.is_some();
         for name in &REQUEST_HEADERS {
-            // A translated call goes out in its agent's version, whatever version its caller named;
-            // a bridged call's body is the gateway's, and so is its content type.
-            if translated && name == "a2a-version" || outgoing.is_some() && name == header::CONTENT_TYPE {
+            // A translated call goes out in its agent's version, whatever version its caller named.
+            // Every body is the gateway's (the checked request written out again), and so is its
+            // content type: a caller's charset must not change how the agent reads it.
+            if translated && name == "a2a-version" || name == header::CONTENT_TYPE {
                 continue;
             }
             for value in headers.get_all(name) {
                 request = request.header(name, value);
             }
         }
-        if outgoing.is_some() {
+        if outgoing.is_some() || !body.is_empty() {
             request = request.header(header::CONTENT_TYPE, "application/json");
+        }
+        if outgoing.is_some() {
             if backend.dialect == Dialect::V1 {
                 request = request.header("a2a-version", crate::protocol::PROTOCOL_VERSION);
             }

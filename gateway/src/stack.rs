@@ -165,8 +165,14 @@ where
             request_out.extensions_mut().insert(info);
             // The call runs to its end even when the caller hangs up: what the backend answers
             // still reaches the task directory, leases and the audit log.
-            let handle = tokio::spawn(inner.oneshot(request_out));
-            let result = handle.await.unwrap_or(Err(A2aError::Internal));
+            let (answer, answered) = tokio::sync::oneshot::channel();
+            tokio::spawn(async move {
+                let result = inner.oneshot(request_out).await;
+                if let Err(Ok(abandoned)) = answer.send(result) {
+                    settle_abandoned(abandoned).await;
+                }
+            });
+            let result = answered.await.unwrap_or(Err(A2aError::Internal));
             let mut response = match result {
                 Ok(response) => bridge::answer(answering, response).await,
                 Err(error) => {
@@ -180,6 +186,33 @@ where
             Ok(response)
         })
     }
+}
+
+/// How long the gateway keeps reading a stream its caller left before the stream said which task it
+/// is about.
+const ABANDONED_STREAM_GRACE: Duration = Duration::from_secs(10);
+
+/// An answer whose caller hung up before it came. A unary answer has been read (and observed)
+/// already; a stream is read until its first event, so that the task it started is known — and its
+/// live-task lease kept — before the backend connection is closed.
+async fn settle_abandoned(response: Response<Body>) {
+    let streaming = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !streaming {
+        return;
+    }
+    let mut body = response.into_body();
+    let _ = tokio::time::timeout(ABANDONED_STREAM_GRACE, async {
+        while let Some(Ok(frame)) = body.frame().await {
+            if frame.data_ref().is_some_and(|data| data.windows(5).any(|w| w == b"data:")) {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 /// The binding a request uses, known from its method and path alone (before the body is read).
