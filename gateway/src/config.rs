@@ -169,6 +169,13 @@ pub struct Routing {
     /// Skill used for a new task on the unified endpoint that names no skill and no known context.
     #[serde(default)]
     pub default_skill: Option<String>,
+    /// How the skill of a message that names none is found: `explicit` (never), `single` (the one
+    /// skill that fits) or `lexical` (also a clear best match of the message's words).
+    #[serde(default)]
+    pub resolve: crate::resolve::ResolveMode,
+    /// How far ahead of the runner-up a lexical match must be, as a share of its score (0–1).
+    #[serde(default = "default_resolve_margin")]
+    pub resolve_margin: f32,
     /// How long the task directory remembers a task after its last sighting.
     #[serde(default = "default_task_ttl", with = "duration")]
     pub task_ttl: Duration,
@@ -179,8 +186,18 @@ pub struct Routing {
 
 impl Default for Routing {
     fn default() -> Self {
-        Routing { default_skill: None, task_ttl: default_task_ttl(), isolation: Default::default() }
+        Routing {
+            default_skill: None,
+            resolve: Default::default(),
+            resolve_margin: default_resolve_margin(),
+            task_ttl: default_task_ttl(),
+            isolation: Default::default(),
+        }
     }
+}
+
+fn default_resolve_margin() -> f32 {
+    0.3
 }
 
 fn default_task_ttl() -> Duration {
@@ -385,6 +402,9 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if let Some(url) = &self.public_url {
             check_http_url("public_url", url)?;
+        }
+        if !(0.0..=1.0).contains(&self.routing.resolve_margin) {
+            return Err(invalid("routing.resolve_margin", "must be between 0 and 1"));
         }
         if self.health.unhealthy_after == 0 {
             return Err(invalid("health.unhealthy_after", "must be at least 1"));

@@ -30,6 +30,8 @@ pub struct TaskEntry {
 pub struct ContextEntry {
     pub backend: Arc<str>,
     pub owner: Option<Arc<str>>,
+    /// The skill of the first task seen in the context, when known: follow-ups keep to it.
+    pub skill: Option<Arc<str>>,
 }
 
 /// One sighting of a task in a backend's answer to a request.
@@ -109,7 +111,11 @@ impl TaskDirectory for MemoryDirectory {
         let now = Instant::now();
         if let Some(context_id) = &fact.context_id {
             let mut seen = self.contexts.entry(context_id.clone()).or_insert_with(|| Seen {
-                value: ContextEntry { backend: backend.clone(), owner: owner.clone() },
+                value: ContextEntry {
+                    backend: backend.clone(),
+                    owner: owner.clone(),
+                    skill: sighting.skill.map(Arc::from),
+                },
                 at: now,
                 seq: 0,
             });

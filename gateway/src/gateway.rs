@@ -162,6 +162,9 @@ impl Gateway {
             early_ids: shared.early_ids.clone(),
             default_skill: config.routing.default_skill.clone(),
             isolation: config.routing.isolation,
+            resolve: config.routing.resolve,
+            resolve_margin: config.routing.resolve_margin,
+            permissions: permissions.clone(),
         });
         Ok(Arc::new(Gateway {
             config,

@@ -18,6 +18,7 @@ pub mod protocol;
 pub mod proxy;
 pub mod registry;
 pub mod relay;
+pub mod resolve;
 pub mod routing;
 pub mod server;
 pub mod stack;

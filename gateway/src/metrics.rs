@@ -19,6 +19,8 @@ pub const REQUEST_DURATION: &str = "http_server_request_duration_seconds";
 pub const OVERHEAD: &str = "a2a_gateway_overhead_seconds";
 pub const BACKEND_DURATION: &str = "a2a_backend_request_duration_seconds";
 pub const LIMITS_HIT: &str = "a2a_limits_hit_total";
+/// Skills chosen by the resolver for messages that named none, by rule (`single`, `lexical`).
+pub const SKILL_RESOLUTIONS: &str = "a2a_skill_resolutions_total";
 
 /// SSE streams being relayed right now.
 pub static OPEN_STREAMS: AtomicI64 = AtomicI64::new(0);

@@ -46,6 +46,8 @@ pub struct Snapshot {
     agent_cards: HashMap<Arc<str>, CardDoc>,
     /// (backend, skill id) → what input validation needs of the skill.
     skill_specs: HashMap<(Arc<str>, String), Arc<SkillSpec>>,
+    /// Healthy backends' skills, indexed to resolve messages that name none.
+    pub skill_index: Arc<crate::resolve::SkillIndex>,
 }
 
 impl Snapshot {
@@ -487,7 +489,8 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
             skill_specs.insert((Arc::from(view.name), id.to_string()), Arc::new(spec));
         }
     }
-    Snapshot { backends, by_name, by_skill, gateway_card, agent_cards, skill_specs }
+    let skill_index = Arc::new(crate::resolve::SkillIndex::build(healthy_cards.iter().map(|&(_, card)| card)));
+    Snapshot { backends, by_name, by_skill, gateway_card, agent_cards, skill_specs, skill_index }
 }
 
 fn card_version(card: &Value) -> u64 {

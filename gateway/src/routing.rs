@@ -18,8 +18,10 @@ use tower::{Layer, Service, ServiceExt};
 use crate::directory::TaskDirectory;
 use crate::protocol::decode::{Checked, encode};
 use crate::protocol::early_ids::{EarlyIds, EarlyScope};
-use crate::protocol::translate::model::Request as A2aRequest;
+use crate::protocol::translate::model::{Message, PartContent, Request as A2aRequest};
 use crate::registry::{Backend, Registry, Snapshot};
+use crate::resolve::{Decision, ResolveMode};
+use a2a_policies::authorize::Permissions;
 
 /// Who owns a task for isolation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -54,6 +56,17 @@ pub struct Router<'a> {
     pub default_skill: Option<&'a str>,
     /// The caller's owner key (see [`owner_key`]).
     pub owner: Option<&'a Arc<str>>,
+    /// What the resolver needs to find the skill of a message that names none.
+    pub resolving: Option<Resolving<'a>>,
+}
+
+/// A message that names no skill, and how to find it one (see [`crate::resolve`]).
+pub struct Resolving<'a> {
+    pub mode: ResolveMode,
+    pub margin: f32,
+    pub permissions: &'a Permissions,
+    pub caller: Option<&'a Caller>,
+    pub message: &'a Message,
 }
 
 /// The chosen backend, the skill the call uses when known, and every skill it may exercise there.
@@ -61,6 +74,8 @@ pub struct Route {
     pub backend: Arc<Backend>,
     pub skill: Option<String>,
     pub skills: Vec<String>,
+    /// How the resolver chose the skill, when the call named none.
+    pub decision: Option<Decision>,
 }
 
 impl Route {
@@ -69,9 +84,15 @@ impl Route {
         match named {
             Some(skill) => {
                 offers(backend, skill)?;
-                Ok(Route { backend: usable(backend)?, skill: Some(skill.to_owned()), skills: vec![skill.to_owned()] })
+                let skills = vec![skill.to_owned()];
+                Ok(Route { backend: usable(backend)?, skill: Some(skill.to_owned()), skills, decision: None })
             }
-            None => Ok(Route { backend: usable(backend)?, skill: only_skill(backend), skills: backend.skills.clone() }),
+            None => Ok(Route {
+                backend: usable(backend)?,
+                skill: only_skill(backend),
+                skills: backend.skills.clone(),
+                decision: None,
+            }),
         }
     }
 }
@@ -93,12 +114,46 @@ impl Router<'_> {
             && entry.owner.as_ref() == self.owner
             && let Some(backend) = self.snapshot.backend(&entry.backend)
         {
-            return Route::to(backend, None);
+            // A follow-up in a context keeps to the skill its first task was routed by.
+            let skill = entry.skill.as_deref().filter(|s| backend.skills.iter().any(|b| b == s));
+            return Route::to(backend, skill);
         }
         if let Some(skill) = self.default_skill {
             return self.by_skill(skill);
         }
-        Err(self.no_route("name a skill in the message's metadata.skillId"))
+        match &self.resolving {
+            Some(resolving) if call.operation.is_send() => self.resolve(resolving),
+            _ => Err(self.no_route("name a skill in the message's metadata.skillId")),
+        }
+    }
+
+    /// The skill of a message that names none, if the resolver can tell (see [`crate::resolve`]).
+    fn resolve(&self, resolving: &Resolving<'_>) -> Result<Route, A2aError> {
+        let (text, media_types) = describe(resolving.message);
+        let allowed = |skill: &str| resolving.caller.is_none_or(|c| resolving.permissions.may_use(c, skill));
+        let index = &self.snapshot.skill_index;
+        match index.resolve(resolving.mode, resolving.margin, &text, &media_types, allowed) {
+            Ok(decision) => {
+                let mut route = self.by_skill(decision.skill())?;
+                route.decision = Some(decision);
+                Ok(route)
+            }
+            Err(undecided) if undecided.candidates.is_empty() => {
+                Err(self.no_route("name a skill in the message's metadata.skillId"))
+            }
+            Err(undecided) => {
+                let listing: Vec<String> =
+                    undecided.candidates.iter().map(|(id, description)| format!("{id}: {description}")).collect();
+                let ids: Vec<&str> = undecided.candidates.iter().map(|(id, _)| id.as_str()).collect();
+                Err(A2aError::InvalidParams {
+                    message: format!(
+                        "this message names no skill and could be meant for more than one; name one in the message's metadata.skillId: [{}]",
+                        listing.join("; ")
+                    ),
+                    detail: Some(json!({ "availableSkills": ids.join(",") })),
+                })
+            }
+        }
     }
 
     /// The owner of a task. A task the gateway never saw, one that belongs to another caller, or one
@@ -125,15 +180,18 @@ impl Router<'_> {
         }
         let skill =
             call.skill_id.clone().or_else(|| entry.skill.as_deref().map(str::to_owned)).or_else(|| only_skill(backend));
-        Ok(Route { backend: usable(backend)?, skill, skills })
+        Ok(Route { backend: usable(backend)?, skill, skills, decision: None })
     }
 
     fn by_skill(&self, skill: &str) -> Result<Route, A2aError> {
         let candidates = self.snapshot.with_skill(skill);
         match self.registry.pick(&candidates) {
-            Some(backend) => {
-                Ok(Route { backend: backend.clone(), skill: Some(skill.to_string()), skills: vec![skill.to_string()] })
-            }
+            Some(backend) => Ok(Route {
+                backend: backend.clone(),
+                skill: Some(skill.to_string()),
+                skills: vec![skill.to_string()],
+                decision: None,
+            }),
             None => Err(self.no_route(&format!("no available agent offers the skill '{skill}'"))),
         }
     }
@@ -145,6 +203,49 @@ impl Router<'_> {
             detail: Some(json!({ "availableSkills": skills })),
         }
     }
+}
+
+/// What the resolver reads of a message: its words (text parts, data keys, file names) and the
+/// media types of its parts.
+fn describe(message: &Message) -> (String, Vec<&str>) {
+    fn keys(value: &serde_json::Value, text: &mut String) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, value) in map {
+                    text.push(' ');
+                    text.push_str(key);
+                    keys(value, text);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|item| keys(item, text)),
+            _ => {}
+        }
+    }
+    let mut text = String::new();
+    let mut media_types: Vec<&str> = Vec::new();
+    for part in &message.parts {
+        let media_type = match &part.content {
+            PartContent::Text(words) => {
+                text.push(' ');
+                text.push_str(words);
+                "text/plain"
+            }
+            PartContent::Data(data) => {
+                keys(data, &mut text);
+                "application/json"
+            }
+            PartContent::Raw(_) | PartContent::Url(_) => "application/octet-stream",
+        };
+        if let Some(name) = &part.filename {
+            text.push(' ');
+            text.push_str(name);
+        }
+        let media_type = part.media_type.as_deref().unwrap_or(media_type);
+        if !media_types.contains(&media_type) {
+            media_types.push(media_type);
+        }
+    }
+    (text, media_types)
 }
 
 /// A named skill must be one the agent offers: an agent may dispatch on the name it is given.
@@ -224,6 +325,14 @@ pub async fn amend(
     Ok(changed)
 }
 
+/// Writes the skill the resolver chose into the message's metadata (`skillId`).
+fn name_skill(request: &mut A2aRequest, skill: &str) {
+    if let A2aRequest::SendMessage(send) | A2aRequest::SendStreamingMessage(send) = request {
+        let metadata = send.message.metadata.get_or_insert_with(Default::default);
+        metadata.insert("skillId".to_owned(), serde_json::Value::String(skill.to_owned()));
+    }
+}
+
 /// Points a request at another task id (and, for a message, that task's context).
 fn set_task(request: &mut A2aRequest, task_id: &str, context_id: Option<&str>) {
     match request {
@@ -248,6 +357,9 @@ pub struct RouteState {
     pub early_ids: Arc<EarlyIds>,
     pub default_skill: Option<String>,
     pub isolation: Isolation,
+    pub resolve: ResolveMode,
+    pub resolve_margin: f32,
+    pub permissions: Arc<Permissions>,
 }
 
 /// Resolves the route of every call that has one (all but ListTasks and GetExtendedAgentCard, which
@@ -305,16 +417,39 @@ where
             }
             if !matches!(call.operation, Operation::ListTasks | Operation::GetExtendedAgentCard) {
                 let snapshot = state.registry.snapshot();
+                let caller = request.extensions().get::<Caller>();
+                let message = match &checked.request {
+                    A2aRequest::SendMessage(send) | A2aRequest::SendStreamingMessage(send) => Some(&send.message),
+                    _ => None,
+                };
                 let router = Router {
                     snapshot: &snapshot,
                     registry: &state.registry,
                     directory: state.directory.as_ref(),
                     default_skill: state.default_skill.as_deref(),
                     owner: owner.as_ref(),
+                    resolving: message.map(|message| Resolving {
+                        mode: state.resolve,
+                        margin: state.resolve_margin,
+                        permissions: &state.permissions,
+                        caller,
+                        message,
+                    }),
                 };
                 let route = router.route(&call).await?;
+                let info = request.extensions().get::<RequestInfo>().cloned();
+                if let Some(decision) = &route.decision {
+                    // The decision goes on to the agent as if the caller had named the skill.
+                    name_skill(&mut checked.request, decision.skill());
+                    call.skill_id = Some(decision.skill().to_owned());
+                    *request.body_mut() = Bytes::from(encode(&mut call, &checked.request));
+                    metrics::counter!(crate::metrics::SKILL_RESOLUTIONS, "rule" => decision.rule()).increment(1);
+                    if let Some(info) = &info {
+                        info.set_route_reason(decision.reason());
+                    }
+                }
                 let hint = RouteHint { backend: route.backend.name.clone(), skill: route.skill, skills: route.skills };
-                if let Some(info) = request.extensions().get::<RequestInfo>() {
+                if let Some(info) = &info {
                     info.set_route(hint.clone());
                 }
                 request.extensions_mut().insert(hint);

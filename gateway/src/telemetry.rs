@@ -204,6 +204,9 @@ where
                         attributes.push(KeyValue::new("a2a.skill", skill.clone()));
                     }
                 }
+                if let Some(reason) = info.route_reason() {
+                    attributes.push(KeyValue::new("a2a.skill.resolved_by", reason.to_string()));
+                }
             }
             match &result {
                 Ok(response) => {

@@ -182,6 +182,7 @@ struct RequestInfoInner {
     caller: std::sync::OnceLock<crate::Caller>,
     route: std::sync::OnceLock<RouteHint>,
     denial_detail: std::sync::OnceLock<String>,
+    route_reason: std::sync::OnceLock<String>,
     /// Time the backend took to answer (to its response headers), in nanoseconds; 0 until set.
     backend_nanos: std::sync::atomic::AtomicU64,
 }
@@ -194,6 +195,7 @@ impl RequestInfo {
             caller: std::sync::OnceLock::new(),
             route: std::sync::OnceLock::new(),
             denial_detail: std::sync::OnceLock::new(),
+            route_reason: std::sync::OnceLock::new(),
             backend_nanos: std::sync::atomic::AtomicU64::new(0),
         }))
     }
@@ -232,6 +234,15 @@ impl RequestInfo {
 
     pub fn denial_detail(&self) -> Option<&str> {
         self.0.denial_detail.get().map(String::as_str)
+    }
+
+    /// How routing chose the skill when the call named none (e.g. the resolver's rule and scores).
+    pub fn set_route_reason(&self, reason: impl Into<String>) {
+        let _ = self.0.route_reason.set(reason.into());
+    }
+
+    pub fn route_reason(&self) -> Option<&str> {
+        self.0.route_reason.get().map(String::as_str)
     }
 
     /// Adds time spent waiting on backends (a failed-over call waits on more than one).

@@ -13,6 +13,7 @@ mod limits;
 mod observability;
 mod python_sdk;
 mod resilience;
+mod resolve;
 mod routing;
 mod streaming;
 

@@ -164,5 +164,6 @@ fn event_common(
         context_id: event.context_id.map(Arc::from).or(context_id),
         binding: flight.as_ref().and_then(|f| f.call.binding),
         operation: flight.as_ref().and_then(|f| f.call.operation),
+        routed_by: flight.as_ref().and_then(|f| f.info.route_reason().map(Arc::from)),
     }
 }

@@ -25,6 +25,8 @@ pub(crate) struct Common {
     pub context_id: Option<Arc<str>>,
     pub binding: Option<Binding>,
     pub operation: Option<Operation>,
+    /// How routing chose the skill when the call named none.
+    pub routed_by: Option<Arc<str>>,
 }
 
 /// How a call ended, for `request` records.
@@ -167,6 +169,9 @@ impl Record {
             map.serialize_entry("context_id", &c.context_id.as_deref())?;
             map.serialize_entry("binding", &c.binding.map(|b| b.to_string()))?;
             map.serialize_entry("operation", &c.operation.map(Operation::method_name))?;
+            if let Some(routed_by) = &c.routed_by {
+                map.serialize_entry("routed_by", &**routed_by)?;
+            }
         }
         match &self.kind {
             Kind::Received { content } => {

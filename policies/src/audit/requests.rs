@@ -108,6 +108,7 @@ impl InFlight {
             context_id: self.call.context_id.clone().or(context_id),
             binding: self.call.binding,
             operation: self.call.operation,
+            routed_by: self.info.route_reason().map(Arc::from),
         }
     }
 
