@@ -502,6 +502,31 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
     .await;
     cases.check("alice's 0.3 task untouched", !text.contains("mallory"), &text);
 
+    // alice's own pages: every task once, in order, whatever the page size.
+    let mut listed: Vec<String> = Vec::new();
+    let mut token_param = String::new();
+    for _ in 0..20 {
+        let params = format!(r#"{{"pageSize":1{token_param}}}"#);
+        let (_, text) = send("POST", &root, a, v1, &rpc_body("ListTasks", &params)).await;
+        let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        listed.extend(v["result"]["tasks"].as_array().into_iter().flatten().filter_map(|t| t["id"].as_str().map(str::to_owned)));
+        match v["result"]["nextPageToken"].as_str() {
+            Some(next) if !next.is_empty() => token_param = format!(r#","pageToken":"{next}""#),
+            _ => break,
+        }
+    }
+    let (_, text) = send("POST", &root, a, v1, &rpc_body("ListTasks", r#"{"pageSize":100}"#)).await;
+    let all: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let total = all["result"]["totalSize"].as_u64().unwrap_or(0) as usize;
+    let mut unique = listed.clone();
+    unique.sort();
+    unique.dedup();
+    cases.check(
+        "alice pages through all her tasks once",
+        listed.contains(&victim) && listed.contains(&victim03) && unique.len() == listed.len() && listed.len() == total,
+        &format!("{listed:?} total {total}"),
+    );
+
     eprintln!("attack matrix: {} cases", cases.run);
     assert!(cases.run >= 100, "only {} cases ran", cases.run);
     assert!(
