@@ -439,14 +439,22 @@ where
                 let route = router.route(&call).await?;
                 let info = request.extensions().get::<RequestInfo>().cloned();
                 if let Some(decision) = &route.decision {
-                    // The decision goes on to the agent as if the caller had named the skill.
-                    name_skill(&mut checked.request, decision.skill());
-                    call.skill_id = Some(decision.skill().to_owned());
-                    *request.body_mut() = Bytes::from(encode(&mut call, &checked.request));
                     metrics::counter!(crate::metrics::SKILL_RESOLUTIONS, "rule" => decision.rule()).increment(1);
                     if let Some(info) = &info {
                         info.set_route_reason(decision.reason());
                     }
+                }
+                // A skill the gateway decided for a message that named none (resolved, or its
+                // context's or task's) goes on to an agent with several skills as if the caller had
+                // named it: the agent must not pick another.
+                if call.operation.is_send()
+                    && call.skill_id.is_none()
+                    && let Some(skill) = &route.skill
+                    && (route.decision.is_some() || route.backend.skills.len() > 1)
+                {
+                    name_skill(&mut checked.request, skill);
+                    call.skill_id = Some(skill.clone());
+                    *request.body_mut() = Bytes::from(encode(&mut call, &checked.request));
                 }
                 let hint = RouteHint { backend: route.backend.name.clone(), skill: route.skill, skills: route.skills };
                 if let Some(info) = &info {

@@ -451,10 +451,17 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
         &root,
         m,
         v1,
-        &rpc_body("SendMessage", &format!(r#"{{"message":{}}}"#, message(&by_context, "c"))),
+        &rpc_body("SendMessage", &format!(r#"{{"message":{}}}"#, message(&by_context, "mallory-in-own-context"))),
     )
     .await;
-    cases.check("own context without a skill on a two-skill agent", text.contains("\"error\""), &text);
+    // Her context keeps to its skill (rec-a), named to the agent so it cannot pick rec-b itself.
+    let named = lab
+        .seen
+        .lock()
+        .unwrap()
+        .last()
+        .is_some_and(|b| b.contains("mallory-in-own-context") && b.contains(r#""skillId":"rec-a""#));
+    cases.check("own context keeps its skill, named to the agent", named && text.contains("\"result\""), &text);
     let recorded = lab.seen.lock().unwrap().clone();
     let reached_b = recorded.iter().any(|body| body.contains("rec-b") && body.contains("mallory"));
     cases.check("the lab never received mallory's rec-b call", !reached_b, &format!("{recorded:?}"));
@@ -509,7 +516,9 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
         let params = format!(r#"{{"pageSize":1{token_param}}}"#);
         let (_, text) = send("POST", &root, a, v1, &rpc_body("ListTasks", &params)).await;
         let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        listed.extend(v["result"]["tasks"].as_array().into_iter().flatten().filter_map(|t| t["id"].as_str().map(str::to_owned)));
+        listed.extend(
+            v["result"]["tasks"].as_array().into_iter().flatten().filter_map(|t| t["id"].as_str().map(str::to_owned)),
+        );
         match v["result"]["nextPageToken"].as_str() {
             Some(next) if !next.is_empty() => token_param = format!(r#","pageToken":"{next}""#),
             _ => break,
