@@ -291,10 +291,10 @@ impl Forwarder {
         let mut request = self.client.request(method.clone(), url);
         let translated = call.dialect != Dialect::V1 || outgoing.is_some();
         for name in &REQUEST_HEADERS {
-            // A translated call goes out in its agent's version, whatever version its caller named.
+            // Every call goes out in its agent's version, whatever version (list) its caller named.
             // Every body is the gateway's (the checked request written out again), and so is its
             // content type: a caller's charset must not change how the agent reads it.
-            if translated && name == "a2a-version" || name == header::CONTENT_TYPE {
+            if name == "a2a-version" || name == header::CONTENT_TYPE {
                 continue;
             }
             for value in headers.get_all(name) {
@@ -316,8 +316,10 @@ impl Forwarder {
                     }
                 }
             }
-        } else if translated {
+        } else {
             request = request.header("a2a-version", crate::protocol::PROTOCOL_VERSION);
+        }
+        if outgoing.is_none() && translated {
             // 0.3 clients name extensions in X-A2A-Extensions; 1.0 agents read A2A-Extensions.
             if !headers.contains_key("a2a-extensions") {
                 for value in headers.get_all(v03::EXTENSIONS_HEADER) {
