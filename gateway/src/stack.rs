@@ -43,6 +43,7 @@ pub fn a2a_stack(
         // every refusal from below in the caller's dialect and binding.
         .layer(DecodeLayer {
             max_body: gateway.config.limits.max_request_bytes,
+            body_timeout: gateway.config.listeners.protection.body_read_timeout,
             // Lives as long as this stack: a reload starts a new map (early ids of older tasks are
             // then unknown; see the wiring notes in the report to move it into `Shared`).
             early_ids: gateway.shared.early_ids.clone(),
@@ -87,6 +88,8 @@ pub fn a2a_stack(
 #[derive(Clone)]
 pub struct DecodeLayer {
     max_body: usize,
+    /// The whole body must arrive within this (`listeners.protection.body_read_timeout`).
+    body_timeout: Option<Duration>,
     /// Early callers' task ids → the agents' tasks.
     early_ids: Arc<EarlyIds>,
     /// Where a new early task id is checked for collision with the tasks the gateway knows.
@@ -99,6 +102,7 @@ impl<S> Layer<S> for DecodeLayer {
         DecodeService {
             inner,
             max_body: self.max_body,
+            body_timeout: self.body_timeout,
             early_ids: self.early_ids.clone(),
             directory: self.directory.clone(),
         }
@@ -109,6 +113,7 @@ impl<S> Layer<S> for DecodeLayer {
 pub struct DecodeService<S> {
     inner: S,
     max_body: usize,
+    body_timeout: Option<Duration>,
     early_ids: Arc<EarlyIds>,
     directory: Arc<dyn TaskDirectory>,
 }
@@ -128,12 +133,12 @@ where
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let inner = self.inner.clone();
-        let max_body = self.max_body;
+        let (max_body, body_timeout) = (self.max_body, self.body_timeout);
         let (early_ids, directory) = (self.early_ids.clone(), self.directory.clone());
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             let binding = binding_of(&parts.method, parts.uri.path());
-            let bytes = match read_body(&parts.headers, body, max_body).await {
+            let bytes = match read_body_in_time(&parts.headers, body, max_body, body_timeout).await {
                 Ok(bytes) => bytes,
                 Err(error) => {
                     let dialect = dialect_hint(&parts.method, parts.uri.path(), &parts.headers);
@@ -211,6 +216,19 @@ fn binding_of(method: &Method, path: &str) -> Binding {
     if *method == Method::POST && split_agent_path(path).1 == "/" { Binding::JsonRpc } else { Binding::Rest }
 }
 
+async fn read_body_in_time(
+    headers: &HeaderMap,
+    body: Body,
+    max: usize,
+    timeout: Option<Duration>,
+) -> Result<Bytes, A2aError> {
+    let Some(limit) = timeout else { return read_body(headers, body, max).await };
+    tokio::time::timeout(limit, read_body(headers, body, max)).await.unwrap_or_else(|_| {
+        metrics::counter!(crate::listener::REFUSED, "reason" => "body_timeout").increment(1);
+        Err(A2aError::RequestTimeout(limit))
+    })
+}
+
 async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes, A2aError> {
     let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|n| n > max as u64) {
@@ -254,11 +272,13 @@ where
 
     fn call(&mut self, mut request: Request<Bytes>) -> Self::Future {
         if request.extensions().get::<Caller>().is_none() {
-            let address = request
-                .extensions()
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map(|c| c.0.ip())
-                .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]));
+            // The listener's client address (a trusted proxy's caller), else the peer.
+            let address = request.extensions().get::<a2a_policies::ClientAddress>().map(|c| c.0).unwrap_or_else(|| {
+                request
+                    .extensions()
+                    .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                    .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0.ip())
+            });
             let caller = Caller::anonymous(address);
             if let Some(info) = request.extensions().get::<RequestInfo>() {
                 info.set_caller(caller.clone());

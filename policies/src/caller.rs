@@ -4,6 +4,12 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+/// The address a request came from: the TCP peer, or the client a trusted proxy forwarded for.
+/// Set by the listener on every request; limits before authentication and anonymous callers are
+/// keyed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClientAddress(pub IpAddr);
+
 /// How the caller proved who it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthMethod {
