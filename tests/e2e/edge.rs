@@ -1,0 +1,133 @@
+//! The edge under attack: slow and greedy clients at the listener, floods before authentication,
+//! identity-provider calls kept bounded, and every answered request metered by the rate limit.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use a2a_e2e::{Proc, config, example_agent, gateway, rpc, text_message, wait_for_skills};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+use crate::BIN;
+
+/// A raw connection to the gateway from `source` (any 127.x address on loopback).
+async fn connect_from(gw: &Proc, source: [u8; 4]) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((source, 0))).unwrap();
+    socket.connect(SocketAddr::from(([127, 0, 0, 1], gw.port()))).await.unwrap()
+}
+
+/// Reads until the peer closes the connection; what it sent, or `None` if it is still open after
+/// `limit` (a generous liveness bound, not a timing assertion).
+async fn read_to_close(stream: &mut TcpStream, limit: Duration) -> Option<Vec<u8>> {
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + limit;
+    let mut buffer = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at(deadline.into(), stream.read(&mut buffer)).await {
+            Err(_) => return None,
+            Ok(Ok(0)) | Ok(Err(_)) => return Some(seen),
+            Ok(Ok(n)) => seen.extend_from_slice(&buffer[..n]),
+        }
+    }
+}
+
+async fn metrics(gw: &Proc) -> String {
+    let admin = gw.admin.clone().expect("admin listener");
+    a2a_e2e::client().get(format!("{admin}/metrics")).send().await.unwrap().text().await.unwrap()
+}
+
+#[tokio::test]
+async fn slow_header_and_silent_connections_are_closed_after_the_header_timeout() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    // `config` writes its own `listeners:` block; the protection goes inside it.
+    let yaml = config(&[("echo", &echo.url)], "")
+        .replacen("listeners:\n", "listeners:\n  protection: {header_read_timeout: 300ms}\n", 1);
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+
+    let mut silent = connect_from(&gw, [127, 0, 0, 1]).await;
+    let mut trickle = connect_from(&gw, [127, 0, 0, 1]).await;
+    let writer = tokio::spawn(async move {
+        // Headers one byte every 50 ms: never complete within the timeout.
+        for byte in b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n" {
+            if trickle.write_all(&[*byte]).await.is_err() {
+                return trickle;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        trickle
+    });
+    assert!(read_to_close(&mut silent, Duration::from_secs(10)).await.is_some(), "the silent connection is closed");
+    let mut trickle = writer.await.unwrap();
+    assert!(read_to_close(&mut trickle, Duration::from_secs(10)).await.is_some(), "the trickling one too");
+
+    // A normal caller is unaffected, and the closes are counted.
+    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("x", Some("echo"))})).await;
+    assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    let text = metrics(&gw).await;
+    assert!(text.contains("a2a_listener_refused_total{reason=\"header_timeout\"}"), "{text}");
+}
+
+#[tokio::test]
+async fn a_slow_body_ends_with_408_in_the_callers_dialect() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let yaml = config(&[("echo", &echo.url)], "")
+        .replacen("listeners:\n", "listeners:\n  protection: {body_read_timeout: 300ms}\n", 1);
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    for (path, needle) in [("/", "\"code\":-32600"), ("/message:send", "\"status\":\"DEADLINE_EXCEEDED\"")] {
+        let mut stream = connect_from(&gw, [127, 0, 0, 1]).await;
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nhost: x\r\na2a-version: 1.0\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"jsonrpc\":"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let answer = read_to_close(&mut stream, Duration::from_secs(10)).await.expect("answered, not left hanging");
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("REQUEST_TIMEOUT") && answer.contains(needle), "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn connections_over_the_per_address_cap_are_refused_and_other_addresses_served() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let yaml = config(&[("echo", &echo.url)], "")
+        .replacen("listeners:\n", "listeners:\n  protection: {max_connections_per_address: 3}\n", 1);
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(connect_from(&gw, [127, 0, 0, 9]).await);
+    }
+    let mut over = connect_from(&gw, [127, 0, 0, 9]).await;
+    let answer = read_to_close(&mut over, Duration::from_secs(10)).await.expect("the fourth is closed at once");
+    assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 503"), "{}", String::from_utf8_lossy(&answer));
+    // Another address has its own allowance.
+    let client = a2a_e2e::client_from("127.0.0.10".parse().unwrap());
+    let response = client.get(format!("{}/.well-known/agent-card.json", gw.url)).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    // A slot is free again once a connection closes.
+    drop(held.pop());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut again = connect_from(&gw, [127, 0, 0, 9]).await;
+    again.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").await.unwrap();
+    let answer = read_to_close(&mut again, Duration::from_secs(10)).await.unwrap();
+    assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
+    let text = metrics(&gw).await;
+    assert!(text.contains("a2a_listener_refused_total{reason=\"max_connections_per_address\"} 1"), "{text}");
+}
+
+#[test]
+fn check_warns_about_auth_without_listener_protection() {
+    let path = std::env::temp_dir().join(format!("a2a-check-{}.yaml", uuid::Uuid::new_v4().simple()));
+    let yaml = "listeners:\n  protection: {header_read_timeout: null, max_connections_per_address: null}\nauth:\n  api_keys:\n    keys: []\nbackends:\n  - {name: a, url: 'http://127.0.0.1:1'}\n";
+    std::fs::write(&path, yaml).unwrap();
+    let _cleanup = a2a_e2e::TempFile(path.clone());
+    let output = std::process::Command::new(BIN).arg("check").arg(&path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "a warning, not an error: {stderr}");
+    assert!(stderr.contains("warning: listeners.protection.header_read_timeout"), "{stderr}");
+    assert!(stderr.contains("listeners.protection.max_connections_per_address"), "{stderr}");
+}
