@@ -60,13 +60,16 @@ pub fn a2a_stack(
         .option_layer(gateway.authenticator.clone().map(AuthLayer::new))
         // Without authentication configured, callers are known by their address.
         .layer(AnonymousCallerLayer)
+        // Request rate quotas per caller and global, before routing and authorization: every
+        // answered request (a not-found probe, a permission denial) is metered.
+        .option_layer(gateway.rate_limits.clone().map(RateLimitLayer::per_caller))
         // Chooses the backend (task owner, agent path, skill, context, default) → RouteHint;
         // another caller's task or context does not exist for this one.
         .layer(RouteLayer::new(gateway.route_state.clone()))
         // Skill permissions of the caller.
         .layer(AuthorizeLayer::new(gateway.permissions.clone()))
-        // Request rate quotas: per caller, per skill, global.
-        .option_layer(gateway.rate_limits.clone().map(RateLimitLayer::new))
+        // Per-skill send quotas, now that the skill is known.
+        .option_layer(gateway.rate_limits.clone().filter(|l| l.has_skill_quotas()).map(RateLimitLayer::per_skill))
         // Live tasks per caller: a lease per task until it is seen to end.
         .option_layer(gateway.shared.live_tasks.clone().map(|live| {
             tower::ServiceBuilder::new()

@@ -131,3 +131,40 @@ fn check_warns_about_auth_without_listener_protection() {
     assert!(stderr.contains("warning: listeners.protection.header_read_timeout"), "{stderr}");
     assert!(stderr.contains("listeners.protection.max_connections_per_address"), "{stderr}");
 }
+
+#[tokio::test]
+async fn not_found_probes_and_permission_denials_use_up_the_callers_quota() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let clarify = example_agent(BIN, "clarify", &[]).await;
+    let secret = "0123456789abcdef0123456789abcdef-edge";
+    let extra = format!(
+        "auth:\n  jwt:\n    issuers:\n      - issuer: https://idp.edge/\n        audiences: [a2a-gateway]\n        hs256_secret: {secret}\npermissions:\n  default: deny\n  rules:\n    - skills: [echo]\n      any_scope: [echo]\nrate_limit:\n  default: {{per_minute: 5, burst: 5}}\n"
+    );
+    let gw = gateway(BIN, &config(&[("echo", &echo.url), ("clarify", &clarify.url)], &extra)).await;
+    wait_for_skills(&gw.url, &["echo", "clarify"]).await;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let token = |sub: &str| {
+        let claims = json!({"iss": "https://idp.edge/", "aud": "a2a-gateway", "sub": sub, "scope": "echo", "exp": now + 600});
+        a2a_e2e::hs256_token(secret, &claims)
+    };
+    let root = format!("{}/", gw.url);
+    // Probing for tasks that do not exist.
+    let prober = token("prober");
+    let mut reasons = Vec::new();
+    for i in 0..30 {
+        let (status, answer) =
+            a2a_e2e::rpc_as(Some(&prober), &root, "GetTask", json!({"id": format!("guess-{i}")})).await;
+        reasons.push((status, answer["error"]["data"][0]["reason"].as_str().unwrap_or("").to_string()));
+    }
+    assert_eq!(reasons.iter().filter(|(_, r)| r == "TASK_NOT_FOUND").count(), 5, "{reasons:?}");
+    assert!(reasons[5..].iter().all(|(s, r)| *s == 429 && r == "RATE_LIMITED"), "{reasons:?}");
+    // Asking for a skill the caller may not use.
+    let denied = token("denied");
+    let mut statuses = Vec::new();
+    for _ in 0..20 {
+        let message = json!({"message": text_message("x", Some("clarify"))});
+        statuses.push(a2a_e2e::rpc_as(Some(&denied), &root, "SendMessage", message).await.0);
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == 403).count(), 5, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 15, "{statuses:?}");
+}
