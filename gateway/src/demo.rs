@@ -91,6 +91,7 @@ fn demo_auth() -> AuthConfig {
         max_token_bytes: 8 * 1024,
         jwt: None,
         introspection: None,
+        per_address: Default::default(),
     }
 }
 

@@ -97,16 +97,9 @@ fn parse_hop(text: &str) -> Option<IpAddr> {
     text.strip_prefix('[')?.strip_suffix(']')?.parse::<Ipv6Addr>().ok().map(|ip| IpAddr::V6(ip).to_canonical())
 }
 
-/// The key an address is limited under: IPv4 as is, IPv6 by its /64 (one subscriber usually holds
-/// a whole /64, so single addresses would cost an attacker nothing).
+/// The key an address is limited under (IPv6 by /64): see [`a2a_policies::ClientAddress::limit_key`].
 pub fn limit_key(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V6(v6) => {
-            let bits = u128::from(v6) & !((1u128 << 64) - 1);
-            IpAddr::V6(Ipv6Addr::from(bits))
-        }
-        v4 => v4,
-    }
+    a2a_policies::ClientAddress(ip).limit_key()
 }
 
 #[cfg(test)]

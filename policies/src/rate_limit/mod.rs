@@ -43,7 +43,7 @@ pub(crate) use self::store::TokioClock;
 use crate::{A2aCall, A2aError, Caller, RouteHint};
 
 pub(crate) type Instant = std::time::Instant;
-type Direct = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<Instant>>;
+pub(crate) type Direct = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<Instant>>;
 
 /// One quota applied per key (a caller, an address), with bounded memory.
 pub(crate) struct Keyed<K: Hash + Eq + Clone = Arc<str>> {
