@@ -2,6 +2,8 @@
 //! identity-provider calls kept bounded, and every answered request metered by the rate limit.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use a2a_e2e::{Proc, config, example_agent, gateway, rpc, text_message, wait_for_skills};
@@ -167,4 +169,162 @@ async fn not_found_probes_and_permission_denials_use_up_the_callers_quota() {
     }
     assert_eq!(statuses.iter().filter(|s| **s == 403).count(), 5, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 15, "{statuses:?}");
+}
+
+/// A loopback identity provider: JWKS (one EC key), a slow introspection endpoint that says every
+/// token is inactive, and a redirect to elsewhere; it counts what it is asked.
+#[derive(Clone, Default)]
+struct IdpCounts {
+    jwks: Arc<AtomicUsize>,
+    introspections: Arc<AtomicUsize>,
+    moved: Arc<AtomicUsize>,
+}
+
+async fn idp_stub(bind: [u8; 4], redirect_to: Option<String>) -> (String, IdpCounts) {
+    use axum::routing::{get, post};
+    let counts = IdpCounts::default();
+    let jwks = counts.jwks.clone();
+    let introspections = counts.introspections.clone();
+    let moved = counts.moved.clone();
+    let app = axum::Router::new()
+        .route(
+            "/jwks.json",
+            get(move || {
+                jwks.fetch_add(1, Ordering::SeqCst);
+                async {
+                    axum::Json(json!({"keys": [{"kty": "EC", "kid": "real", "crv": "P-256",
+                        "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}))
+                }
+            }),
+        )
+        .route(
+            "/introspect",
+            post(move || {
+                introspections.fetch_add(1, Ordering::SeqCst);
+                async {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    axum::Json(json!({"active": false}))
+                }
+            }),
+        )
+        .route(
+            "/moved",
+            get(move || {
+                moved.fetch_add(1, Ordering::SeqCst);
+                let to = redirect_to.clone().unwrap_or_default();
+                async move { (http::StatusCode::FOUND, [(http::header::LOCATION, to)]) }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from((bind, 0))).await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, counts)
+}
+
+/// Sends a SendMessage with `token` from `source`; the HTTP status.
+async fn send_with_token(url: &str, source: [u8; 4], token: &str) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": text_message("x", Some("echo"))}});
+    let client = a2a_e2e::client_from(std::net::IpAddr::from(source));
+    let response =
+        client.post(url).header("A2A-Version", "1.0").bearer_auth(token).json(&body).send().await.unwrap();
+    response.status().as_u16()
+}
+
+fn random_token() -> String {
+    format!("opaque-{}", uuid::Uuid::new_v4().simple())
+}
+
+#[tokio::test]
+async fn random_opaque_tokens_cause_bounded_introspection_calls_and_429s() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let (idp, counts) = idp_stub([127, 0, 0, 1], None).await;
+    let extra = format!(
+        "auth:\n  introspection:\n    endpoint: {idp}/introspect\n    client_id: gw\n    client_secret: s3cret\n    max_calls: {{per_second: 5, burst: 5}}\n"
+    );
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let root = format!("{}/", gw.url);
+
+    // One address, 60 made-up tokens in three bursts: its failure quota (burst 10) runs out.
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let burst: Vec<_> = (0..20).map(|_| {
+            let root = root.clone();
+            tokio::spawn(async move { send_with_token(&root, [127, 0, 0, 1], &random_token()).await })
+        }).collect();
+        for task in burst {
+            statuses.push(task.await.unwrap());
+        }
+        tokio::time::sleep(Duration::from_millis(800)).await;
+    }
+    let calls = counts.introspections.load(Ordering::SeqCst);
+    assert!(calls <= 15, "{calls} introspection calls for one address's 60 tokens");
+    assert!(statuses.iter().filter(|s| **s == 429).count() >= 40, "{statuses:?}");
+    assert!(statuses.iter().all(|s| *s == 401 || *s == 429), "{statuses:?}");
+
+    // Many addresses at once: the call quota (5/s) holds the total, and the rest are told to retry.
+    let before = counts.introspections.load(Ordering::SeqCst);
+    let many: Vec<_> = (0..40u8).map(|i| {
+        let root = root.clone();
+        tokio::spawn(async move { send_with_token(&root, [127, 0, 1, i + 1], &random_token()).await })
+    }).collect();
+    let mut statuses = Vec::new();
+    for task in many {
+        statuses.push(task.await.unwrap());
+    }
+    let calls = counts.introspections.load(Ordering::SeqCst) - before;
+    assert!(calls <= 10, "{calls} calls for 40 tokens from 40 addresses");
+    assert!(statuses.iter().filter(|s| **s == 429).count() >= 30, "{statuses:?}");
+
+    // The same unknown token from 20 addresses at once: one call between them.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = counts.introspections.load(Ordering::SeqCst);
+    let token = random_token();
+    let same: Vec<_> = (0..20u8).map(|i| {
+        let (root, token) = (root.clone(), token.clone());
+        tokio::spawn(async move { send_with_token(&root, [127, 0, 2, i + 1], &token).await })
+    }).collect();
+    for task in same {
+        assert_eq!(task.await.unwrap(), 401);
+    }
+    assert_eq!(counts.introspections.load(Ordering::SeqCst) - before, 1, "single flight per token");
+}
+
+#[tokio::test]
+async fn unknown_kids_cause_at_most_a_couple_of_jwks_fetches() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let (idp, counts) = idp_stub([127, 0, 0, 1], None).await;
+    let extra = format!(
+        "auth:\n  jwt:\n    issuers:\n      - issuer: https://idp.edge/\n        audiences: [a2a-gateway]\n        jwks_url: {idp}/jwks.json\n        algorithms: [ES256]\n"
+    );
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let root = format!("{}/", gw.url);
+    let tasks: Vec<_> = (0..60u8).map(|i| {
+        let root = root.clone();
+        let token = a2a_e2e::unsigned_jwt("https://idp.edge/", &uuid::Uuid::new_v4().to_string());
+        tokio::spawn(async move { send_with_token(&root, [127, 0, 3, i % 6 + 1], &token).await })
+    }).collect();
+    for task in tasks {
+        let status = task.await.unwrap();
+        assert!(status == 401 || status == 429, "{status}");
+    }
+    let fetches = counts.jwks.load(Ordering::SeqCst);
+    assert!((1..=2).contains(&fetches), "{fetches} JWKS fetches (start-up included) for 60 unknown kids");
+}
+
+#[tokio::test]
+async fn a_jwks_redirect_to_another_origin_is_not_followed() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let (elsewhere, elsewhere_counts) = idp_stub([127, 0, 0, 2], None).await;
+    let (idp, idp_counts) = idp_stub([127, 0, 0, 1], Some(format!("{elsewhere}/jwks.json"))).await;
+    let extra = format!(
+        "auth:\n  jwt:\n    jwks_min_refresh_interval: 100ms\n    issuers:\n      - issuer: https://idp.edge/\n        audiences: [a2a-gateway]\n        jwks_url: {idp}/moved\n        algorithms: [ES256]\n"
+    );
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let status = send_with_token(&format!("{}/", gw.url), [127, 0, 0, 1], &a2a_e2e::unsigned_jwt("https://idp.edge/", "real")).await;
+    assert_eq!(status, 401);
+    assert!(idp_counts.moved.load(Ordering::SeqCst) >= 1, "the configured URL was asked");
+    assert_eq!(elsewhere_counts.jwks.load(Ordering::SeqCst), 0, "the other origin was never contacted");
 }
