@@ -44,8 +44,11 @@ async fn metrics(gw: &Proc) -> String {
 async fn slow_header_and_silent_connections_are_closed_after_the_header_timeout() {
     let echo = example_agent(BIN, "echo", &[]).await;
     // `config` writes its own `listeners:` block; the protection goes inside it.
-    let yaml = config(&[("echo", &echo.url)], "")
-        .replacen("listeners:\n", "listeners:\n  protection: {header_read_timeout: 300ms}\n", 1);
+    let yaml = config(&[("echo", &echo.url)], "").replacen(
+        "listeners:\n",
+        "listeners:\n  protection: {header_read_timeout: 300ms}\n",
+        1,
+    );
     let gw = gateway(BIN, &yaml).await;
     wait_for_skills(&gw.url, &["echo"]).await;
 
@@ -75,8 +78,11 @@ async fn slow_header_and_silent_connections_are_closed_after_the_header_timeout(
 #[tokio::test]
 async fn a_slow_body_ends_with_408_in_the_callers_dialect() {
     let echo = example_agent(BIN, "echo", &[]).await;
-    let yaml = config(&[("echo", &echo.url)], "")
-        .replacen("listeners:\n", "listeners:\n  protection: {body_read_timeout: 300ms}\n", 1);
+    let yaml = config(&[("echo", &echo.url)], "").replacen(
+        "listeners:\n",
+        "listeners:\n  protection: {body_read_timeout: 300ms}\n",
+        1,
+    );
     let gw = gateway(BIN, &yaml).await;
     wait_for_skills(&gw.url, &["echo"]).await;
     for (path, needle) in [("/", "\"code\":-32600"), ("/message:send", "\"status\":\"DEADLINE_EXCEEDED\"")] {
@@ -95,8 +101,11 @@ async fn a_slow_body_ends_with_408_in_the_callers_dialect() {
 #[tokio::test]
 async fn connections_over_the_per_address_cap_are_refused_and_other_addresses_served() {
     let echo = example_agent(BIN, "echo", &[]).await;
-    let yaml = config(&[("echo", &echo.url)], "")
-        .replacen("listeners:\n", "listeners:\n  protection: {max_connections_per_address: 3}\n", 1);
+    let yaml = config(&[("echo", &echo.url)], "").replacen(
+        "listeners:\n",
+        "listeners:\n  protection: {max_connections_per_address: 3}\n",
+        1,
+    );
     let gw = gateway(BIN, &yaml).await;
     wait_for_skills(&gw.url, &["echo"]).await;
     let mut held = Vec::new();
@@ -114,7 +123,10 @@ async fn connections_over_the_per_address_cap_are_refused_and_other_addresses_se
     drop(held.pop());
     tokio::time::sleep(Duration::from_millis(200)).await;
     let mut again = connect_from(&gw, [127, 0, 0, 9]).await;
-    again.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").await.unwrap();
+    again
+        .write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
     let answer = read_to_close(&mut again, Duration::from_secs(10)).await.unwrap();
     assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
     let text = metrics(&gw).await;
@@ -146,7 +158,8 @@ async fn not_found_probes_and_permission_denials_use_up_the_callers_quota() {
     wait_for_skills(&gw.url, &["echo", "clarify"]).await;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let token = |sub: &str| {
-        let claims = json!({"iss": "https://idp.edge/", "aud": "a2a-gateway", "sub": sub, "scope": "echo", "exp": now + 600});
+        let claims =
+            json!({"iss": "https://idp.edge/", "aud": "a2a-gateway", "sub": sub, "scope": "echo", "exp": now + 600});
         a2a_e2e::hs256_token(secret, &claims)
     };
     let root = format!("{}/", gw.url);
@@ -225,8 +238,7 @@ async fn idp_stub(bind: [u8; 4], redirect_to: Option<String>) -> (String, IdpCou
 async fn send_with_token(url: &str, source: [u8; 4], token: &str) -> u16 {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": text_message("x", Some("echo"))}});
     let client = a2a_e2e::client_from(std::net::IpAddr::from(source));
-    let response =
-        client.post(url).header("A2A-Version", "1.0").bearer_auth(token).json(&body).send().await.unwrap();
+    let response = client.post(url).header("A2A-Version", "1.0").bearer_auth(token).json(&body).send().await.unwrap();
     response.status().as_u16()
 }
 
@@ -248,10 +260,12 @@ async fn random_opaque_tokens_cause_bounded_introspection_calls_and_429s() {
     // One address, 60 made-up tokens in three bursts: its failure quota (burst 10) runs out.
     let mut statuses = Vec::new();
     for _ in 0..3 {
-        let burst: Vec<_> = (0..20).map(|_| {
-            let root = root.clone();
-            tokio::spawn(async move { send_with_token(&root, [127, 0, 0, 1], &random_token()).await })
-        }).collect();
+        let burst: Vec<_> = (0..20)
+            .map(|_| {
+                let root = root.clone();
+                tokio::spawn(async move { send_with_token(&root, [127, 0, 0, 1], &random_token()).await })
+            })
+            .collect();
         for task in burst {
             statuses.push(task.await.unwrap());
         }
@@ -264,10 +278,12 @@ async fn random_opaque_tokens_cause_bounded_introspection_calls_and_429s() {
 
     // Many addresses at once: the call quota (5/s) holds the total, and the rest are told to retry.
     let before = counts.introspections.load(Ordering::SeqCst);
-    let many: Vec<_> = (0..40u8).map(|i| {
-        let root = root.clone();
-        tokio::spawn(async move { send_with_token(&root, [127, 0, 1, i + 1], &random_token()).await })
-    }).collect();
+    let many: Vec<_> = (0..40u8)
+        .map(|i| {
+            let root = root.clone();
+            tokio::spawn(async move { send_with_token(&root, [127, 0, 1, i + 1], &random_token()).await })
+        })
+        .collect();
     let mut statuses = Vec::new();
     for task in many {
         statuses.push(task.await.unwrap());
@@ -280,10 +296,12 @@ async fn random_opaque_tokens_cause_bounded_introspection_calls_and_429s() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before = counts.introspections.load(Ordering::SeqCst);
     let token = random_token();
-    let same: Vec<_> = (0..20u8).map(|i| {
-        let (root, token) = (root.clone(), token.clone());
-        tokio::spawn(async move { send_with_token(&root, [127, 0, 2, i + 1], &token).await })
-    }).collect();
+    let same: Vec<_> = (0..20u8)
+        .map(|i| {
+            let (root, token) = (root.clone(), token.clone());
+            tokio::spawn(async move { send_with_token(&root, [127, 0, 2, i + 1], &token).await })
+        })
+        .collect();
     for task in same {
         assert_eq!(task.await.unwrap(), 401);
     }
@@ -300,11 +318,13 @@ async fn unknown_kids_cause_at_most_a_couple_of_jwks_fetches() {
     let gw = gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
     wait_for_skills(&gw.url, &["echo"]).await;
     let root = format!("{}/", gw.url);
-    let tasks: Vec<_> = (0..60u8).map(|i| {
-        let root = root.clone();
-        let token = a2a_e2e::unsigned_jwt("https://idp.edge/", &uuid::Uuid::new_v4().to_string());
-        tokio::spawn(async move { send_with_token(&root, [127, 0, 3, i % 6 + 1], &token).await })
-    }).collect();
+    let tasks: Vec<_> = (0..60u8)
+        .map(|i| {
+            let root = root.clone();
+            let token = a2a_e2e::unsigned_jwt("https://idp.edge/", &uuid::Uuid::new_v4().to_string());
+            tokio::spawn(async move { send_with_token(&root, [127, 0, 3, i % 6 + 1], &token).await })
+        })
+        .collect();
     for task in tasks {
         let status = task.await.unwrap();
         assert!(status == 401 || status == 429, "{status}");
@@ -323,7 +343,9 @@ async fn a_jwks_redirect_to_another_origin_is_not_followed() {
     );
     let gw = gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
     wait_for_skills(&gw.url, &["echo"]).await;
-    let status = send_with_token(&format!("{}/", gw.url), [127, 0, 0, 1], &a2a_e2e::unsigned_jwt("https://idp.edge/", "real")).await;
+    let status =
+        send_with_token(&format!("{}/", gw.url), [127, 0, 0, 1], &a2a_e2e::unsigned_jwt("https://idp.edge/", "real"))
+            .await;
     assert_eq!(status, 401);
     assert!(idp_counts.moved.load(Ordering::SeqCst) >= 1, "the configured URL was asked");
     assert_eq!(elsewhere_counts.jwks.load(Ordering::SeqCst), 0, "the other origin was never contacted");

@@ -62,7 +62,8 @@ impl TrustedProxies {
 /// The `for` addresses of `Forwarded` (RFC 7239) when present, else of `X-Forwarded-For`, in
 /// order; `None` for an entry that is not an address (`unknown`, obfuscated, garbage).
 fn forwarded_for(headers: &HeaderMap) -> Vec<Option<IpAddr>> {
-    let forwarded: Vec<&str> = headers.get_all(http::header::FORWARDED).iter().filter_map(|v| v.to_str().ok()).collect();
+    let forwarded: Vec<&str> =
+        headers.get_all(http::header::FORWARDED).iter().filter_map(|v| v.to_str().ok()).collect();
     if !forwarded.is_empty() {
         let mut hops = Vec::new();
         for element in forwarded.iter().flat_map(|v| v.split(',')) {

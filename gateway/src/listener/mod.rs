@@ -147,7 +147,13 @@ struct Connection {
 }
 
 impl Connection {
-    async fn run(self, stream: TcpStream, slot: Slot, stop: CancellationToken, _open: tokio::sync::mpsc::Sender<Infallible>) {
+    async fn run(
+        self,
+        stream: TcpStream,
+        slot: Slot,
+        stop: CancellationToken,
+        _open: tokio::sync::mpsc::Sender<Infallible>,
+    ) {
         let watch = ConnWatch::new();
         let Connection { builder, timeouts, trusted, app, peer } = self;
         let service = {
@@ -167,9 +173,8 @@ impl Connection {
         };
         let connection = builder.serve_connection(TokioIo::new(Watched::new(stream, watch.clone())), service);
         tokio::pin!(connection);
-        let expired = async {
-            if timeouts.any() { watch.expired(timeouts).await } else { std::future::pending().await }
-        };
+        let expired =
+            async { if timeouts.any() { watch.expired(timeouts).await } else { std::future::pending().await } };
         tokio::pin!(expired);
         let mut draining = false;
         loop {

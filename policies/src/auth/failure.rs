@@ -71,7 +71,9 @@ impl AuthFailure {
         self.presented()
             && !matches!(
                 self,
-                AuthFailure::Throttled { .. } | AuthFailure::IntrospectionFailed(_) | AuthFailure::KeysUnavailable { .. }
+                AuthFailure::Throttled { .. }
+                    | AuthFailure::IntrospectionFailed(_)
+                    | AuthFailure::KeysUnavailable { .. }
             )
     }
 }

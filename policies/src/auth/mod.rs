@@ -43,8 +43,8 @@ pub use api_key::{generate_key, hash_key, is_valid_key_id, key_id};
 pub use card::{API_KEY_SCHEME, BEARER_SCHEME};
 pub use config::{ApiKeyConfig, ApiKeysConfig, AuthConfig, IntrospectionConfig, IssuerConfig, JwtConfig, Secret};
 pub use failure::AuthFailure;
-pub use per_address::PerAddressConfig;
 pub use layer::{AuthLayer, AuthService};
+pub use per_address::PerAddressConfig;
 pub use validate::AuthConfigError;
 
 use crate::caller::Caller;

@@ -38,8 +38,8 @@ use http::Request;
 use tower::{Layer, Service};
 
 pub use self::config::{ConfigError, QuotaConfig, RateLimitConfig};
-use self::store::{BoundedStore, Occupancy};
 pub(crate) use self::store::TokioClock;
+use self::store::{BoundedStore, Occupancy};
 use crate::{A2aCall, A2aError, Caller, RouteHint};
 
 pub(crate) type Instant = std::time::Instant;

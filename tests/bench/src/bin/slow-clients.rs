@@ -99,7 +99,12 @@ async fn measure(client: &reqwest::Client, url: &str, n: usize, interval: Durati
         }
     }
     latencies.sort_unstable();
-    let pick = |q: f64| latencies.get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1))).copied().unwrap_or(0);
+    let pick = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0)
+    };
     Ok(Stats { p50: pick(0.50), p99: pick(0.99), max: latencies.last().copied().unwrap_or(0), errors })
 }
 
@@ -195,16 +200,33 @@ async fn main() -> anyhow::Result<()> {
     let still_open = closed.iter().filter(|d| **d >= give_up).count();
     let _ = std::fs::remove_file(&path);
 
-    println!("slow connections: {} ({} trickling one header byte per 250 ms, {} silent) from {} addresses, opened in {} ms", args.slow, args.slow.div_ceil(2), args.slow / 2, args.sources, opening.elapsed().as_millis());
+    println!(
+        "slow connections: {} ({} trickling one header byte per 250 ms, {} silent) from {} addresses, opened in {} ms",
+        args.slow,
+        args.slow.div_ceil(2),
+        args.slow / 2,
+        args.sources,
+        opening.elapsed().as_millis()
+    );
     println!("header_read_timeout: {} ms", args.header_timeout_ms);
     println!();
-    println!("| normal caller ({} SendMessage, one per {} µs) | p50 µs | p99 µs | max µs | errors |", args.requests, args.interval_us);
+    println!(
+        "| normal caller ({} SendMessage, one per {} µs) | p50 µs | p99 µs | max µs | errors |",
+        args.requests, args.interval_us
+    );
     println!("|---|---|---|---|---|");
     println!("| idle | {} | {} | {} | {} |", idle.p50, idle.p99, idle.max, idle.errors);
-    println!("| during the slow connections | {} | {} | {} | {} |", attacked.p50, attacked.p99, attacked.max, attacked.errors);
+    println!(
+        "| during the slow connections | {} | {} | {} | {} |",
+        attacked.p50, attacked.p99, attacked.max, attacked.errors
+    );
     println!();
     println!("p99 ratio (attack / idle): {:.2}", attacked.p99 as f64 / idle.p99.max(1) as f64);
-    let pct = |q: f64| closed.get(((closed.len() as f64 * q) as usize).min(closed.len().saturating_sub(1))).map_or(0, |d| d.as_millis());
+    let pct = |q: f64| {
+        closed
+            .get(((closed.len() as f64 * q) as usize).min(closed.len().saturating_sub(1)))
+            .map_or(0, |d| d.as_millis())
+    };
     println!(
         "slow connections closed by the gateway: {} of {} (connect failures {failed}); within timeout + 500 ms: {within}; still open after {} s: {still_open}; close time p50 {} ms, p99 {} ms, max {} ms",
         closed.len() - still_open,
