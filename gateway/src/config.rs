@@ -114,11 +114,30 @@ pub struct Listeners {
     /// Loopback by default: it is for the operator, not for callers.
     #[serde(default = "default_admin_listener")]
     pub admin: Option<SocketAddr>,
+    /// Timeouts and caps of the public listener (on by default).
+    #[serde(default)]
+    pub protection: crate::listener::Protection,
+    /// Proxies (addresses or CIDRs) whose `Forwarded` / `X-Forwarded-For` headers name the caller's
+    /// address. Anyone else's forwarding headers are ignored.
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for Listeners {
     fn default() -> Self {
-        Listeners { public: default_public_listener(), admin: default_admin_listener() }
+        Listeners {
+            public: default_public_listener(),
+            admin: default_admin_listener(),
+            protection: Default::default(),
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+impl Listeners {
+    /// The parsed `trusted_proxies` (validated with the configuration).
+    pub fn trusted(&self) -> crate::listener::TrustedProxies {
+        crate::listener::TrustedProxies::parse(&self.trusted_proxies).unwrap_or_default()
     }
 }
 
@@ -412,6 +431,9 @@ impl Config {
         if self.health.interval.is_zero() {
             return Err(invalid("health.interval", "must be greater than zero"));
         }
+        self.listeners.protection.validate().map_err(|(path, message)| invalid(path, message))?;
+        crate::listener::TrustedProxies::parse(&self.listeners.trusted_proxies)
+            .map_err(|(i, message)| invalid(format!("listeners.trusted_proxies[{i}]"), message))?;
         if self.backends.is_empty() {
             return Err(invalid("backends", "at least one backend is required"));
         }
@@ -471,6 +493,19 @@ impl Config {
                 .map_err(|e| invalid(section("validation", &e.path), e.reason))?;
         }
         Ok(())
+    }
+
+    /// Settings that are valid but unwise, for `check` (and the log at start) to point out.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.auth.is_some() {
+            for key in self.listeners.protection.disabled() {
+                warnings.push(format!(
+                    "listeners.protection.{key}: turned off while auth is configured; slow or flooding clients can then hold the listener before anyone is authenticated"
+                ));
+            }
+        }
+        warnings
     }
 
     /// The public URL without a trailing slash.
@@ -609,7 +644,7 @@ mod duration_map {
     }
 }
 
-mod opt_duration {
+pub(crate) mod opt_duration {
     use serde::{Deserialize, Deserializer};
     use std::time::Duration;
 

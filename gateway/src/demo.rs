@@ -43,7 +43,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
     }
     let config = Config {
         public_url: None,
-        listeners: crate::config::Listeners { public: listen, admin },
+        listeners: crate::config::Listeners { public: listen, admin, ..Default::default() },
         health: Health { interval: Duration::from_secs(5), ..Health::default() },
         routing: Default::default(),
         card: crate::config::CardInfo { name: "A2A Gateway (demo)".into(), ..Default::default() },
@@ -91,6 +91,7 @@ fn demo_auth() -> AuthConfig {
         max_token_bytes: 8 * 1024,
         jwt: None,
         introspection: None,
+        per_address: Default::default(),
     }
 }
 

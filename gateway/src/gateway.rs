@@ -30,7 +30,8 @@ use crate::routing::RouteState;
 pub struct Shared {
     /// To backends: no redirects followed.
     pub client: reqwest::Client,
-    /// To identity providers (JWKS, introspection), which may redirect to where their keys live.
+    /// To identity providers (JWKS, introspection): redirects are followed within the provider's
+    /// own origin only, never to another host.
     pub idp_client: reqwest::Client,
     pub directory: Arc<dyn TaskDirectory>,
     pub observers: Arc<Observers>,
@@ -58,7 +59,10 @@ impl Shared {
             // Backends are reached directly; an HTTP(S)_PROXY in the environment is for callers.
             .no_proxy()
             .build()?;
-        let idp_client = reqwest::Client::builder().connect_timeout(config.limits.connect_timeout).build()?;
+        let idp_client = reqwest::Client::builder()
+            .connect_timeout(config.limits.connect_timeout)
+            .redirect(reqwest::redirect::Policy::custom(same_origin_redirects))
+            .build()?;
         let directory: Arc<dyn TaskDirectory> = Arc::new(MemoryDirectory::new(config.routing.task_ttl));
         let deadlines = Deadlines::new(config.deadlines.clone());
         let mut list: Vec<Arc<dyn TaskObserver>> = vec![Arc::new(DeadlineObserver(deadlines.clone()))];
@@ -87,6 +91,13 @@ impl Shared {
             page_tokens: crate::page_token::PageTokens::random(),
         }))
     }
+}
+
+/// An identity provider may move a document within its own origin; a redirect to another origin
+/// (or a long chain) is not followed, so an IdP's answer cannot send the gateway elsewhere.
+fn same_origin_redirects(attempt: reqwest::redirect::Attempt<'_>) -> reqwest::redirect::Action {
+    let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+    if same_origin && attempt.previous().len() < 5 { attempt.follow() } else { attempt.stop() }
 }
 
 /// One generation of configuration: everything a request needs.

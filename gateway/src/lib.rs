@@ -11,6 +11,7 @@ pub mod demo;
 pub mod directory;
 pub mod gateway;
 pub mod list;
+pub mod listener;
 pub mod metrics;
 pub mod observers;
 pub mod page_token;

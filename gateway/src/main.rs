@@ -82,6 +82,9 @@ fn main() -> ExitCode {
     if let Command::Check { file } = &cli.command {
         return match Config::load(file) {
             Ok(config) => {
+                for warning in config.warnings() {
+                    eprintln!("{}: warning: {warning}", file.display());
+                }
                 println!("{}: ok ({} backends)", file.display(), config.backends.len());
                 ExitCode::SUCCESS
             }

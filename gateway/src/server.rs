@@ -28,6 +28,7 @@ use crate::card::CardDoc;
 use crate::config::Config;
 use crate::directory::TaskDirectory;
 use crate::gateway::{Gateway, Shared};
+use crate::listener::PublicListener;
 use crate::protocol::errors::{render, render_in};
 use crate::protocol::translate::{early, model};
 use crate::stack::a2a_stack;
@@ -99,7 +100,7 @@ impl Runtime {
         };
         let previous = self.current.load_full();
         if config.listeners != previous.gateway.config.listeners {
-            tracing::warn!("listener addresses changed: that takes a restart; the rest is applied");
+            tracing::warn!("listener settings changed: that takes a restart; the rest is applied");
         }
         let public_base = config.public_base(self.bound);
         match Generation::start(config, public_base, self.shared.clone(), Some(&previous)).await {
@@ -127,6 +128,10 @@ pub async fn run(
     let public_base = config.public_base(bound);
     let drain_timeout = config.shutdown.drain_timeout;
     let admin_addr = config.listeners.admin;
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let public = PublicListener::new(&config.listeners.protection, config.listeners.trusted());
     let (audit, audit_sink) = match &config.audit {
         Some(audit) => {
             let (audit, sink) = Audit::start(audit).await.map_err(|e| anyhow::anyhow!("audit: {e}"))?;
@@ -181,8 +186,7 @@ pub async fn run(
             });
         }
     };
-    let app = public_app(runtime.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    let serve = axum::serve(listener, app).with_graceful_shutdown(shutdown);
+    let serve = public.serve(listener, public_app(runtime.clone()), shutdown);
     // After the deadline every stream gets its terminal event and every waiting call its answer; the
     // grace period only covers writing those out.
     let hard_stop = async {
@@ -190,7 +194,7 @@ pub async fn run(
         tokio::time::sleep(drain_timeout + Duration::from_secs(5)).await;
     };
     tokio::select! {
-        result = serve => result?,
+        () = serve => {}
         _ = hard_stop => tracing::warn!("connections still open after the drain deadline; closing them"),
     }
     runtime.current.load().health_stop.cancel();

@@ -42,6 +42,7 @@ pub fn a2a_stack(
         // every refusal from below in the caller's dialect and binding.
         .layer(DecodeLayer {
             max_body: gateway.config.limits.max_request_bytes,
+            body_timeout: gateway.config.listeners.protection.body_read_timeout,
             early_ids: gateway.shared.early_ids.clone(),
         })
         // A span per call (when traces are exported), parent of the backend's.
@@ -55,13 +56,16 @@ pub fn a2a_stack(
         .option_layer(gateway.authenticator.clone().map(AuthLayer::new))
         // Without authentication configured, callers are known by their address.
         .layer(AnonymousCallerLayer)
+        // Request rate quotas per caller and global, before routing and authorization: every
+        // answered request (a not-found probe, a permission denial) is metered.
+        .option_layer(gateway.rate_limits.clone().map(RateLimitLayer::per_caller))
         // Chooses the backend (task owner, agent path, skill, context, default) → RouteHint;
         // another caller's task or context does not exist for this one.
         .layer(RouteLayer::new(gateway.route_state.clone()))
         // Skill permissions of the caller.
         .layer(AuthorizeLayer::new(gateway.permissions.clone()))
-        // Request rate quotas: per caller, per skill, global.
-        .option_layer(gateway.rate_limits.clone().map(RateLimitLayer::new))
+        // Per-skill send quotas, now that the skill is known.
+        .option_layer(gateway.rate_limits.clone().filter(|l| l.has_skill_quotas()).map(RateLimitLayer::per_skill))
         // Live tasks per caller: a lease per task until it is seen to end.
         .option_layer(gateway.shared.live_tasks.clone().map(|live| {
             tower::ServiceBuilder::new()
@@ -77,12 +81,13 @@ pub fn a2a_stack(
 /// Reads the body (refusing oversize ones before reading them whole), decodes the call into an
 /// [`A2aCall`] extension, and renders any refusal from the layers inside in the caller's dialect and
 /// binding. This is the one place where protocol errors become responses. A 0.3 or early caller's
-/// request goes inside in its 1.0 form (the original travels beside it as an [`OriginalRequest`],
-/// for an agent of the caller's dialect), and the 1.0 answer comes back out in the caller's
+/// request goes inside in its checked 1.0 form, and the 1.0 answer comes back out in the caller's
 /// dialect ([`bridge::answer`]).
 #[derive(Clone)]
 pub struct DecodeLayer {
     max_body: usize,
+    /// The whole body must arrive within this (`listeners.protection.body_read_timeout`).
+    body_timeout: Option<Duration>,
     /// Early callers' task ids → the agents' tasks (filled in by their answers).
     early_ids: Arc<EarlyIds>,
 }
@@ -90,7 +95,12 @@ pub struct DecodeLayer {
 impl<S> Layer<S> for DecodeLayer {
     type Service = DecodeService<S>;
     fn layer(&self, inner: S) -> DecodeService<S> {
-        DecodeService { inner, max_body: self.max_body, early_ids: self.early_ids.clone() }
+        DecodeService {
+            inner,
+            max_body: self.max_body,
+            body_timeout: self.body_timeout,
+            early_ids: self.early_ids.clone(),
+        }
     }
 }
 
@@ -98,6 +108,7 @@ impl<S> Layer<S> for DecodeLayer {
 pub struct DecodeService<S> {
     inner: S,
     max_body: usize,
+    body_timeout: Option<Duration>,
     early_ids: Arc<EarlyIds>,
 }
 
@@ -116,12 +127,12 @@ where
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let inner = self.inner.clone();
-        let max_body = self.max_body;
+        let (max_body, body_timeout) = (self.max_body, self.body_timeout);
         let early_ids = self.early_ids.clone();
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             let binding = binding_of(&parts.method, parts.uri.path());
-            let bytes = match read_body(&parts.headers, body, max_body).await {
+            let bytes = match read_body_in_time(&parts.headers, body, max_body, body_timeout).await {
                 Ok(bytes) => bytes,
                 Err(error) => {
                     let dialect = dialect_hint(&parts.method, parts.uri.path(), &parts.headers);
@@ -220,6 +231,19 @@ fn binding_of(method: &Method, path: &str) -> Binding {
     if *method == Method::POST && split_agent_path(path).1 == "/" { Binding::JsonRpc } else { Binding::Rest }
 }
 
+async fn read_body_in_time(
+    headers: &HeaderMap,
+    body: Body,
+    max: usize,
+    timeout: Option<Duration>,
+) -> Result<Bytes, A2aError> {
+    let Some(limit) = timeout else { return read_body(headers, body, max).await };
+    tokio::time::timeout(limit, read_body(headers, body, max)).await.unwrap_or_else(|_| {
+        metrics::counter!(crate::listener::REFUSED, "reason" => "body_timeout").increment(1);
+        Err(A2aError::RequestTimeout(limit))
+    })
+}
+
 async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes, A2aError> {
     let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|n| n > max as u64) {
@@ -263,11 +287,13 @@ where
 
     fn call(&mut self, mut request: Request<Bytes>) -> Self::Future {
         if request.extensions().get::<Caller>().is_none() {
-            let address = request
-                .extensions()
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map(|c| c.0.ip())
-                .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]));
+            // The listener's client address (a trusted proxy's caller), else the peer.
+            let address = request.extensions().get::<a2a_policies::ClientAddress>().map(|c| c.0).unwrap_or_else(|| {
+                request
+                    .extensions()
+                    .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                    .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0.ip())
+            });
             let caller = Caller::anonymous(address);
             if let Some(info) = request.extensions().get::<RequestInfo>() {
                 info.set_caller(caller.clone());

@@ -4,6 +4,23 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+/// The address a request came from: the TCP peer, or the client a trusted proxy forwarded for.
+/// Set by the listener on every request; limits before authentication and anonymous callers are
+/// keyed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClientAddress(pub IpAddr);
+
+impl ClientAddress {
+    /// The key the address is limited under: IPv4 as is, IPv6 by its /64 (one subscriber usually
+    /// holds a whole /64, so single addresses would cost an attacker nothing).
+    pub fn limit_key(&self) -> IpAddr {
+        match self.0.to_canonical() {
+            IpAddr::V6(v6) => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+            v4 => v4,
+        }
+    }
+}
+
 /// How the caller proved who it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthMethod {

@@ -39,6 +39,9 @@ pub enum A2aError {
     ExtendedCardNotConfigured,
     #[error("the request body is larger than the limit of {0} bytes")]
     PayloadTooLarge(usize),
+    /// The request body did not arrive within the listener's time limit.
+    #[error("the request body did not arrive within {0:?}; send the whole request at once")]
+    RequestTimeout(Duration),
     #[error("{0}")]
     UnsupportedOperation(String),
     #[error("{0}")]
@@ -82,6 +85,7 @@ impl A2aError {
             A2aError::AgentNotFound(_) => "AGENT_NOT_FOUND",
             A2aError::ExtendedCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
             A2aError::PayloadTooLarge(_) => "PAYLOAD_TOO_LARGE",
+            A2aError::RequestTimeout(_) => "REQUEST_TIMEOUT",
             A2aError::UnsupportedOperation(_) => "UNSUPPORTED_OPERATION",
             A2aError::VersionNotSupported(_) => "VERSION_NOT_SUPPORTED",
             A2aError::Unauthenticated { .. } => "UNAUTHENTICATED",

@@ -22,6 +22,6 @@ pub mod task;
 pub mod validate;
 
 pub use call::{A2aCall, Binding, Dialect, Operation, RequestInfo, RouteHint};
-pub use caller::{AuthMethod, Caller};
+pub use caller::{AuthMethod, Caller, ClientAddress};
 pub use error::{A2aError, Violation};
 pub use task::{ArtifactInfo, Source, TaskEvent, TaskObserver, TaskState};

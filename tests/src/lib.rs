@@ -390,3 +390,13 @@ pub fn verify_with_jwks(token: &str, jwks: &Value, audience: &str) -> Value {
     validation.set_audience(&[audience]);
     jsonwebtoken::decode::<Value>(token, &key, &validation).expect("valid signature and claims").claims
 }
+
+/// A JWT-shaped ES256 token naming `issuer` and `kid`, with a meaningless signature: what an
+/// attacker can make without any key.
+pub fn unsigned_jwt(issuer: &str, kid: &str) -> String {
+    use base64::Engine;
+    let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let header = b64(json!({"alg": "ES256", "typ": "JWT", "kid": kid}));
+    let payload = b64(json!({"iss": issuer, "aud": "a2a-gateway", "sub": "x", "exp": 4_000_000_000u64}));
+    format!("{header}.{payload}.c2ln")
+}

@@ -85,6 +85,14 @@ fn mapping(error: &A2aError) -> Mapping {
             reason: "PAYLOAD_TOO_LARGE",
             domain: GATEWAY_DOMAIN,
         },
+        A2aError::RequestTimeout(_) => Mapping {
+            code: -32600,
+            http: StatusCode::REQUEST_TIMEOUT,
+            rpc_http: StatusCode::REQUEST_TIMEOUT,
+            status: "DEADLINE_EXCEEDED",
+            reason: "REQUEST_TIMEOUT",
+            domain: GATEWAY_DOMAIN,
+        },
         A2aError::UnsupportedOperation(_) => {
             m(-32004, StatusCode::BAD_REQUEST, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION")
         }
@@ -147,6 +155,8 @@ fn error_headers(error: &A2aError) -> Vec<(header::HeaderName, HeaderValue)> {
             let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
             vec![(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)))]
         }
+        // The rest of a slow body is not waited for: the connection ends with the answer.
+        A2aError::RequestTimeout(_) => vec![(header::CONNECTION, HeaderValue::from_static("close"))],
         _ => Vec::new(),
     }
 }

@@ -22,6 +22,10 @@ pub struct AuthConfig {
     pub api_keys: Option<ApiKeysConfig>,
     #[serde(default)]
     pub introspection: Option<IntrospectionConfig>,
+    /// Limits per source address applied before any credential is checked (failed attempts, and
+    /// optionally all requests).
+    #[serde(default)]
+    pub per_address: super::per_address::PerAddressConfig,
 }
 
 impl AuthConfig {
@@ -187,6 +191,14 @@ pub struct IntrospectionConfig {
     pub negative_cache_ttl: Duration,
     #[serde(default = "default_cache_max_entries")]
     pub cache_max_entries: usize,
+    /// Calls to the endpoint the gateway makes at most, across all callers (answers from the cache
+    /// are free). Over it, a caller with a token not yet known gets 429 with Retry-After.
+    #[serde(default = "default_introspection_calls")]
+    pub max_calls: crate::rate_limit::QuotaConfig,
+}
+
+fn default_introspection_calls() -> crate::rate_limit::QuotaConfig {
+    crate::rate_limit::QuotaConfig::per_second(20, 40)
 }
 
 fn default_introspection_timeout() -> Duration {

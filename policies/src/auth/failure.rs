@@ -53,12 +53,28 @@ pub enum AuthFailure {
     IntrospectionRejected(String),
     #[error("introspection failed: {0}")]
     IntrospectionFailed(String),
+    #[error("introspection calls are over their rate; retry after {retry_after:?}")]
+    Throttled { retry_after: std::time::Duration },
 }
 
 impl AuthFailure {
     /// Whether the caller presented a credential (RFC 6750: then the challenge names an error).
     pub fn presented(&self) -> bool {
         !matches!(self, AuthFailure::Missing | AuthFailure::UnsupportedScheme(_) | AuthFailure::EmptyBearer)
+    }
+}
+
+impl AuthFailure {
+    /// Whether the failure is held against the caller's address: it presented a credential that
+    /// was refused (not: the identity provider was down or busy).
+    pub fn counts_against_address(&self) -> bool {
+        self.presented()
+            && !matches!(
+                self,
+                AuthFailure::Throttled { .. }
+                    | AuthFailure::IntrospectionFailed(_)
+                    | AuthFailure::KeysUnavailable { .. }
+            )
     }
 }
 
@@ -79,6 +95,12 @@ impl Challenges {
 
     /// The refusal the caller sees: the same two messages whatever the detailed reason.
     pub(crate) fn refusal(&self, failure: &AuthFailure) -> A2aError {
+        if let AuthFailure::Throttled { retry_after } = failure {
+            return A2aError::RateLimited {
+                message: "too many new credentials are being checked right now; retry shortly".into(),
+                retry_after: *retry_after,
+            };
+        }
         if failure.presented() {
             A2aError::Unauthenticated { message: "invalid credentials".into(), challenge: self.invalid.clone() }
         } else {

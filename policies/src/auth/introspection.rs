@@ -5,8 +5,12 @@
 //! `cache_max_ttl`, refusals for `negative_cache_ttl`. The cache is keyed by the SHA-256 of the
 //! token (tokens themselves are not kept) and holds at most `cache_max_entries`. An endpoint that
 //! cannot be reached fails closed and is not cached.
+//!
+//! Calls to the endpoint are bounded: concurrent requests with the same token share one call
+//! (single flight), and the calls of all callers together stay within `max_calls` (over it, a
+//! caller whose token is not cached gets 429 rather than an IdP call).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
@@ -44,10 +48,18 @@ pub(crate) struct Introspector {
     max_ttl: Duration,
     negative_ttl: Duration,
     last_sweep: Mutex<Instant>,
+    /// Calls in flight, by token hash: later requests with the same token wait for this one.
+    in_flight: DashMap<[u8; 32], Arc<tokio::sync::OnceCell<Result<Caller, AuthFailure>>>>,
+    calls: crate::rate_limit::Direct,
 }
 
 impl Introspector {
+    /// `config` must have been validated (its call quota is valid).
     pub(crate) fn new(config: &IntrospectionConfig, http: reqwest::Client) -> Introspector {
+        let calls = config
+            .max_calls
+            .quota("auth.introspection.max_calls")
+            .unwrap_or_else(|_| governor::Quota::per_second(std::num::NonZeroU32::MIN));
         let credentials = format!("{}:{}", form_encode(&config.client_id), form_encode(config.client_secret.expose()));
         let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(credentials));
         // Base64 output is always a valid header value.
@@ -71,6 +83,8 @@ impl Introspector {
             max_ttl: config.cache_max_ttl,
             negative_ttl: config.negative_cache_ttl,
             last_sweep: Mutex::new(Instant::now()),
+            in_flight: DashMap::new(),
+            calls: governor::RateLimiter::direct_with_clock(calls, crate::rate_limit::TokioClock),
         }
     }
 
@@ -79,6 +93,19 @@ impl Introspector {
         if let Some(hit) = self.cache.get(&key).filter(|hit| hit.until > Instant::now()).map(|hit| hit.outcome.clone())
         {
             return hit;
+        }
+        let call = self.in_flight.entry(key).or_default().clone();
+        let outcome = call.get_or_init(|| self.call(token, key)).await.clone();
+        self.in_flight.remove_if(&key, |_, other| Arc::ptr_eq(other, &call));
+        outcome
+    }
+
+    /// One call to the endpoint (within the call quota), its outcome cached.
+    async fn call(&self, token: &str, key: [u8; 32]) -> Result<Caller, AuthFailure> {
+        use governor::clock::Clock;
+        if let Err(until) = self.calls.check() {
+            let retry_after = until.wait_time_from(crate::rate_limit::TokioClock.now()).max(Duration::from_millis(1));
+            return Err(AuthFailure::Throttled { retry_after });
         }
         let answer = self.ask(token).await.map_err(AuthFailure::IntrospectionFailed)?;
         let (outcome, ttl) = self.judge(&answer);

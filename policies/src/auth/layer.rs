@@ -10,6 +10,7 @@ use tower::{Layer, Service};
 
 use super::Authenticator;
 use crate::call::RequestInfo;
+use crate::caller::ClientAddress;
 use crate::error::A2aError;
 
 /// Puts a [`Caller`](crate::Caller) into every request's extensions (and records it with
@@ -61,6 +62,16 @@ where
         let authenticator = self.authenticator.clone();
         Box::pin(async move {
             let info = request.extensions().get::<RequestInfo>().cloned();
+            // Before any credential is looked at: an address flooding bad tokens is refused here.
+            let address = request.extensions().get::<ClientAddress>().map(ClientAddress::limit_key);
+            if let Some(address) = address
+                && let Err(refusal) = authenticator.admit(address)
+            {
+                if let Some(info) = &info {
+                    info.set_denial_detail(format!("address {address} refused before authentication: {refusal}"));
+                }
+                return Err(refusal);
+            }
             match authenticator.authenticate(request.headers()).await {
                 Ok(caller) => {
                     tracing::debug!(caller = %caller.id, "authenticated");
@@ -79,6 +90,9 @@ where
                     );
                     if let Some(info) = &info {
                         info.set_denial_detail(detail);
+                    }
+                    if let Some(address) = address {
+                        authenticator.failed(address, &failure);
                     }
                     Err(authenticator.refusal(&failure))
                 }

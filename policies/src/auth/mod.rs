@@ -33,6 +33,7 @@ mod introspection;
 mod jwks;
 mod jwt;
 mod layer;
+mod per_address;
 mod validate;
 
 use http::{HeaderMap, HeaderName};
@@ -43,6 +44,7 @@ pub use card::{API_KEY_SCHEME, BEARER_SCHEME};
 pub use config::{ApiKeyConfig, ApiKeysConfig, AuthConfig, IntrospectionConfig, IssuerConfig, JwtConfig, Secret};
 pub use failure::AuthFailure;
 pub use layer::{AuthLayer, AuthService};
+pub use per_address::PerAddressConfig;
 pub use validate::AuthConfigError;
 
 use crate::caller::Caller;
@@ -51,6 +53,7 @@ use api_key::ApiKeyStore;
 use failure::{Challenges, clip};
 use introspection::Introspector;
 use jwt::JwtVerifier;
+use per_address::PerAddress;
 
 /// The credential a request presented.
 enum Credential<'a> {
@@ -67,6 +70,7 @@ pub struct Authenticator {
     api_keys: Option<ApiKeyStore>,
     jwt: Option<JwtVerifier>,
     introspection: Option<Introspector>,
+    per_address: PerAddress,
     stop: CancellationToken,
 }
 
@@ -85,6 +89,8 @@ impl Authenticator {
             })?),
             None => None,
         };
+        let per_address =
+            PerAddress::new(&config.per_address).map_err(|(path, message)| AuthConfigError { path, message })?;
         let jwt = config.jwt.as_ref().map(|jwt| JwtVerifier::new(jwt, &http, &stop)).transpose()?;
         Ok(Authenticator {
             challenges: Challenges::new(&config.realm),
@@ -93,6 +99,7 @@ impl Authenticator {
             api_keys: config.api_keys.as_ref().map(ApiKeyStore::new),
             jwt,
             introspection: config.introspection.as_ref().map(|c| Introspector::new(c, http.clone())),
+            per_address,
             stop,
         })
     }
@@ -165,6 +172,20 @@ impl Authenticator {
             (None, Some("")) => Err(AuthFailure::Missing),
             (None, Some(key)) => Ok(Credential::ApiKeyHeader(key)),
             (None, None) => Err(AuthFailure::Missing),
+        }
+    }
+
+    /// Whether a request from `address` (a [`ClientAddress::limit_key`](crate::ClientAddress::limit_key))
+    /// may be authenticated now: refused with 429 when the address is over its request quota or
+    /// its quota of failed authentications.
+    pub fn admit(&self, address: std::net::IpAddr) -> Result<(), A2aError> {
+        self.per_address.admit(address)
+    }
+
+    /// Counts `failure` against `address` when it is the caller's doing.
+    pub fn failed(&self, address: std::net::IpAddr, failure: &AuthFailure) {
+        if failure.counts_against_address() {
+            self.per_address.failed(address);
         }
     }
 

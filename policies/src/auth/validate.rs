@@ -46,6 +46,8 @@ impl AuthConfig {
         if let Some(introspection) = &self.introspection {
             introspection.validate("auth.introspection")?;
         }
+        super::per_address::PerAddress::new(&self.per_address)
+            .map_err(|(path, message)| AuthConfigError { path, message })?;
         Ok(())
     }
 }
@@ -190,6 +192,8 @@ impl IntrospectionConfig {
         if self.cache_max_entries == 0 {
             return Err(invalid(format!("{path}.cache_max_entries"), "must be at least 1"));
         }
+        let calls = format!("{path}.max_calls");
+        self.max_calls.quota(&calls).map_err(|e| invalid(e.path, e.reason))?;
         check_claims(path, &self.identity_claim, self.tenant_claim.as_deref(), &self.scope_claims)
     }
 }

@@ -5,7 +5,9 @@
 //!
 //! The layer owns the quota state ([`RateLimits`]); it reads the [`Caller`] (always present after
 //! authentication; anonymous callers are keyed by address) and, for sends, the skill from
-//! [`RouteHint`]. Checks run narrowest first — the caller's quota, then the skill's, then the global
+//! [`RouteHint`]. The gateway checks the caller's quota and the global ceiling right after
+//! authentication ([`RateLimitLayer::per_caller`]: not-found probes and permission denials use up
+//! quota too) and the per-skill quotas after routing ([`RateLimitLayer::per_skill`]). Checks run narrowest first — the caller's quota, then the skill's, then the global
 //! ceiling — so that a caller refused by its own quota does not use up the gateway-wide budget.
 //! A refused request still counts against the quotas checked before the one that refused it.
 //!
@@ -21,6 +23,7 @@ mod config;
 mod store;
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -35,26 +38,27 @@ use http::Request;
 use tower::{Layer, Service};
 
 pub use self::config::{ConfigError, QuotaConfig, RateLimitConfig};
-use self::store::{BoundedStore, Occupancy, TokioClock};
+pub(crate) use self::store::TokioClock;
+use self::store::{BoundedStore, Occupancy};
 use crate::{A2aCall, A2aError, Caller, RouteHint};
 
-type Instant = std::time::Instant;
-type Direct = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<Instant>>;
+pub(crate) type Instant = std::time::Instant;
+pub(crate) type Direct = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<Instant>>;
 
-/// One quota applied per caller, with bounded memory.
-struct Keyed {
-    limiter: RateLimiter<Arc<str>, BoundedStore, TokioClock, NoOpMiddleware<Instant>>,
+/// One quota applied per key (a caller, an address), with bounded memory.
+pub(crate) struct Keyed<K: Hash + Eq + Clone = Arc<str>> {
+    limiter: RateLimiter<K, BoundedStore<K>, TokioClock, NoOpMiddleware<Instant>>,
     occupancy: Arc<Occupancy>,
 }
 
-impl Keyed {
-    fn new(quota: Quota, max_keys: usize) -> Keyed {
+impl<K: Hash + Eq + Clone> Keyed<K> {
+    pub(crate) fn new(quota: Quota, max_keys: usize) -> Keyed<K> {
         let store = BoundedStore::new(max_keys);
         let occupancy = store.occupancy();
         Keyed { limiter: RateLimiter::new(quota, store, TokioClock), occupancy }
     }
 
-    fn check(&self, key: &Arc<str>) -> Result<(), NotUntil<Instant>> {
+    pub(crate) fn check(&self, key: &K) -> Result<(), NotUntil<Instant>> {
         // Sweeping first lets a new caller that finds the store full take the place of an idle one.
         let now = TokioClock.now();
         if self.occupancy.claim_sweep(now) {
@@ -64,7 +68,7 @@ impl Keyed {
         self.limiter.check_key(key)
     }
 
-    fn sweep_now(&self) {
+    pub(crate) fn sweep_now(&self) {
         self.limiter.retain_recent();
         self.limiter.shrink_to_fit();
     }
@@ -109,17 +113,37 @@ impl RateLimits {
 
     /// Admits one request of `caller` (a send to `skill`, when given) or says which quota it is over.
     pub fn check(&self, caller: &Arc<str>, skill: Option<&str>) -> Result<(), A2aError> {
+        self.check_caller(caller)?;
+        match skill {
+            Some(skill) => self.check_skill(caller, skill),
+            None => Ok(()),
+        }
+    }
+
+    /// The caller's own quota, then the gateway's ceiling: for every request, before it is routed or
+    /// authorized, so that probes and refused requests are metered too.
+    pub fn check_caller(&self, caller: &Arc<str>) -> Result<(), A2aError> {
         match self.callers.get(&**caller) {
             Some(own) => own.check().map_err(|until| refusal(&until, Scope::Caller))?,
             None => self.default.check(caller).map_err(|until| refusal(&until, Scope::Caller))?,
-        }
-        if let Some((skill, quota)) = skill.and_then(|skill| self.skills.get_key_value(skill)) {
-            quota.check(caller).map_err(|until| refusal(&until, Scope::Skill(skill)))?;
         }
         if let Some(global) = &self.global {
             global.check().map_err(|until| refusal(&until, Scope::Global))?;
         }
         Ok(())
+    }
+
+    /// The caller's quota for sending to `skill`, once routing has decided the skill.
+    pub fn check_skill(&self, caller: &Arc<str>, skill: &str) -> Result<(), A2aError> {
+        if let Some((skill, quota)) = self.skills.get_key_value(skill) {
+            quota.check(caller).map_err(|until| refusal(&until, Scope::Skill(skill)))?;
+        }
+        Ok(())
+    }
+
+    /// Whether any per-skill quota is configured (else the per-skill stage has nothing to do).
+    pub fn has_skill_quotas(&self) -> bool {
+        !self.skills.is_empty()
     }
 
     /// Evicts every caller whose buckets have refilled. Runs on its own every so many new callers;
@@ -146,22 +170,47 @@ fn refusal(until: &NotUntil<Instant>, scope: Scope<'_>) -> A2aError {
 }
 
 /// Whole seconds, rounded up, the way `Retry-After` will say it; milliseconds when under a second.
-fn human(wait: Duration) -> String {
+pub(crate) fn human(wait: Duration) -> String {
     if wait < Duration::from_secs(1) {
         return format!("{} ms", wait.as_millis().max(1));
     }
     format!("{} s", wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
 }
 
-/// Applies [`RateLimits`] to every request.
+/// Which quotas a [`RateLimitLayer`] checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// The caller's quota and the global ceiling (right after authentication).
+    Caller,
+    /// The per-skill quotas of sends (after routing decided the skill).
+    Skill,
+    /// Both, in one place.
+    Both,
+}
+
+/// Applies [`RateLimits`] to every request. The gateway uses two: [`RateLimitLayer::per_caller`]
+/// right after authentication, so that every answered request — a not-found probe, a permission
+/// denial — is metered, and [`RateLimitLayer::per_skill`] once the route names the skill.
 #[derive(Clone)]
 pub struct RateLimitLayer {
     limits: Arc<RateLimits>,
+    stage: Stage,
 }
 
 impl RateLimitLayer {
+    /// Every quota at once (needs the route: place it after routing).
     pub fn new(limits: Arc<RateLimits>) -> RateLimitLayer {
-        RateLimitLayer { limits }
+        RateLimitLayer { limits, stage: Stage::Both }
+    }
+
+    /// The caller's quota and the global ceiling; needs only the [`Caller`].
+    pub fn per_caller(limits: Arc<RateLimits>) -> RateLimitLayer {
+        RateLimitLayer { limits, stage: Stage::Caller }
+    }
+
+    /// The per-skill quotas of sends; needs the [`RouteHint`].
+    pub fn per_skill(limits: Arc<RateLimits>) -> RateLimitLayer {
+        RateLimitLayer { limits, stage: Stage::Skill }
     }
 }
 
@@ -169,7 +218,7 @@ impl<S> Layer<S> for RateLimitLayer {
     type Service = RateLimitService<S>;
 
     fn layer(&self, inner: S) -> RateLimitService<S> {
-        RateLimitService { inner, limits: self.limits.clone() }
+        RateLimitService { inner, limits: self.limits.clone(), stage: self.stage }
     }
 }
 
@@ -177,6 +226,7 @@ impl<S> Layer<S> for RateLimitLayer {
 pub struct RateLimitService<S> {
     inner: S,
     limits: Arc<RateLimits>,
+    stage: Stage,
 }
 
 impl<S> Service<Request<Bytes>> for RateLimitService<S>
@@ -202,7 +252,13 @@ where
             Some(route) if is_send => route.skill.as_deref(),
             _ => None,
         };
-        match self.limits.check(&caller.id, skill) {
+        let checked = match (self.stage, skill) {
+            (Stage::Caller, _) => self.limits.check_caller(&caller.id),
+            (Stage::Skill, Some(skill)) => self.limits.check_skill(&caller.id, skill),
+            (Stage::Skill, None) => Ok(()),
+            (Stage::Both, skill) => self.limits.check(&caller.id, skill),
+        };
+        match checked {
             Ok(()) => Either::Right(self.inner.call(request)),
             Err(refusal) => Either::Left(ready(Err(refusal))),
         }

@@ -6,6 +6,7 @@
 //! however many callers appear, and a flood of new identities shares one quota instead of getting
 //! fresh ones.
 
+use std::hash::Hash;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -74,14 +75,14 @@ impl Occupancy {
     }
 }
 
-pub struct BoundedStore {
-    map: DashMap<Arc<str>, InMemoryState>,
+pub struct BoundedStore<K = Arc<str>> {
+    map: DashMap<K, InMemoryState>,
     overflow: InMemoryState,
     occupancy: Arc<Occupancy>,
 }
 
-impl BoundedStore {
-    pub fn new(max_keys: usize) -> BoundedStore {
+impl<K: Hash + Eq + Clone> BoundedStore<K> {
+    pub fn new(max_keys: usize) -> BoundedStore<K> {
         // Sweeping visits every key: spacing sweeps by a fraction of the bound keeps the amortised
         // cost at a few key visits per new key.
         let sweep_every = (max_keys / 16).clamp(64, 4096);
@@ -108,10 +109,10 @@ fn tat(state: &InMemoryState) -> Option<Nanos> {
     state.measure_and_replace(&NotKeyed::NonKey, Err::<((), Nanos), _>).err().flatten()
 }
 
-impl StateStore for BoundedStore {
-    type Key = Arc<str>;
+impl<K: Hash + Eq + Clone> StateStore for BoundedStore<K> {
+    type Key = K;
 
-    fn measure_and_replace<T, F, E>(&self, key: &Arc<str>, f: F) -> Result<T, E>
+    fn measure_and_replace<T, F, E>(&self, key: &K, f: F) -> Result<T, E>
     where
         F: Fn(Option<Nanos>) -> Result<(T, Nanos), E>,
     {
@@ -133,7 +134,7 @@ impl StateStore for BoundedStore {
     }
 }
 
-impl ShrinkableKeyedStateStore<Arc<str>> for BoundedStore {
+impl<K: Hash + Eq + Clone> ShrinkableKeyedStateStore<K> for BoundedStore<K> {
     fn retain_recent(&self, drop_below: Nanos) {
         self.map.retain(|_, state| tat(state).is_some_and(|tat| tat > drop_below));
         self.occupancy.keys.store(self.map.len(), Ordering::Relaxed);

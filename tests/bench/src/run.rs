@@ -120,6 +120,8 @@ fn plain_config_text() -> String {
 listeners:
   public: 127.0.0.1:0
   admin: null
+  # Every load comes from one loopback address, with up to 10000 streams at once.
+  protection: {max_connections: 100000, max_connections_per_address: null}
 health:
   interval: 30s
 routing:
