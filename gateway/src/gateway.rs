@@ -43,6 +43,8 @@ pub struct Shared {
     pub audit: Option<Audit>,
     /// Early-dialect callers' task ids ↔ agents' ids, kept across reloads.
     pub early_ids: Arc<EarlyIds>,
+    /// Runtime changes to the fleet (admin API, self-registration), applied over every reload.
+    pub overlay: Arc<crate::admin::overlay::Overlay>,
 }
 
 impl Shared {
@@ -82,6 +84,7 @@ impl Shared {
             live_tasks,
             audit,
             early_ids: Arc::new(EarlyIds::new(config.routing.task_ttl)),
+            overlay: Arc::default(),
         }))
     }
 }
@@ -98,6 +101,8 @@ pub struct Gateway {
     pub validation: Option<Arc<InputValidation>>,
     pub forwarder: Forwarder,
     pub route_state: Arc<RouteState>,
+    /// Who may use the admin API and register agents.
+    pub admin: Arc<crate::admin::AdminGuard>,
 }
 
 impl Gateway {
@@ -121,6 +126,10 @@ impl Gateway {
             .map(|auth| Security { schemes: auth.security_schemes(), requirements: auth.security_requirements() });
         let cards = CardSettings { info: config.card.clone(), public_base, security };
         let registry = Registry::new(&config, cards, shared.client.clone(), previous)?;
+        for name in shared.overlay.draining() {
+            registry.set_draining(&name, true);
+        }
+        let admin = Arc::new(crate::admin::AdminGuard::new(&config.admin, shared.idp_client.clone(), stop)?);
         let permissions = Arc::new(match &config.permissions {
             Some(rules) => Permissions::new(rules)?,
             None => Permissions::allow_all(),
@@ -170,6 +179,7 @@ impl Gateway {
             validation,
             forwarder,
             route_state,
+            admin,
         }))
     }
 
