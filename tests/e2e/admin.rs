@@ -65,7 +65,8 @@ async fn admin_api_manages_the_fleet_and_audits_every_change() {
     let (status, _) = admin_call("GET", &format!("{api}/backends"), Some("a2a_ops_00"), None).await;
     assert_eq!(status, 401);
     let (status, _) =
-        admin_call("POST", &format!("{api}/backends"), None, Some(json!({"name": "x", "url": "http://127.0.0.1:1"}))).await;
+        admin_call("POST", &format!("{api}/backends"), None, Some(json!({"name": "x", "url": "http://127.0.0.1:1"})))
+            .await;
     assert_eq!(status, 401);
     let token = Some(key.as_str());
 
@@ -79,13 +80,8 @@ async fn admin_api_manages_the_fleet_and_audits_every_change() {
     assert!(first["last_card_fetch"].is_string(), "{list}");
 
     // Register at runtime: its skills are routed.
-    let (status, added) = admin_call(
-        "POST",
-        &format!("{api}/backends"),
-        token,
-        Some(json!({"name": "review", "url": review.url})),
-    )
-    .await;
+    let (status, added) =
+        admin_call("POST", &format!("{api}/backends"), token, Some(json!({"name": "review", "url": review.url}))).await;
     assert_eq!(status, 201, "{added}");
     assert_eq!(added["source"], "admin");
     wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
@@ -94,12 +90,14 @@ async fn admin_api_manages_the_fleet_and_audits_every_change() {
     assert_eq!(status, 409, "a name that exists");
 
     // A task, then a drain: no new task for echo, the existing task still reachable.
-    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("hi", Some("echo"))})).await;
+    let answer =
+        rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("hi", Some("echo"))})).await;
     let task_id = answer["result"]["task"]["id"].as_str().expect("task").to_string();
     let (status, drained) = admin_call("POST", &format!("{api}/backends/echo/drain"), token, None).await;
     assert_eq!((status, &drained["draining"]), (200, &json!(true)), "{drained}");
     wait_for_skills(&gw.url, &["review-pr"]).await;
-    let refused = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("x", Some("echo"))})).await;
+    let refused =
+        rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("x", Some("echo"))})).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
     let got = rpc(&format!("{}/", gw.url), "GetTask", json!({"id": task_id})).await;
     assert_eq!(got["result"]["id"], task_id.as_str(), "a draining backend's tasks stay reachable: {got}");
@@ -124,8 +122,12 @@ async fn admin_api_manages_the_fleet_and_audits_every_change() {
     std::fs::write(&path, yaml.replace("interval: 200ms", "interval: 300ms")).unwrap();
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let (_, list) = admin_call("GET", &format!("{api}/backends"), token, None).await;
-    let names: Vec<(&str, bool)> =
-        list["backends"].as_array().unwrap().iter().map(|b| (b["name"].as_str().unwrap(), b["draining"] == true)).collect();
+    let names: Vec<(&str, bool)> = list["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["name"].as_str().unwrap(), b["draining"] == true))
+        .collect();
     assert_eq!(names, [("echo", true), ("review", false)], "{list}");
 
     // Undrain, deregister, and the 404s.

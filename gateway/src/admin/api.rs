@@ -50,7 +50,11 @@ async fn page() -> Response {
 }
 
 /// The current generation and the admin calling, or the refusal.
-async fn admit(host: &Arc<dyn Host>, headers: &HeaderMap, peer: SocketAddr) -> Result<(Arc<Gateway>, Admin), AdminError> {
+async fn admit(
+    host: &Arc<dyn Host>,
+    headers: &HeaderMap,
+    peer: SocketAddr,
+) -> Result<(Arc<Gateway>, Admin), AdminError> {
     let gateway = host.gateway();
     let loopback = host.admin_address().is_some_and(|a| a.ip().is_loopback());
     let admin = gateway.admin.admit(headers, loopback, peer).await?;
@@ -63,7 +67,11 @@ fn backend_json(gateway: &Gateway, status: &crate::registry::BackendStatus) -> V
     value
 }
 
-async fn list_backends(State(host): HostState, ConnectInfo(peer): Peer, headers: HeaderMap) -> Result<Response, AdminError> {
+async fn list_backends(
+    State(host): HostState,
+    ConnectInfo(peer): Peer,
+    headers: HeaderMap,
+) -> Result<Response, AdminError> {
     let (gateway, _) = admit(&host, &headers, peer).await?;
     let backends: Vec<Value> = gateway.registry.status().iter().map(|s| backend_json(&gateway, s)).collect();
     Ok(axum::Json(json!({"backends": backends})).into_response())
@@ -88,8 +96,9 @@ async fn register(
     body: Bytes,
 ) -> Result<Response, AdminError> {
     let (gateway, admin) = admit(&host, &headers, peer).await?;
-    let backend: Backend = serde_json::from_slice(&body)
-        .map_err(|e| AdminError::BadRequest(format!("the body must be a backend entry ({{\"name\", \"url\", …}}): {e}")))?;
+    let backend: Backend = serde_json::from_slice(&body).map_err(|e| {
+        AdminError::BadRequest(format!("the body must be a backend entry ({{\"name\", \"url\", …}}): {e}"))
+    })?;
     if gateway.registry.snapshot().backend(&backend.name).is_some() {
         return Err(AdminError::Conflict(format!("a backend named '{}' exists; remove it first", backend.name)));
     }
@@ -175,7 +184,11 @@ async fn refresh(
 
 /// The configuration in effect: the file as written (secrets redacted, `${VAR}` references not
 /// expanded), the runtime layer over it, and the resulting backends.
-async fn effective_config(State(host): HostState, ConnectInfo(peer): Peer, headers: HeaderMap) -> Result<Response, AdminError> {
+async fn effective_config(
+    State(host): HostState,
+    ConnectInfo(peer): Peer,
+    headers: HeaderMap,
+) -> Result<Response, AdminError> {
     let (gateway, _) = admit(&host, &headers, peer).await?;
     let mut file = gateway.config.document.as_deref().cloned().unwrap_or(Value::Null);
     super::redact::redact(&mut file);

@@ -112,9 +112,7 @@ pub enum AdminError {
     MissingCredentials,
     #[error("the credentials are not valid for the admin API")]
     InvalidCredentials,
-    #[error(
-        "the admin API is off: configure admin.auth, or bind listeners.admin to a loopback address"
-    )]
+    #[error("the admin API is off: configure admin.auth, or bind listeners.admin to a loopback address")]
     NotConfigured,
     #[error("{0}")]
     Forbidden(String),
@@ -156,13 +154,7 @@ impl IntoResponse for AdminError {
 }
 
 /// Writes an `admin.change` audit record (and a log line).
-fn audit(
-    gateway: &Gateway,
-    admin: &Admin,
-    action: &'static str,
-    target: &str,
-    detail: Option<serde_json::Value>,
-) {
+fn audit(gateway: &Gateway, admin: &Admin, action: &'static str, target: &str, detail: Option<serde_json::Value>) {
     tracing::info!(admin = %admin.id, action, target, "admin change");
     if let Some(audit) = &gateway.shared.audit {
         audit.admin_change(a2a_policies::audit::AdminChange {

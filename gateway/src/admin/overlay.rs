@@ -14,7 +14,10 @@ use crate::config::{Backend, Config};
 pub enum Origin {
     Admin,
     /// A self-registered agent, by its registration credential; it stays while it heartbeats.
-    Agent { credential: String, last_heartbeat: Instant },
+    Agent {
+        credential: String,
+        last_heartbeat: Instant,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -99,11 +102,7 @@ impl Overlay {
     /// A copy of the layer, to restore when a change cannot be applied.
     pub fn snapshot(&self) -> OverlaySnapshot {
         let layer = self.lock();
-        OverlaySnapshot {
-            added: layer.added.clone(),
-            removed: layer.removed.clone(),
-            draining: layer.draining.clone(),
-        }
+        OverlaySnapshot { added: layer.added.clone(), removed: layer.removed.clone(), draining: layer.draining.clone() }
     }
 
     pub fn set_draining(&self, name: &str, draining: bool) {
@@ -199,8 +198,11 @@ mod tests {
     }
 
     fn file() -> Config {
-        Config::parse("backends:\n  - {name: a, url: 'http://127.0.0.1:1'}\n  - {name: b, url: 'http://127.0.0.1:2'}\n", &|_| None)
-            .unwrap()
+        Config::parse(
+            "backends:\n  - {name: a, url: 'http://127.0.0.1:1'}\n  - {name: b, url: 'http://127.0.0.1:2'}\n",
+            &|_| None,
+        )
+        .unwrap()
     }
 
     fn names(config: &Config) -> Vec<&str> {

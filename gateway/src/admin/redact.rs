@@ -6,7 +6,8 @@ use serde_json::Value;
 pub const REDACTED: &str = "[redacted]";
 
 /// Keys whose string values are secrets (compared case-insensitively, as substrings).
-const SECRET_KEYS: [&str; 8] = ["secret", "password", "token", "hash", "bearer", "private", "signing_key", "credential"];
+const SECRET_KEYS: [&str; 8] =
+    ["secret", "password", "token", "hash", "bearer", "private", "signing_key", "credential"];
 
 /// Replaces secret values in `value`: strings under secret-looking keys, salted key hashes
 /// anywhere, and the user-info of URLs.

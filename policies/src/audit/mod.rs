@@ -63,8 +63,8 @@ use std::sync::Arc;
 
 pub use config::{AuditConfig, ConfigError, FileConfig};
 pub use file::chain_files;
-pub use record::AdminChange;
 pub use layer::{AuditLayer, AuditService, ResponseFuture, TraceId};
+pub use record::AdminChange;
 pub use sink::{AuditError, AuditSink, SinkHandle};
 pub use verify::{BrokenLink, ChainStart, FileSummary, Problem, VerifyReport, verify_files};
 
