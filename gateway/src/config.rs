@@ -78,9 +78,15 @@ pub struct Config {
     /// Trace export (OTLP/HTTP). Read at start.
     #[serde(default)]
     pub telemetry: crate::telemetry::TelemetryConfig,
+    /// The admin API: operators' credentials and agent self-registration.
+    #[serde(default)]
+    pub admin: crate::admin::AdminConfig,
     /// The directory relative paths in the file (schema files) are resolved against.
     #[serde(skip)]
     pub base_dir: std::path::PathBuf,
+    /// The file as written, `${VAR}` references unexpanded (the admin API shows it redacted).
+    #[serde(skip)]
+    pub document: Option<std::sync::Arc<serde_json::Value>>,
     pub backends: Vec<Backend>,
 }
 
@@ -406,6 +412,7 @@ impl Config {
     fn parse_unchecked(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let mut value: yaml_serde::Value =
             yaml_serde::from_str(text).map_err(|e| ConfigError::Syntax(format!("YAML: {e}")))?;
+        let document = serde_json::to_value(&value).ok().map(std::sync::Arc::new);
         expand_env(&mut value, "", env)?;
         // Through JSON: externally tagged enums (`auth: {bearer: …}`) read as plain maps there,
         // where a YAML value would want `!bearer` tags.
@@ -414,6 +421,8 @@ impl Config {
             let path = e.path().to_string();
             invalid(if path == "." { "(top level)".into() } else { path }, e.inner().to_string())
         })?;
+        let mut config = config;
+        config.document = document;
         Ok(config)
     }
 
@@ -469,6 +478,7 @@ impl Config {
         if let Some(auth) = &self.auth {
             auth.validate().map_err(|e| invalid(e.path, e.message))?;
         }
+        self.admin.validate().map_err(|(path, message)| invalid(path, message))?;
         if let Some(audit) = &self.audit {
             audit.validate().map_err(|e| invalid(section("audit", &e.path), e.message))?;
         }

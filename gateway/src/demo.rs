@@ -58,7 +58,9 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         rate_limit: None,
         concurrency: None,
         validation: None,
+        admin: Default::default(),
         base_dir: Default::default(),
+        document: None,
         backends,
     };
     config.validate()?;

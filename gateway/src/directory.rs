@@ -55,6 +55,8 @@ pub trait TaskDirectory: Send + Sync + 'static {
     fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Vec<(u64, String, TaskEntry)>>;
     /// Forgets entries not seen for longer than the directory's time-to-live.
     fn sweep(&self);
+    /// Up to `limit` known tasks with their entries, in no particular order (the admin API's view).
+    fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>>;
 }
 
 struct Seen<T> {
@@ -173,6 +175,11 @@ impl TaskDirectory for MemoryDirectory {
         futures::future::ready(found).boxed()
     }
 
+    fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>> {
+        let tasks = self.tasks.iter().take(limit).map(|e| (e.key().clone(), e.value().value.clone())).collect();
+        futures::future::ready(tasks).boxed()
+    }
+
     fn sweep(&self) {
         let ttl = self.ttl;
         self.tasks.retain(|_, seen| seen.at.elapsed() < ttl);
@@ -242,6 +249,18 @@ mod tests {
         record(&dir, &a, &fact("t1", "c1", Some(TaskState::Canceled)));
         record(&dir, &a, &fact("t1", "c1", Some(TaskState::Working)));
         assert_eq!(dir.task("t1").await.unwrap().state, Some(TaskState::Canceled));
+    }
+
+    #[tokio::test]
+    async fn list_shows_known_tasks_up_to_the_limit() {
+        let dir = MemoryDirectory::new(Duration::from_secs(60));
+        let a: Arc<str> = Arc::from("a");
+        record(&dir, &a, &fact("t1", "c1", Some(TaskState::Working)));
+        record(&dir, &a, &fact("t2", "c1", None));
+        let mut ids: Vec<String> = dir.list(10).await.into_iter().map(|(id, _)| id).collect();
+        ids.sort();
+        assert_eq!(ids, ["t1", "t2"]);
+        assert_eq!(dir.list(1).await.len(), 1);
     }
 
     #[tokio::test]

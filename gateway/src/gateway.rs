@@ -46,6 +46,8 @@ pub struct Shared {
     pub early_ids: Arc<EarlyIds>,
     /// The key of ListTasks page tokens, kept across reloads (tokens stay valid).
     pub page_tokens: crate::page_token::PageTokens,
+    /// Runtime changes to the fleet (admin API, self-registration), applied over every reload.
+    pub overlay: Arc<crate::admin::overlay::Overlay>,
 }
 
 impl Shared {
@@ -89,6 +91,7 @@ impl Shared {
             audit,
             early_ids: Arc::new(EarlyIds::new(config.routing.task_ttl)),
             page_tokens: crate::page_token::PageTokens::random(),
+            overlay: Arc::default(),
         }))
     }
 }
@@ -112,6 +115,8 @@ pub struct Gateway {
     pub validation: Option<Arc<InputValidation>>,
     pub forwarder: Forwarder,
     pub route_state: Arc<RouteState>,
+    /// Who may use the admin API and register agents.
+    pub admin: Arc<crate::admin::AdminGuard>,
 }
 
 impl Gateway {
@@ -135,6 +140,10 @@ impl Gateway {
             .map(|auth| Security { schemes: auth.security_schemes(), requirements: auth.security_requirements() });
         let cards = CardSettings { info: config.card.clone(), public_base, security };
         let registry = Registry::new(&config, cards, shared.client.clone(), previous)?;
+        for name in shared.overlay.draining() {
+            registry.set_draining(&name, true);
+        }
+        let admin = Arc::new(crate::admin::AdminGuard::new(&config.admin, shared.idp_client.clone(), stop)?);
         let permissions = Arc::new(match &config.permissions {
             Some(rules) => Permissions::new(rules)?,
             None => Permissions::allow_all(),
@@ -188,6 +197,7 @@ impl Gateway {
             validation,
             forwarder,
             route_state,
+            admin,
         }))
     }
 

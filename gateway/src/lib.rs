@@ -4,6 +4,7 @@
 //! routes it ([`routing`], with task ownership from [`directory`] and backends from [`registry`]),
 //! and forwards it ([`proxy`]), relaying answers and streams unchanged.
 
+pub mod admin;
 pub mod card;
 pub mod config;
 pub mod deadlines;
@@ -21,6 +22,7 @@ pub mod registry;
 pub mod relay;
 pub mod resolve;
 pub mod routing;
+pub mod screen;
 pub mod server;
 pub mod stack;
 pub mod telemetry;

@@ -85,6 +85,8 @@ where
             let route = info.as_ref().and_then(|i| i.route());
             let skill = route.and_then(|r| r.skill.clone()).unwrap_or_default();
             let backend = route.map(|r| r.backend.to_string()).unwrap_or_default();
+            let denial = result.as_ref().err().and_then(|e| Some((limit_kind(e)?, e.reason())));
+            crate::admin::stats::RECENT.record(&skill, outcome != "ok", denial);
             let labels = [
                 ("operation", operation.to_string()),
                 ("binding", binding.to_string()),

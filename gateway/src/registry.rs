@@ -33,6 +33,9 @@ pub struct Backend {
     /// The A2A dialect the gateway speaks to this backend: 1.0 when its card offers a 1.x interface
     /// (or config says so), else 0.3 JSON-RPC or the early REST dialect (bridged).
     pub dialect: Dialect,
+    /// Drained by an operator: picked for no new task (not in the skill index nor the gateway's
+    /// card), while calls about its tasks still reach it.
+    pub draining: bool,
 }
 
 /// Everything routing and the card endpoints need, swapped as a whole when anything changes.
@@ -40,7 +43,7 @@ pub struct Snapshot {
     /// In configuration order.
     pub backends: Vec<Arc<Backend>>,
     by_name: HashMap<Arc<str>, usize>,
-    /// Skill id → indices of healthy backends that declare it.
+    /// Skill id → indices of healthy, not draining backends that declare it.
     by_skill: HashMap<String, Vec<usize>>,
     pub gateway_card: CardDoc,
     agent_cards: HashMap<Arc<str>, CardDoc>,
@@ -87,6 +90,26 @@ struct BackendState {
     card: Option<Arc<Value>>,
     healthy: bool,
     failures: u32,
+    draining: bool,
+    /// When the card was last fetched (successfully or not), and why the last fetch failed.
+    last_fetch: Option<std::time::SystemTime>,
+    last_error: Option<String>,
+}
+
+/// One backend as the admin API reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BackendStatus {
+    pub name: String,
+    pub url: String,
+    pub healthy: bool,
+    pub draining: bool,
+    /// `1.0`, `0.3` or `early`; `null` before a card was read.
+    pub dialect: Option<&'static str>,
+    pub skills: Vec<String>,
+    /// RFC 3339, UTC.
+    pub last_card_fetch: Option<String>,
+    pub last_card_error: Option<String>,
+    pub consecutive_failures: u32,
 }
 
 pub struct Registry {
@@ -111,6 +134,8 @@ enum CheckError {
     Json(serde_json::Error),
     #[error("card offers no A2A 1.0 JSONRPC or HTTP+JSON interface")]
     NoInterface,
+    #[error("card is larger than 1 MiB")]
+    TooLarge,
 }
 
 impl Registry {
@@ -136,6 +161,9 @@ impl Registry {
                 card: before.and_then(|b| b.card.clone()),
                 healthy: before.is_some_and(|b| b.healthy),
                 failures: before.map_or(0, |b| b.failures),
+                draining: false,
+                last_fetch: before.and_then(|b| b.last_fetch),
+                last_error: before.and_then(|b| b.last_error.clone()),
             });
         }
         drop(known);
@@ -197,6 +225,60 @@ impl Registry {
         futures::future::join_all((0..count).map(|i| self.check(i))).await;
     }
 
+    /// Drains (or undrains) backend `name`; `false` when there is no such backend.
+    pub fn set_draining(&self, name: &str, draining: bool) -> bool {
+        let Ok(mut states) = self.states.lock() else { return false };
+        let Some(state) = states.iter_mut().find(|s| s.config.name == name) else { return false };
+        if state.draining != draining {
+            state.draining = draining;
+            self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards)));
+        }
+        true
+    }
+
+    /// Fetches backend `name`'s card now; its status after, or `None` when there is no such backend.
+    pub async fn refresh(&self, name: &str) -> Option<BackendStatus> {
+        let index = self.states.lock().ok()?.iter().position(|s| s.config.name == name)?;
+        self.check(index).await;
+        self.status().into_iter().find(|s| s.name == name)
+    }
+
+    /// Every backend's state, in configuration order.
+    pub fn status(&self) -> Vec<BackendStatus> {
+        let snapshot = self.snapshot();
+        let Ok(states) = self.states.lock() else { return Vec::new() };
+        states
+            .iter()
+            .map(|state| {
+                let backend = snapshot.backend(&state.config.name);
+                let dialect = state.card.as_ref().map(|_| match backend.map(|b| b.dialect) {
+                    Some(Dialect::V03) => "0.3",
+                    Some(Dialect::Early) => "early",
+                    _ => "1.0",
+                });
+                let skills = state
+                    .card
+                    .as_deref()
+                    .and_then(|c| c.get("skills")?.as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| Some(s.get("id")?.as_str()?.to_string()))
+                    .collect();
+                BackendStatus {
+                    name: state.config.name.clone(),
+                    url: state.config.url.clone(),
+                    healthy: state.healthy && state.card.is_some(),
+                    draining: state.draining,
+                    dialect,
+                    skills,
+                    last_card_fetch: state.last_fetch.map(|t| humantime::format_rfc3339_millis(t).to_string()),
+                    last_card_error: state.last_error.clone(),
+                    consecutive_failures: state.failures,
+                }
+            })
+            .collect()
+    }
+
     /// Checks the backends that have no card yet (new in a reload), concurrently.
     pub async fn check_unknown(self: &Arc<Self>) {
         let unknown: Vec<usize> = match self.states.lock() {
@@ -248,6 +330,8 @@ impl Registry {
             let Ok(mut states) = self.states.lock() else { return };
             let state = &mut states[index];
             let was_healthy = state.healthy;
+            state.last_fetch = Some(std::time::SystemTime::now());
+            state.last_error = result.as_ref().err().map(ToString::to_string);
             let changed = match result {
                 Ok(card) => {
                     state.failures = 0;
@@ -278,25 +362,39 @@ impl Registry {
     }
 
     async fn fetch_card(&self, url: Url) -> Result<Value, CheckError> {
-        let response = self
-            .client
-            .get(url)
-            .header("a2a-version", crate::protocol::PROTOCOL_VERSION)
-            .timeout(self.health.timeout)
-            .send()
-            .await?;
-        if !response.status().is_success() {
-            return Err(CheckError::Status(response.status().as_u16()));
-        }
-        let bytes = response.bytes().await?;
-        let card: Value = serde_json::from_slice(&bytes).map_err(CheckError::Json)?;
-        let card = normalize_card(card);
-        let (_, jsonrpc, rest) = interfaces_of(&card, None);
-        if jsonrpc.is_none() && rest.is_none() {
-            return Err(CheckError::NoInterface);
-        }
-        Ok(card)
+        fetch_card(&self.client, url, self.health.timeout).await
     }
+}
+
+/// The largest card the gateway reads.
+const MAX_CARD_BYTES: usize = 1024 * 1024;
+
+/// Fetches the card at `url` and checks that it offers an interface the gateway can use (a
+/// self-registering agent's card is checked so before it is admitted).
+pub async fn probe_card(client: &reqwest::Client, url: Url, timeout: Duration) -> Result<(), String> {
+    fetch_card(client, url, timeout).await.map(drop).map_err(|e| e.to_string())
+}
+
+async fn fetch_card(client: &reqwest::Client, url: Url, timeout: Duration) -> Result<Value, CheckError> {
+    let mut response =
+        client.get(url).header("a2a-version", crate::protocol::PROTOCOL_VERSION).timeout(timeout).send().await?;
+    if !response.status().is_success() {
+        return Err(CheckError::Status(response.status().as_u16()));
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if bytes.len() + chunk.len() > MAX_CARD_BYTES {
+            return Err(CheckError::TooLarge);
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    let card: Value = serde_json::from_slice(&bytes).map_err(CheckError::Json)?;
+    let card = normalize_card(card);
+    let (_, jsonrpc, rest) = interfaces_of(&card, None);
+    if jsonrpc.is_none() && rest.is_none() {
+        return Err(CheckError::NoInterface);
+    }
+    Ok(card)
 }
 
 /// A card in the 1.0 shape: 1.0 cards as they are, a 0.3 card (top-level `url` and a 0.x
@@ -440,7 +538,7 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
             .iter()
             .filter_map(|s| Some(s.get("id")?.as_str()?.to_string()))
             .collect();
-        for skill in &skills {
+        for skill in skills.iter().filter(|_| !state.draining) {
             let list = by_skill.entry(skill.clone()).or_default();
             if !list.contains(&i) {
                 list.push(i);
@@ -456,6 +554,7 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
             rest_url: rest.map(|p| on_origin(&state.base, p.trim_end_matches('/'))),
             skills,
             dialect,
+            draining: state.draining,
         }));
         by_name.insert(name, i);
     }
@@ -473,7 +572,19 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
     for view in &views {
         agent_cards.insert(backends[by_name[view.name]].name.clone(), CardDoc::new(&card::agent_card(cards, view)));
     }
-    let gateway_card = CardDoc::new(&card::gateway_card(cards, &views));
+    // A draining backend's skills are not on offer for new tasks.
+    let offered: Vec<BackendCard<'_>> = views
+        .iter()
+        .filter(|v| !backends[by_name[v.name]].draining)
+        .map(|v| BackendCard {
+            name: v.name,
+            card: v.card,
+            private_names: v.private_names,
+            has_jsonrpc: v.has_jsonrpc,
+            has_rest: v.has_rest,
+        })
+        .collect();
+    let gateway_card = CardDoc::new(&card::gateway_card(cards, &offered));
     let mut skill_specs = HashMap::new();
     for view in &views {
         let version = card_version(view.card);

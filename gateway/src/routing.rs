@@ -104,6 +104,10 @@ impl Router<'_> {
         }
         if let Some(agent) = &call.agent {
             let backend = self.snapshot.backend(agent).ok_or_else(|| A2aError::AgentNotFound(agent.clone()))?;
+            if backend.draining && call.operation.is_send() {
+                // A draining agent finishes its tasks and takes no new ones.
+                return Err(A2aError::BackendUnavailable(format!("the agent '{agent}' is draining; try again later")));
+            }
             return Route::to(backend, call.skill_id.as_deref());
         }
         if let Some(skill) = &call.skill_id {

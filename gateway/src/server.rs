@@ -71,6 +71,11 @@ pub struct Runtime {
     shared: Arc<Shared>,
     bound: SocketAddr,
     draining: AtomicBool,
+    /// The configuration file as last loaded, before the admin API's runtime layer.
+    file_config: std::sync::Mutex<Config>,
+    /// Reloads and runtime changes build and swap generations one at a time.
+    swapping: tokio::sync::Mutex<()>,
+    admin_bound: std::sync::OnceLock<SocketAddr>,
 }
 
 impl Runtime {
@@ -89,15 +94,25 @@ impl Runtime {
         Ok(())
     }
 
-    /// Loads `path` aside and swaps it in; an invalid file leaves the running configuration alone.
+    /// Loads `path` aside and swaps it in (with the admin API's runtime layer over it); an invalid
+    /// file leaves the running configuration alone.
     async fn reload(&self, path: &std::path::Path) {
-        let config = match Config::load(path) {
+        let file = match Config::load(path) {
             Ok(config) => config,
             Err(error) => {
                 tracing::error!(%error, "configuration reload refused; the running configuration stays");
                 return;
             }
         };
+        let _one_at_a_time = self.swapping.lock().await;
+        let config = self.shared.overlay.apply(&file);
+        if let Err(error) = config.validate() {
+            tracing::error!(%error, "configuration reload refused with the runtime changes applied; the running configuration stays");
+            return;
+        }
+        if let Ok(mut stored) = self.file_config.lock() {
+            *stored = file;
+        }
         let previous = self.current.load_full();
         if config.listeners != previous.gateway.config.listeners {
             tracing::warn!("listener settings changed: that takes a restart; the rest is applied");
@@ -113,6 +128,41 @@ impl Runtime {
             }
             Err(error) => tracing::error!(%error, "configuration reload failed; the running configuration stays"),
         }
+    }
+
+    /// Builds a generation from the file with the current runtime layer and swaps it in.
+    async fn rebuild(&self) -> anyhow::Result<()> {
+        let _one_at_a_time = self.swapping.lock().await;
+        let file = self.file_config.lock().map_err(|_| anyhow::anyhow!("configuration lock poisoned"))?.clone();
+        let config = self.shared.overlay.apply(&file);
+        config.validate()?;
+        let previous = self.current.load_full();
+        let public_base = config.public_base(self.bound);
+        let generation = Generation::start(config, public_base, self.shared.clone(), Some(&previous)).await?;
+        self.current.store(Arc::new(generation));
+        previous.health_stop.cancel();
+        Ok(())
+    }
+}
+
+impl crate::admin::Host for Runtime {
+    fn gateway(&self) -> Arc<Gateway> {
+        Runtime::gateway(self)
+    }
+
+    fn file_config(&self) -> Config {
+        match self.file_config.lock() {
+            Ok(config) => config.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn rebuild(&self) -> futures::future::BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(Runtime::rebuild(self))
+    }
+
+    fn admin_address(&self) -> Option<SocketAddr> {
+        self.admin_bound.get().copied()
     }
 }
 
@@ -140,6 +190,7 @@ pub async fn run(
         None => (None, None),
     };
     let shared = Shared::new(&config, audit)?;
+    let file_config = std::sync::Mutex::new(config.clone());
     let generation = Generation::start(config, public_base.clone(), shared.clone(), None).await?;
     let runtime = Arc::new(Runtime {
         current: ArcSwap::from_pointee(generation),
@@ -147,6 +198,9 @@ pub async fn run(
         shared: shared.clone(),
         bound,
         draining: AtomicBool::new(false),
+        file_config,
+        swapping: tokio::sync::Mutex::new(()),
+        admin_bound: std::sync::OnceLock::new(),
     });
     // Expired deadlines are canceled through whatever generation is current then.
     let weak = Arc::downgrade(&runtime);
@@ -158,8 +212,9 @@ pub async fn run(
     let admin = match admin_addr {
         Some(addr) => {
             let admin = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("admin listener {addr}: {e}"))?;
+            let _ = runtime.admin_bound.set(admin.local_addr()?);
             println!("admin http://{}", admin.local_addr()?);
-            let app = admin_app(runtime.clone());
+            let app = admin_app(runtime.clone()).into_make_service_with_connect_info::<SocketAddr>();
             let stop = background.clone();
             Some(tokio::spawn(
                 async move { axum::serve(admin, app).with_graceful_shutdown(stop.cancelled_owned()).await },
@@ -168,6 +223,7 @@ pub async fn run(
         None => None,
     };
     spawn_directory_sweeper(shared.directory.clone(), background.clone());
+    crate::admin::spawn_expiry(runtime.clone(), background.clone());
     if let Some(path) = config_path {
         spawn_reloader(runtime.clone(), path, background.clone());
     }
@@ -285,7 +341,8 @@ fn admin_app(runtime: Arc<Runtime>) -> Router {
         .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(scrape))
-        .with_state(runtime)
+        .with_state(runtime.clone())
+        .merge(crate::admin::router(runtime))
 }
 
 /// The public keys of the tokens the gateway mints for backends.

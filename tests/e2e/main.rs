@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `a2a-gateway` binary in front of real agents (the Rust example agents,
 //! a2a-sdk Python agents, and purpose-built stream backends), all on ephemeral loopback ports.
 
+mod admin;
 mod auth;
 mod cards;
 mod cli;

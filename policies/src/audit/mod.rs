@@ -15,6 +15,7 @@
 //! | `task.state` | a task's state differs from the last one recorded for it | `state` (A2A wire name), `source` (`response` or `stream`) |
 //! | `artifact.delivered` | an artifact (by id and content hash) not yet recorded for its task | `artifact_id`, `name`, `part_count`, `bytes`, `sha256` — never the content |
 //! | `task.ended` | right after the `task.state` record of a terminal state | `state`, `duration_ms` since the task was first seen (the start of the request that first showed it) |
+//! | `admin.change` | an operator's change through the admin API, or an agent's self-registration (no common fields) | `admin`, `admin_auth`, `action`, `target`, `detail` |
 //! | `audit.dropped` | records were dropped because the queue was full | `count` |
 //! | `chain_anchor` | first record of each file and of each start | `reason` (`start`, `rotate`), `prev_file` |
 //!
@@ -63,6 +64,7 @@ use std::sync::Arc;
 pub use config::{AuditConfig, ConfigError, FileConfig};
 pub use file::chain_files;
 pub use layer::{AuditLayer, AuditService, ResponseFuture, TraceId};
+pub use record::AdminChange;
 pub use sink::{AuditError, AuditSink, SinkHandle};
 pub use verify::{BrokenLink, ChainStart, FileSummary, Problem, VerifyReport, verify_files};
 
@@ -142,6 +144,11 @@ impl Audit {
 
     pub fn layer(&self) -> AuditLayer {
         AuditLayer::new(self.clone())
+    }
+
+    /// Records an operator's change to the running gateway.
+    pub fn admin_change(&self, change: AdminChange) {
+        self.inner.sink.send(record::Record::meta(record::Kind::Admin(Box::new(change))));
     }
 
     pub fn stats(&self) -> AuditStats {

@@ -71,6 +71,25 @@ pub(crate) struct Content {
     pub body: Bytes,
 }
 
+/// An operator's change made through the admin API (or an agent's self-registration): who made it,
+/// what it did, to what. Never carries a credential.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdminChange {
+    /// The admin's identity (`key:<caller>`, a token's subject, or `local:<address>` on an
+    /// unauthenticated loopback listener; `agent:<credential id>` for self-registration).
+    pub admin: String,
+    /// How the admin was authenticated (`api_key`, `jwt`, `introspection`, `loopback`,
+    /// `registration`).
+    pub method: &'static str,
+    /// `backend.register`, `backend.deregister`, `backend.drain`, `backend.undrain`,
+    /// `backend.refresh`, `agent.register`, `agent.leave`, `agent.expire`.
+    pub action: &'static str,
+    /// The backend's name.
+    pub target: String,
+    /// The change's parameters (e.g. the URL registered), free of secrets.
+    pub detail: Option<serde_json::Value>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Kind {
     Received {
@@ -106,6 +125,8 @@ pub(crate) enum Kind {
     Dropped {
         count: u64,
     },
+    /// An operator's change to the running gateway through the admin API.
+    Admin(Box<AdminChange>),
     /// The first record of every chain segment: a new file, or a restart into an existing one.
     Anchor {
         reason: &'static str,
@@ -123,6 +144,7 @@ impl Kind {
             Kind::Artifact { .. } => "artifact.delivered",
             Kind::Ended { .. } => "task.ended",
             Kind::Dropped { .. } => "audit.dropped",
+            Kind::Admin(_) => "admin.change",
             Kind::Anchor { .. } => ANCHOR_EVENT,
         }
     }
@@ -222,6 +244,13 @@ impl Record {
                 map.serialize_entry("duration_ms", &millis(*duration))?;
             }
             Kind::Dropped { count } => map.serialize_entry("count", count)?,
+            Kind::Admin(change) => {
+                map.serialize_entry("admin", &change.admin)?;
+                map.serialize_entry("admin_auth", &change.method)?;
+                map.serialize_entry("action", &change.action)?;
+                map.serialize_entry("target", &change.target)?;
+                map.serialize_entry("detail", &change.detail)?;
+            }
             Kind::Anchor { reason, prev_file } => {
                 map.serialize_entry("reason", reason)?;
                 map.serialize_entry("prev_file", prev_file)?;
@@ -323,6 +352,24 @@ mod tests {
         let ts = value["ts"].as_str().unwrap();
         assert_eq!(ts.len(), "2026-12-02T10:21:20.834Z".len(), "{ts}");
         assert!(ts.ends_with('Z') && ts.as_bytes()[19] == b'.');
+    }
+
+    #[test]
+    fn admin_changes_name_the_admin_and_the_change() {
+        let change = AdminChange {
+            admin: "key:ops".into(),
+            method: "api_key",
+            action: "backend.drain",
+            target: "echo".into(),
+            detail: Some(serde_json::json!({"draining": true})),
+        };
+        let value = json(&Record::meta(Kind::Admin(Box::new(change))));
+        assert_eq!(value["event"], "admin.change");
+        assert_eq!(value["admin"], "key:ops");
+        assert_eq!(value["admin_auth"], "api_key");
+        assert_eq!(value["action"], "backend.drain");
+        assert_eq!(value["target"], "echo");
+        assert_eq!(value["detail"]["draining"], true);
     }
 
     #[test]
