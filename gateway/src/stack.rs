@@ -43,6 +43,7 @@ pub fn a2a_stack(
         // every refusal from below in the caller's dialect and binding.
         .layer(DecodeLayer {
             max_body: gateway.config.limits.max_request_bytes,
+            max_depth: gateway.config.limits.max_json_depth,
             // Lives as long as this stack: a reload starts a new map (early ids of older tasks are
             // then unknown; see the wiring notes in the report to move it into `Shared`).
             early_ids: gateway.shared.early_ids.clone(),
@@ -87,6 +88,7 @@ pub fn a2a_stack(
 #[derive(Clone)]
 pub struct DecodeLayer {
     max_body: usize,
+    max_depth: usize,
     /// Early callers' task ids → the agents' tasks.
     early_ids: Arc<EarlyIds>,
     /// Where a new early task id is checked for collision with the tasks the gateway knows.
@@ -99,6 +101,7 @@ impl<S> Layer<S> for DecodeLayer {
         DecodeService {
             inner,
             max_body: self.max_body,
+            max_depth: self.max_depth,
             early_ids: self.early_ids.clone(),
             directory: self.directory.clone(),
         }
@@ -109,6 +112,7 @@ impl<S> Layer<S> for DecodeLayer {
 pub struct DecodeService<S> {
     inner: S,
     max_body: usize,
+    max_depth: usize,
     early_ids: Arc<EarlyIds>,
     directory: Arc<dyn TaskDirectory>,
 }
@@ -128,12 +132,13 @@ where
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let inner = self.inner.clone();
-        let max_body = self.max_body;
+        let (max_body, max_depth) = (self.max_body, self.max_depth);
         let (early_ids, directory) = (self.early_ids.clone(), self.directory.clone());
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             let binding = binding_of(&parts.method, parts.uri.path());
-            let bytes = match read_body(&parts.headers, body, max_body).await {
+            let read = read_body(&parts.headers, body, max_body).await;
+            let bytes = match read.and_then(|b| crate::protocol::json_limits::check_depth(&b, max_depth).map(|()| b)) {
                 Ok(bytes) => bytes,
                 Err(error) => {
                     let dialect = dialect_hint(&parts.method, parts.uri.path(), &parts.headers);
@@ -346,9 +351,7 @@ impl Service<Request<Bytes>> for ForwardService {
                                 )
                                 .await;
                             if let Some(span) = span {
-                                span.finish(result.as_ref().err().map(|e| match e {
-                                    ForwardError::NotSent(e) | ForwardError::Failed(e) => e.reason(),
-                                }));
+                                span.finish(result.as_ref().err().map(|e| e.error().reason()));
                             }
                             let waited = asked.elapsed();
                             metrics::histogram!(BACKEND_DURATION, "backend" => backend.name.to_string())
@@ -378,7 +381,8 @@ impl Service<Request<Bytes>> for ForwardService {
                                 return Err(A2aError::BackendUnavailable("the gateway is shutting down; retry".into()));
                             }
                         };
-                        gateway.registry.report_request(&backend.name, result.is_ok());
+                        // An agent's error answer is an answer: only failures to answer count.
+                        gateway.registry.report_request(&backend.name, !result.as_ref().is_err_and(ForwardError::is_backend_failure));
                         match result {
                             Ok(response) => return Ok(response),
                             Err(ForwardError::NotSent(error)) if movable => {

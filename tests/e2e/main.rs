@@ -5,6 +5,7 @@ mod auth;
 mod cards;
 mod cli;
 mod dialects;
+mod edge;
 mod errors;
 mod health;
 mod lifecycle;
