@@ -94,6 +94,8 @@ pub struct Registry {
     snapshot: ArcSwap<Snapshot>,
     cards: CardSettings,
     health: config::Health,
+    /// A card larger than this fails its fetch (read in chunks, never buffered past it).
+    max_card_bytes: usize,
     client: reqwest::Client,
     round_robin: AtomicUsize,
 }
@@ -107,6 +109,8 @@ enum CheckError {
     Status(u16),
     #[error("card is not JSON: {0}")]
     Json(serde_json::Error),
+    #[error("card is larger than limits.max_card_bytes ({0} bytes)")]
+    TooLarge(usize),
     #[error("card offers no A2A 1.0 JSONRPC or HTTP+JSON interface")]
     NoInterface,
 }
@@ -143,6 +147,7 @@ impl Registry {
             states: Mutex::new(states),
             cards,
             health: config.health.clone(),
+            max_card_bytes: config.limits.max_card_bytes,
             client,
             round_robin: AtomicUsize::new(0),
         });
@@ -286,7 +291,7 @@ impl Registry {
         if !response.status().is_success() {
             return Err(CheckError::Status(response.status().as_u16()));
         }
-        let bytes = response.bytes().await?;
+        let bytes = read_capped(response, self.max_card_bytes).await?;
         let card: Value = serde_json::from_slice(&bytes).map_err(CheckError::Json)?;
         let card = normalize_card(card);
         let (_, jsonrpc, rest) = interfaces_of(&card, None);
@@ -295,6 +300,26 @@ impl Registry {
         }
         Ok(card)
     }
+}
+
+/// The body of `response`, refused as soon as it passes `max` bytes (by its declared length, or while
+/// it streams in): a huge card costs the gateway at most `max` bytes of memory. The health check's
+/// timeout bounds the time.
+async fn read_capped(response: reqwest::Response, max: usize) -> Result<Vec<u8>, CheckError> {
+    use futures::StreamExt;
+    if response.content_length().is_some_and(|n| n > max as u64) {
+        return Err(CheckError::TooLarge(max));
+    }
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > max {
+            return Err(CheckError::TooLarge(max));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// A card in the 1.0 shape: 1.0 cards as they are, a 0.3 card (top-level `url` and a 0.x

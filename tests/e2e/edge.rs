@@ -246,3 +246,54 @@ async fn deeply_nested_requests_are_refused_before_they_are_forwarded() {
     assert_eq!(answer["error"]["status"], "INVALID_ARGUMENT", "{answer}");
     assert_eq!(lab.hits.load(Ordering::SeqCst), 0, "nothing reached the agent");
 }
+
+#[tokio::test]
+async fn a_huge_card_fails_its_fetch_without_being_read_whole() {
+    const CHUNK: usize = 1 << 20;
+    const CHUNKS: usize = 150;
+    let served = Arc::new(AtomicUsize::new(0));
+    let counter = served.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    // A 150 MB card, streamed without a length; `served` counts the bytes the gateway pulled.
+    let app = axum::Router::new().route(
+        "/.well-known/agent-card.json",
+        axum::routing::get(move || {
+            let counter = counter.clone();
+            async move {
+                const HEAD: &[u8] = br#"{"name":"huge","description":""#;
+                let chunks = futures::stream::unfold(0usize, move |n| {
+                    let counter = counter.clone();
+                    async move {
+                        let chunk = match n {
+                            0 => bytes::Bytes::from_static(HEAD),
+                            n if n <= CHUNKS => bytes::Bytes::from(vec![b'a'; CHUNK]),
+                            n if n == CHUNKS + 1 => bytes::Bytes::from_static(br#"","skills":[{"id":"huge"}]}"#),
+                            _ => return None,
+                        };
+                        counter.fetch_add(chunk.len(), Ordering::SeqCst);
+                        Some((Ok::<_, std::io::Error>(chunk), n + 1))
+                    }
+                });
+                Response::builder()
+                    .header("content-type", "application/json")
+                    .body(axum::body::Body::from_stream(chunks))
+                    .expect("response")
+            }
+        }),
+    );
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let echo = a2a_e2e::example_agent(BIN, "echo", &[]).await;
+    let extra = "health:\n  interval: 30s\n  timeout: 20s\n  unhealthy_after: 1\n";
+    let gw = gateway(BIN, &config(&[("huge", &base), ("echo", &echo.url)], extra)).await;
+    let card = wait_for_skills(&gw.url, &["echo"]).await;
+    assert!(!card.to_string().contains("huge"), "{card}");
+    let log = std::fs::read_to_string(&gw.log).expect("log");
+    assert!(log.contains("larger than limits.max_card_bytes"), "{log}");
+    let pulled = served.load(Ordering::SeqCst);
+    // The default cap is 1 MiB; what the gateway pulled is that plus what sat in socket buffers.
+    assert!(pulled < 16 * CHUNK, "the gateway read {pulled} bytes of the card");
+    task.abort();
+}
