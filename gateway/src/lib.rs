@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod observers;
 pub mod protocol;
 pub mod proxy;
+pub mod redact;
 pub mod registry;
 pub mod relay;
 pub mod routing;

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::card::{self, BackendCard, CardDoc, CardSettings};
 use crate::config::{self, Config};
 use crate::protocol::translate::{early, v03};
+use crate::redact::Redactor;
 
 /// One backend as the request path sees it.
 #[derive(Debug)]
@@ -411,47 +412,28 @@ fn on_origin(base: &Url, path: &str) -> Url {
     url
 }
 
-/// Strings that identify a backend's location, for redaction from the cards the gateway serves.
-fn private_names(state: &BackendState, card: &Value, public_base: &str) -> Vec<String> {
-    let mut urls = vec![state.base.clone()];
+/// The address forms of a backend (its configured URL and the URLs its card names), for redaction
+/// from the cards the gateway serves.
+fn redactor(state: &BackendState, card: &Value) -> Redactor {
+    let mut urls = vec![state.base.as_str().to_owned(), state.card_url.as_str().to_owned()];
     if let Some(Value::Array(list)) = card.get("supportedInterfaces") {
-        urls.extend(list.iter().filter_map(|i| i.get("url")?.as_str()).filter_map(|u| Url::parse(u).ok()));
+        urls.extend(list.iter().filter_map(|i| Some(i.get("url")?.as_str()?.to_owned())));
     }
-    if let Some(url) = card.get("url").and_then(Value::as_str).and_then(|u| Url::parse(u).ok()) {
-        urls.push(url);
+    if let Some(url) = card.get("url").and_then(Value::as_str) {
+        urls.push(url.to_owned());
     }
-    let mut origins = Vec::new();
-    let mut authorities = Vec::new();
-    for url in urls {
-        let Some(host) = url.host_str() else { continue };
-        let authority = match url.port_or_known_default() {
-            Some(port) => format!("{host}:{port}"),
-            None => host.to_string(),
-        };
-        let origin = url.origin().ascii_serialization();
-        // A name the gateway's own URL contains cannot be redacted without breaking that URL.
-        for (list, name) in [(&mut origins, origin), (&mut authorities, authority)] {
-            if !public_base.contains(&name) && !list.contains(&name) {
-                list.push(name);
-            }
-        }
-    }
-    origins.extend(authorities);
-    origins
+    Redactor::new(urls.iter().map(String::as_str))
 }
 
 fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
-    let public_base = cards.public_base.as_str();
     let mut backends = Vec::with_capacity(states.len());
     let mut by_name = HashMap::new();
     let mut by_skill: HashMap<String, Vec<usize>> = HashMap::new();
     let mut agent_cards = HashMap::new();
     let mut healthy_cards = Vec::new();
-    let names: Vec<(usize, Vec<String>)> = states
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| Some((i, private_names(s, s.card.as_deref()?, public_base))))
-        .collect();
+    let redactors: Vec<(usize, Redactor)> =
+        states.iter().enumerate().filter_map(|(i, s)| Some((i, redactor(s, s.card.as_deref()?)))).collect();
+    let no_redactor = Redactor::default();
     for (i, state) in states.iter().enumerate() {
         let name: Arc<str> = Arc::from(state.config.name.as_str());
         let card = state.card.as_deref().filter(|_| state.healthy);
@@ -487,7 +469,7 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
         .map(|&(i, card)| BackendCard {
             name: &states[i].config.name,
             card,
-            private_names: names.iter().find(|(j, _)| *j == i).map(|(_, n)| n.as_slice()).unwrap_or(&[]),
+            redactor: redactors.iter().find(|(j, _)| *j == i).map_or(&no_redactor, |(_, r)| r),
             // A bridged backend is offered in both 1.0 bindings: the gateway translates either.
             has_jsonrpc: backends[i].jsonrpc_url.is_some() || backends[i].dialect != Dialect::V1,
             has_rest: backends[i].rest_url.is_some() || backends[i].dialect != Dialect::V1,
