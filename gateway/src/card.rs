@@ -12,8 +12,8 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use crate::config::CardInfo;
-use crate::redact::Redactor;
 use crate::protocol::PROTOCOL_VERSION;
+use crate::redact::Redactor;
 
 /// A card serialised once, with its ETag, ready to serve many times.
 #[derive(Debug, Clone)]

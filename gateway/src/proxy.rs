@@ -427,7 +427,13 @@ impl Forwarder {
 
 /// An agent's error answer as the gateway's own error, logged under the request id so the operator
 /// finds what the agent said (the caller never sees it).
-fn screened(backend: &Backend, request_id: &str, binding: Binding, status: StatusCode, body: &[u8]) -> Result<(), ForwardError> {
+fn screened(
+    backend: &Backend,
+    request_id: &str,
+    binding: Binding,
+    status: StatusCode,
+    body: &[u8],
+) -> Result<(), ForwardError> {
     let verdict = agent_errors::screen(binding, status, body);
     if verdict != agent_errors::Verdict::Pass {
         log_answer(backend, request_id, status, body);

@@ -382,7 +382,10 @@ impl Service<Request<Bytes>> for ForwardService {
                             }
                         };
                         // An agent's error answer is an answer: only failures to answer count.
-                        gateway.registry.report_request(&backend.name, !result.as_ref().is_err_and(ForwardError::is_backend_failure));
+                        gateway.registry.report_request(
+                            &backend.name,
+                            !result.as_ref().is_err_and(ForwardError::is_backend_failure),
+                        );
                         match result {
                             Ok(response) => return Ok(response),
                             Err(ForwardError::NotSent(error)) if movable => {

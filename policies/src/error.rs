@@ -67,7 +67,10 @@ pub enum A2aError {
     AgentRefused { code: i32, message: String },
     /// The agent failed (an internal error, a 5xx, an HTML page, garbage): the caller learns only the
     /// request id under which the operator finds the agent's answer in the log and the audit record.
-    #[error("the agent '{agent}' failed to answer; the gateway's operator can look it up by the request id {}", id_or_header(request_id))]
+    #[error(
+        "the agent '{agent}' failed to answer; the gateway's operator can look it up by the request id {}",
+        id_or_header(request_id)
+    )]
     AgentFailed { agent: String, request_id: String },
     #[error("internal error")]
     Internal,

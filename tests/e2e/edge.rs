@@ -69,7 +69,9 @@ fn respond(status: u16, content_type: &str, body: String) -> Response {
 }
 
 fn stack_trace() -> String {
-    format!("Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 3\npsycopg2.OperationalError: could not connect to {INTERNAL_HOST} password={SECRET}\n")
+    format!(
+        "Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 3\npsycopg2.OperationalError: could not connect to {INTERNAL_HOST} password={SECRET}\n"
+    )
 }
 
 /// Sends one message in `binding` ("rpc" or "rest"); returns status, headers and body text.

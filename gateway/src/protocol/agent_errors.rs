@@ -181,7 +181,8 @@ mod tests {
 
     #[test]
     fn successes_pass_and_pages_do_not() {
-        let task = br#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
+        let task =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
         assert_eq!(screen(Binding::JsonRpc, OK, task), Verdict::Pass);
         assert_eq!(screen(Binding::Rest, OK, br#"{"id":"t"}"#), Verdict::Pass);
         assert_eq!(screen(Binding::Rest, StatusCode::NO_CONTENT, b""), Verdict::Pass);

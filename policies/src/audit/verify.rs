@@ -100,10 +100,12 @@ impl fmt::Display for Problem {
             Problem::Unlinked => f.write_str(
                 "prev matches no record before it (records reordered or inserted, or files out of chain order)",
             ),
-            Problem::ForgedSeal => f.write_str("the chain_seal's mac does not match (forged or edited, or another key)"),
-            Problem::Unsealed => f.write_str(
-                "the file does not end with a chain_seal: records were cut off (a live log: use --open)",
-            ),
+            Problem::ForgedSeal => {
+                f.write_str("the chain_seal's mac does not match (forged or edited, or another key)")
+            }
+            Problem::Unsealed => {
+                f.write_str("the file does not end with a chain_seal: records were cut off (a live log: use --open)")
+            }
             Problem::KeyNeeded => f.write_str("the chain is keyed: give its key (audit.chain_key)"),
         }
     }
@@ -165,7 +167,12 @@ fn check_seals(paths: &[PathBuf], options: &VerifyOptions) -> Option<BrokenLink>
         let lines = match std::fs::read(path) {
             Ok(bytes) => bytes,
             Err(error) => {
-                return Some(BrokenLink { file: path.clone(), line: 0, record, problem: Problem::Unreadable(error.to_string()) });
+                return Some(BrokenLink {
+                    file: path.clone(),
+                    line: 0,
+                    record,
+                    problem: Problem::Unreadable(error.to_string()),
+                });
             }
         };
         let lines: Vec<&[u8]> = lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();

@@ -1,9 +1,9 @@
 //! Tests of the whole audit log: scripted runs through the layer and the observer into a real
 //! file, tamper evidence, and the queue. The helpers here are shared by the three parts.
 
+mod keyed;
 mod queue;
 mod scripted;
-mod keyed;
 mod tamper;
 
 use std::io;
