@@ -1,7 +1,9 @@
 //! Agent Cards the gateway serves: its own (the union of its healthy backends' skills) and one per
-//! backend, rewritten to the backend's path behind the gateway. Neither carries a backend URL, host
-//! or other infrastructure detail: every interface points at the gateway's public URL, and any
-//! other string naming a backend's origin or authority is rewritten or redacted.
+//! backend, on the backend's path behind the gateway. Both are built from an allow-list of the
+//! fields the gateway publishes, never by copying a backend's card: every interface points at the
+//! gateway's public URL, security is the gateway's, and the free text that remains (names,
+//! descriptions, tags, examples, input schemas) is cleared of every spelling of the backend's
+//! address ([`Redactor`]).
 
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -11,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::CardInfo;
 use crate::protocol::PROTOCOL_VERSION;
+use crate::redact::Redactor;
 
 /// A card serialised once, with its ETag, ready to serve many times.
 #[derive(Debug, Clone)]
@@ -73,8 +76,8 @@ impl CardSettings {
 pub struct BackendCard<'a> {
     pub name: &'a str,
     pub card: &'a Value,
-    /// Origins and authorities (`http://10.0.0.5:8000`, `10.0.0.5:8000`) that identify the backend.
-    pub private_names: &'a [String],
+    /// The backend's address forms, for the free text the cards still carry.
+    pub redactor: &'a Redactor,
     pub has_jsonrpc: bool,
     pub has_rest: bool,
 }
@@ -123,24 +126,19 @@ pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Va
     let mut input_modes = Vec::new();
     let mut output_modes = Vec::new();
     for backend in backends {
-        let defaults_in = backend.card.get("defaultInputModes");
-        let defaults_out = backend.card.get("defaultOutputModes");
-        push_unique(&mut input_modes, defaults_in);
-        push_unique(&mut output_modes, defaults_out);
+        let defaults_in = modes(backend.card.get("defaultInputModes"), backend.redactor);
+        let defaults_out = modes(backend.card.get("defaultOutputModes"), backend.redactor);
+        push_unique(&mut input_modes, &defaults_in);
+        push_unique(&mut output_modes, &defaults_out);
         let Some(Value::Array(list)) = backend.card.get("skills") else { continue };
         for skill in list {
-            let Some(id) = skill.get("id").and_then(Value::as_str) else { continue };
-            if !seen.insert(id.to_string()) {
-                continue;
-            }
-            let mut skill = skill.clone();
             // The gateway's defaults are a union, so each skill states its backend's own.
-            if let Value::Object(map) = &mut skill {
-                fill_default(map, "inputModes", defaults_in);
-                fill_default(map, "outputModes", defaults_out);
+            let Some(skill) = published_skill(skill, Some((&defaults_in, &defaults_out)), backend.redactor) else {
+                continue;
+            };
+            if seen.insert(skill["id"].as_str().unwrap_or_default().to_string()) {
+                skills.push(skill);
             }
-            scrub(&mut skill, backend.private_names, &agent_base(public_base, backend.name));
-            skills.push(skill);
         }
     }
     if input_modes.is_empty() {
@@ -167,61 +165,155 @@ pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Va
     card
 }
 
-/// A backend's own card as served at `/agents/{name}/.well-known/agent-card.json`: interfaces
-/// pointing at the gateway, the 0.3 top-level interface fields and signatures (no longer valid
-/// after the rewrite) removed, and every other mention of the backend rewritten.
+/// A backend's own card as served at `/agents/{name}/.well-known/agent-card.json`, built from an
+/// allow-list of the backend's fields: its name, description, version, default modes, skills and
+/// capabilities (streaming, push notifications, extensions), every string cleared of the backend's
+/// address. Interfaces point at the gateway; security and provider are the gateway's. Everything else
+/// (URLs such as `iconUrl`, `documentationUrl` and the provider's, signatures, unknown fields) is
+/// left out: each could name an internal host, and none is the gateway's to vouch for.
 pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
     let base = agent_base(&settings.public_base, backend.name);
-    let mut card = backend.card.clone();
-    if let Value::Object(map) = &mut card {
-        for legacy in ["url", "preferredTransport", "additionalInterfaces", "protocolVersion", "signatures"] {
-            map.remove(legacy);
-        }
+    let (card, r) = (backend.card, backend.redactor);
+    let text = |key: &str| json!(r.redact(card.get(key).and_then(Value::as_str).unwrap_or_default()));
+    let skills: Vec<Value> = match card.get("skills") {
+        Some(Value::Array(list)) => list.iter().filter_map(|s| published_skill(s, None, r)).collect(),
+        _ => Vec::new(),
+    };
+    let jsonrpc = backend.has_jsonrpc.then(|| format!("{base}/"));
+    let rest = backend.has_rest.then(|| base.clone());
+    let mut out = json!({
+        "name": text("name"),
+        "description": text("description"),
+        "version": text("version"),
+        "supportedInterfaces": interfaces(jsonrpc.clone(), rest),
+        "capabilities": capabilities(card.get("capabilities"), r),
+        "defaultInputModes": modes(card.get("defaultInputModes"), r),
+        "defaultOutputModes": modes(card.get("defaultOutputModes"), r),
+        "skills": skills,
+    });
+    if let Some(provider) = &settings.info.provider {
+        out["provider"] = json!(provider);
     }
-    scrub(&mut card, backend.private_names, &base);
-    if let Value::Object(map) = &mut card {
-        let jsonrpc = backend.has_jsonrpc.then(|| format!("{base}/"));
-        let rest = backend.has_rest.then(|| base.clone());
-        map.insert("supportedInterfaces".into(), interfaces(jsonrpc.clone(), rest));
-        add_v03_fields(&mut card, jsonrpc.as_deref());
-    }
-    settings.apply_security(&mut card);
-    card
+    add_v03_fields(&mut out, jsonrpc.as_deref());
+    settings.apply_security(&mut out);
+    out
 }
 
-fn push_unique(into: &mut Vec<Value>, modes: Option<&Value>) {
-    if let Some(Value::Array(modes)) = modes {
-        for mode in modes {
-            if !into.contains(mode) {
-                into.push(mode.clone());
+/// The capabilities of a backend the gateway relays: streaming and push notifications as the backend
+/// states them, and its extensions (their `A2A-Extensions` header is forwarded) without any whose URI
+/// names the backend.
+fn capabilities(capabilities: Option<&Value>, r: &Redactor) -> Value {
+    let mut out = Map::new();
+    let Some(Value::Object(given)) = capabilities else { return Value::Object(out) };
+    for key in ["streaming", "pushNotifications"] {
+        if let Some(Value::Bool(b)) = given.get(key) {
+            out.insert(key.into(), Value::Bool(*b));
+        }
+    }
+    let extensions: Vec<Value> = given
+        .get("extensions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let uri = e.get("uri")?.as_str()?;
+            if r.mentions(uri) {
+                return None;
             }
-        }
+            let mut kept = json!({"uri": uri});
+            if let Some(description) = e.get("description").and_then(Value::as_str) {
+                kept["description"] = json!(r.redact(description));
+            }
+            if let Some(Value::Bool(required)) = e.get("required") {
+                kept["required"] = json!(required);
+            }
+            if let Some(params @ Value::Object(_)) = e.get("params") {
+                kept["params"] = cleaned(params, r);
+            }
+            Some(kept)
+        })
+        .collect();
+    if !extensions.is_empty() {
+        out.insert("extensions".into(), Value::Array(extensions));
     }
+    Value::Object(out)
 }
 
-fn fill_default(skill: &mut Map<String, Value>, key: &str, default: Option<&Value>) {
-    if let Some(default) = default
-        && !skill.contains_key(key)
-    {
-        skill.insert(key.into(), default.clone());
+/// One skill as the gateway publishes it: the fields A2A defines for a skill (without its
+/// `securityRequirements`: the gateway's own apply), and the `inputSchema` the gateway enforces.
+/// A skill whose id names the backend is left out (the id cannot be rewritten: routing uses it).
+/// `defaults` fills absent modes with the backend's defaults (for the gateway's union card).
+fn published_skill(skill: &Value, defaults: Option<(&Vec<Value>, &Vec<Value>)>, r: &Redactor) -> Option<Value> {
+    let id = skill.get("id")?.as_str()?;
+    if r.mentions(id) {
+        tracing::warn!(skill = id, "a skill id names its backend's address; the skill is left off the cards");
+        return None;
     }
-}
-
-/// Rewrites every string that names the backend: an origin becomes the backend's public base, a bare
-/// authority is redacted. `private_names` lists origins before authorities.
-fn scrub(value: &mut Value, private_names: &[String], public: &str) {
-    match value {
-        Value::String(s) => {
-            for name in private_names {
-                if s.contains(name.as_str()) {
-                    let replacement = if name.contains("://") { public } else { "[gateway]" };
-                    *s = s.replace(name.as_str(), replacement);
+    let text = |key: &str| json!(r.redact(skill.get(key).and_then(Value::as_str).unwrap_or_default()));
+    let list = |key: &str| -> Value {
+        let items = skill.get(key).and_then(Value::as_array).into_iter().flatten();
+        Value::Array(items.filter_map(Value::as_str).map(|s| json!(r.redact(s))).collect())
+    };
+    let mut out = json!({"id": id, "name": text("name"), "description": text("description"), "tags": list("tags")});
+    let map = out.as_object_mut()?;
+    if skill.get("examples").is_some_and(Value::is_array) {
+        map.insert("examples".into(), list("examples"));
+    }
+    for (key, default) in [("inputModes", defaults.map(|d| d.0)), ("outputModes", defaults.map(|d| d.1))] {
+        match skill.get(key) {
+            Some(given @ Value::Array(_)) => {
+                map.insert(key.into(), Value::Array(modes(Some(given), r)));
+            }
+            _ => {
+                if let Some(default) = default {
+                    map.insert(key.into(), Value::Array(default.clone()));
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| scrub(v, private_names, public)),
-        Value::Object(map) => map.values_mut().for_each(|v| scrub(v, private_names, public)),
-        _ => {}
+    }
+    if let Some(schema) = skill.get("inputSchema") {
+        map.insert("inputSchema".into(), cleaned(schema, r));
+    }
+    Some(out)
+}
+
+/// Media types: strings only, none naming the backend.
+fn modes(value: Option<&Value>, r: &Redactor) -> Vec<Value> {
+    let items = value.and_then(Value::as_array).into_iter().flatten();
+    items.filter_map(Value::as_str).filter(|m| !r.mentions(m)).map(|m| json!(m)).collect()
+}
+
+/// A JSON value (an input schema, extension params) with every string and key cleared of the
+/// backend's address, and numbers equal to one of its ports removed. The registry keeps the original
+/// for validation; this copy is documentation.
+fn cleaned(value: &Value, r: &Redactor) -> Value {
+    match value {
+        Value::String(s) => json!(r.redact(s)),
+        Value::Number(n) if n.as_u64().is_some_and(|n| r.is_port(n)) => Value::Null,
+        Value::Array(items) => Value::Array(items.iter().map(|v| cleaned(v, r)).collect()),
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (key, v) in map {
+                let mut key = r.redact(key).into_owned();
+                let base = key.clone();
+                let mut n = 1;
+                while out.contains_key(&key) {
+                    n += 1;
+                    key = format!("{base}-{n}");
+                }
+                out.insert(key, cleaned(v, r));
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+fn push_unique(into: &mut Vec<Value>, modes: &[Value]) {
+    for mode in modes {
+        if !into.contains(mode) {
+            into.push(mode.clone());
+        }
     }
 }
 
@@ -253,16 +345,16 @@ mod tests {
         })
     }
 
-    fn names() -> Vec<String> {
-        vec!["http://10.0.0.5:8000".into(), "10.0.0.5:8000".into()]
+    fn names() -> Redactor {
+        Redactor::new(["http://10.0.0.5:8000", "http://10.0.0.5:8000/a2a/jsonrpc"])
     }
 
     fn settings(public_base: &str) -> CardSettings {
         CardSettings { info: CardInfo::default(), public_base: public_base.into(), security: None }
     }
 
-    fn backend<'a>(card: &'a Value, names: &'a [String]) -> BackendCard<'a> {
-        BackendCard { name: "echo", card, private_names: names, has_jsonrpc: true, has_rest: true }
+    fn backend<'a>(card: &'a Value, names: &'a Redactor) -> BackendCard<'a> {
+        BackendCard { name: "echo", card, redactor: names, has_jsonrpc: true, has_rest: true }
     }
 
     #[test]
@@ -284,15 +376,18 @@ mod tests {
     }
 
     #[test]
-    fn agent_card_points_at_the_agent_path_and_keeps_unknown_fields() {
+    fn agent_card_points_at_the_agent_path_and_publishes_only_allowed_fields() {
         let card = backend_card();
         let names = names();
         let out = agent_card(&settings("https://gw.example"), &backend(&card, &names));
         assert_eq!(out["supportedInterfaces"][0]["url"], "https://gw.example/agents/echo/");
         assert_eq!(out["supportedInterfaces"][1]["url"], "https://gw.example/agents/echo");
-        assert_eq!(out["iconUrl"], "https://gw.example/agents/echo/icon.png");
-        assert_eq!(out["futureField"], json!({"kept": true}));
-        assert!(out.get("signatures").is_none());
+        for dropped in ["iconUrl", "futureField", "signatures", "documentationUrl"] {
+            assert!(out.get(dropped).is_none(), "{dropped}");
+        }
+        assert_eq!(out["provider"], Value::Null, "the backend's provider is not the gateway's to vouch for");
+        assert_eq!(out["skills"][0]["description"], "runs on [redacted]");
+        assert_eq!(out["description"], "Echoes; docs at [redacted]");
         // The backend's own 0.3 fields are replaced by the gateway's 0.3 JSON-RPC endpoint.
         assert_eq!(out["url"], "https://gw.example/agents/echo/");
         assert_eq!((&out["preferredTransport"], &out["protocolVersion"]), (&json!("JSONRPC"), &json!("0.3.0")));
@@ -339,5 +434,117 @@ mod tests {
         assert_eq!(a.etag, CardDoc::new(&json!({"a": 1})).etag);
         assert_ne!(a.etag, CardDoc::new(&json!({"a": 2})).etag);
         assert!(a.etag.starts_with("W/\""));
+    }
+
+    mod leaks {
+        //! Property: whatever field of a backend's card hides the backend's address, and in whatever
+        //! spelling, no card the gateway serves carries it.
+        use super::*;
+        use proptest::prelude::*;
+
+        const PORT: u16 = 47123;
+        const PATH: &str = "/internal-rpc-x9";
+
+        /// The backend's address in the spellings that leaked before.
+        fn spellings() -> impl Strategy<Value = String> {
+            prop::sample::select(vec![
+                format!("http://127.0.0.1:{PORT}{PATH}"),
+                format!("127.0.0.1:{PORT}"),
+                format!("localhost:{PORT}"),
+                format!("LocalHost:{PORT}"),
+                format!("[::1]:{PORT}"),
+                "::1".to_string(),
+                "127.0.0.1".to_string(),
+                "localhost".to_string(),
+                "127.0.0.1:9".to_string(),
+                format!("other-host:{PORT}"),
+                format!("http%3A%2F%2F127.0.0.1%3A{PORT}"),
+                format!("http%253A%252F%252Flocalhost%253A{PORT}"),
+                "127%2E0%2E0%2E1".to_string(),
+                format!("http:\\/\\/localhost:{PORT}"),
+                format!("ws://[::1]:{PORT}/x"),
+                PATH.to_string(),
+                format!("http://127.0.0.1:{PORT}{PATH}?q=1#f"),
+            ])
+        }
+
+        /// Text around the address: words without digits (so a port cannot appear by chance), joined
+        /// to it by a space or punctuation (letters would make it another name).
+        fn wrapped() -> impl Strategy<Value = String> {
+            let joints = || prop::sample::select(vec![" ", "(", ")", ",", "=", "'", "\"", "<", ">", ";", "/", "\n"]);
+            ("[a-z ]{0,8}", joints(), spellings(), joints(), "[a-z ]{0,8}")
+                .prop_map(|(a, j1, leak, j2, b)| format!("{a}{j1}{leak}{j2}{b}"))
+        }
+
+        /// Every place a string goes in a card, the address in one (or, with `all`, every) of them.
+        fn card(leak: String, at: usize, all: bool) -> Value {
+            let mut n = 0;
+            let mut s = |plain: &str| {
+                n += 1;
+                if all || n == at { leak.clone() } else { plain.to_string() }
+            };
+            json!({
+                "name": s("Lab"), "description": s("a lab"), "version": s("1"),
+                "supportedInterfaces": [{"url": format!("http://127.0.0.1:{PORT}{PATH}"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+                "url": format!("http://localhost:{PORT}/"),
+                "provider": {"organization": s("org"), "url": s("https://example.org")},
+                "documentationUrl": s("https://docs"), "iconUrl": s("https://icon"),
+                "capabilities": {"streaming": true, "extensions": [{"uri": s("https://ext.example/v1"), "description": s("ext"), "params": {s("key"): s("value")}}]},
+                "securitySchemes": {s("scheme"): {"httpAuthSecurityScheme": {"scheme": s("Bearer")}}},
+                "defaultInputModes": [s("text/plain")], "defaultOutputModes": [s("text/plain")],
+                "skills": [{"id": s("skill"), "name": s("Skill"), "description": s("does things"), "tags": [s("tag")],
+                    "examples": [s("an example")], "inputModes": [s("application/json")], "outputModes": [s("text/plain")],
+                    "inputSchema": {"type": "object", "properties": {s("field"): {"type": "string", "description": s("a field"), "default": PORT}},
+                        "$id": s("urn:schema")},
+                    "securityRequirements": [{"schemes": {s("scheme"): {"list": [s("scope")]}}}],
+                    s("x-extra"): s("extra")}],
+                s("x-vendor"): {s("k"): s("v")},
+            })
+        }
+
+        /// Whether `text` (a served card) still carries the address in any spelling.
+        fn leaks(text: &str) -> Option<String> {
+            let mut forms = vec![text.to_lowercase()];
+            for _ in 0..3 {
+                let last = forms.last().cloned().unwrap_or_default();
+                let decoded = crate::redact::tests_support::percent_decode(&last).replace("\\/", "/");
+                forms.push(decoded.to_lowercase());
+            }
+            let needles = ["127.0.0.1", "localhost", "::1", "127%2e", PATH];
+            for form in &forms {
+                for needle in needles {
+                    if form.contains(needle) {
+                        return Some(needle.to_string());
+                    }
+                }
+                if form.contains(&format!(":{PORT}")) || form.contains(&PORT.to_string()) {
+                    return Some(PORT.to_string());
+                }
+            }
+            None
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+            #[test]
+            fn no_served_card_carries_the_backends_address(leak in wrapped(), at in 1usize..40, all in prop::bool::weighted(0.1)) {
+                let card = card(leak, at, all);
+                let redactor = Redactor::new([format!("http://127.0.0.1:{PORT}").as_str(), &format!("http://127.0.0.1:{PORT}{PATH}")]);
+                let view = BackendCard { name: "lab", card: &card, redactor: &redactor, has_jsonrpc: true, has_rest: true };
+                let settings = CardSettings { info: CardInfo::default(), public_base: "https://gw.example".into(), security: None };
+                for served in [agent_card(&settings, &view), gateway_card(&settings, std::slice::from_ref(&view))] {
+                    let text = serde_json::to_string(&served).unwrap();
+                    prop_assert!(leaks(&text).is_none(), "{:?} leaked: {}", leaks(&text), text);
+                    // The 0.3 and early renderings are made from the same card.
+                    let model: crate::protocol::translate::model::AgentCard = serde_json::from_value(served).unwrap();
+                    for rendered in [
+                        serde_json::to_string(&crate::protocol::translate::v03::card_from_v1(model.clone())).unwrap(),
+                        serde_json::to_string(&crate::protocol::translate::early::card_from_v1(model)).unwrap(),
+                    ] {
+                        prop_assert!(leaks(&rendered).is_none(), "{}", rendered);
+                    }
+                }
+            }
+        }
     }
 }

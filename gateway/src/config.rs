@@ -292,6 +292,13 @@ pub struct Limits {
     /// server pings every 15 s.
     #[serde(default, with = "opt_duration")]
     pub stream_keepalive: Option<Duration>,
+    /// Deepest nesting of arrays/objects accepted anywhere in a request body (checked before it is
+    /// decoded or forwarded).
+    #[serde(default = "default_max_json_depth")]
+    pub max_json_depth: usize,
+    /// Largest Agent Card accepted from a backend; a larger one fails the health check.
+    #[serde(default = "default_max_card_bytes")]
+    pub max_card_bytes: usize,
 }
 
 impl Default for Limits {
@@ -302,8 +309,17 @@ impl Default for Limits {
             connect_timeout: default_connect_timeout(),
             first_byte_timeout: default_first_byte_timeout(),
             stream_keepalive: None,
+            max_json_depth: default_max_json_depth(),
+            max_card_bytes: default_max_card_bytes(),
         }
     }
+}
+
+fn default_max_json_depth() -> usize {
+    crate::protocol::json_limits::DEFAULT_MAX_DEPTH
+}
+fn default_max_card_bytes() -> usize {
+    1024 * 1024
 }
 
 fn default_max_request_bytes() -> usize {

@@ -18,6 +18,7 @@ pub mod observers;
 pub mod page_token;
 pub mod protocol;
 pub mod proxy;
+pub mod redact;
 pub mod registry;
 pub mod relay;
 pub mod resolve;

@@ -24,6 +24,12 @@ enum AuditCommand {
     Verify {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// The environment variable holding the chain key (the value of `audit.chain_key`).
+        #[arg(long)]
+        key_env: Option<String>,
+        /// The last file is a running gateway's active file: it may lack its closing seal.
+        #[arg(long)]
+        open: bool,
     },
 }
 
@@ -86,6 +92,11 @@ fn main() -> ExitCode {
                     eprintln!("{}: warning: {warning}", file.display());
                 }
                 println!("{}: ok ({} backends)", file.display(), config.backends.len());
+                if config.audit.as_ref().is_some_and(|a| a.file.is_some() && a.chain_key.is_none()) {
+                    eprintln!(
+                        "warning: audit.chain_key is not set: the audit chain is unkeyed, so whoever can write the file can rewrite it and recompute the hashes"
+                    );
+                }
                 ExitCode::SUCCESS
             }
             Err(error) => {
@@ -97,8 +108,8 @@ fn main() -> ExitCode {
     if let Command::HashKey { id, stdin } = &cli.command {
         return hash_key_command(id, *stdin);
     }
-    if let Command::Audit { command: AuditCommand::Verify { files } } = &cli.command {
-        return audit_verify(files);
+    if let Command::Audit { command: AuditCommand::Verify { files, key_env, open } } = &cli.command {
+        return audit_verify(files, key_env.as_deref(), *open);
     }
     init_tracing();
     install_crypto_provider();
@@ -163,13 +174,22 @@ async fn run(command: Command) -> anyhow::Result<()> {
     }
 }
 
-fn audit_verify(files: &[PathBuf]) -> ExitCode {
-    use a2a_policies::audit::{chain_files, verify_files};
+fn audit_verify(files: &[PathBuf], key_env: Option<&str>, open: bool) -> ExitCode {
+    use a2a_policies::audit::{ChainKey, VerifyOptions, chain_files, verify_files_with};
     let files = match files {
         [active] => chain_files(active).unwrap_or_else(|_| vec![active.clone()]),
         many => many.to_vec(),
     };
-    let report = verify_files(&files);
+    let key = match key_env.map(|name| (name, std::env::var(name))) {
+        None => None,
+        Some((_, Ok(key))) => Some(key),
+        Some((name, Err(_))) => {
+            eprintln!("audit verify: the environment variable {name} is not set");
+            return ExitCode::FAILURE;
+        }
+    };
+    let options = VerifyOptions { key: ChainKey::new(key.as_deref().map(str::as_bytes)), open };
+    let report = verify_files_with(&files, &options);
     println!("{report}");
     if report.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

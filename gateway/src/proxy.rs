@@ -1,6 +1,9 @@
 //! Forwards a call to its backend and relays the answer. Request bodies go out as the caller sent
-//! them; unary answers come back byte for byte; SSE streams are relayed chunk by chunk as they arrive,
-//! with a tap that reads a copy of each event to learn task ownership and state.
+//! them; unary answers come back byte for byte, except errors: those are screened
+//! ([`agent_errors`]) and answered by the gateway in the caller's dialect, so an agent's internals
+//! never reach callers; SSE streams are relayed chunk by chunk as they arrive, with a tap that reads
+//! a copy of each event to learn task ownership and state. Of the agent's headers only those with A2A
+//! meaning are relayed (never `Server`, `Via`, `X-Powered-By`, ...).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +19,7 @@ use reqwest::Url;
 use a2a_policies::Source;
 
 use crate::observers::{Exchange, Observers};
+use crate::protocol::agent_errors;
 use crate::protocol::agent_side;
 use crate::protocol::translate::v03;
 use crate::registry::Backend;
@@ -52,13 +56,26 @@ pub enum ForwardError {
     NotSent(A2aError),
     /// Anything else: the backend may have started the work, so it is never retried.
     Failed(A2aError),
+    /// The agent answered with an error (screened): an answer, not a sign of an unhealthy backend.
+    Answered(A2aError),
 }
 
 impl ForwardError {
     pub fn into_error(self) -> A2aError {
         match self {
-            ForwardError::NotSent(e) | ForwardError::Failed(e) => e,
+            ForwardError::NotSent(e) | ForwardError::Failed(e) | ForwardError::Answered(e) => e,
         }
+    }
+
+    pub fn error(&self) -> &A2aError {
+        match self {
+            ForwardError::NotSent(e) | ForwardError::Failed(e) | ForwardError::Answered(e) => e,
+        }
+    }
+
+    /// Whether the backend failed to answer (outlier detection counts these).
+    pub fn is_backend_failure(&self) -> bool {
+        !matches!(self, ForwardError::Answered(_))
     }
 }
 
@@ -136,7 +153,7 @@ impl Forwarder {
         let response = self.send(backend, exchange.caller.as_ref(), call, method, headers, body, None).await?;
         let status = response.status();
         let mut out_headers = relayed_headers(response.headers());
-        if is_event_stream(response.headers()) {
+        if status.is_success() && is_event_stream(response.headers()) {
             out_headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
             // Asks reverse proxies in front of the gateway not to buffer the stream either.
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
@@ -150,13 +167,15 @@ impl Forwarder {
             return Ok(build_response(status, out_headers, Body::from_stream(relay)));
         }
         let body = self.read_whole(&backend.name, response).await?;
+        screened(backend, &exchange.request_id, call.binding, status, &body)?;
         if status.is_success() {
             self.observers.observe_json(&exchange, &body, Source::Response);
         }
         Ok(build_response(status, out_headers, Body::from(body)))
     }
 
-    /// Sends the call and reads the whole answer (for calls the gateway post-processes).
+    /// Sends the call and reads the whole answer (for calls the gateway post-processes); an error
+    /// answer comes back screened, as an `Err`.
     pub async fn unary(
         &self,
         backend: &Backend,
@@ -177,6 +196,8 @@ impl Forwarder {
         let status = response.status();
         let headers = response.headers().clone();
         let body = self.read_whole(&backend.name, response).await?;
+        // The request id is not known here: the caller finds it in the answer's x-request-id header.
+        screened(backend, "", call.binding, status, &body).map_err(ForwardError::into_error)?;
         Ok(Unary { status, headers, body })
     }
 
@@ -200,7 +221,7 @@ impl Forwarder {
             self.send(backend, exchange.caller.as_ref(), call, &method, headers, Bytes::new(), Some(&outgoing)).await?;
         let status = response.status();
         let mut out_headers = HeaderMap::new();
-        if streams && is_event_stream(response.headers()) {
+        if streams && status.is_success() && is_event_stream(response.headers()) {
             out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
             out_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
@@ -221,6 +242,10 @@ impl Forwarder {
             Dialect::V1 => agent_side::unary_rebound(call, status, &body),
             dialect => agent_side::unary_to_v1(dialect, call, status, &body),
         };
+        if !status.is_success() {
+            log_answer(backend, &exchange.request_id, status, &body);
+        }
+        screened(backend, &exchange.request_id, call.binding, status, &v1)?;
         if status.is_success() {
             self.observers.observe_json(&exchange, &v1, Source::Response);
         }
@@ -250,7 +275,7 @@ impl Forwarder {
             self.send(backend, exchange.caller.as_ref(), call, &method, headers, Bytes::new(), Some(&outgoing)).await?;
         let status = response.status();
         let out_headers = relayed_headers(response.headers());
-        let mut answer = if is_event_stream(response.headers()) {
+        let mut answer = if status.is_success() && is_event_stream(response.headers()) {
             let copy = agent_side::ObservedCopy::new(backend.dialect, call);
             let relay = Relay::new(
                 response.bytes_stream().boxed(),
@@ -264,6 +289,10 @@ impl Forwarder {
         } else {
             let body = self.read_whole(&backend.name, response).await?;
             let (v1_status, v1) = agent_side::unary_to_v1(backend.dialect, call, status, &body);
+            if !status.is_success() {
+                log_answer(backend, &exchange.request_id, status, &body);
+            }
+            screened(backend, &exchange.request_id, call.binding, v1_status, &v1)?;
             if v1_status.is_success() {
                 self.observers.observe_json(&exchange, &v1, Source::Response);
             }
@@ -399,6 +428,30 @@ impl Forwarder {
             }
         })
     }
+}
+
+/// An agent's error answer as the gateway's own error, logged under the request id so the operator
+/// finds what the agent said (the caller never sees it).
+fn screened(
+    backend: &Backend,
+    request_id: &str,
+    binding: Binding,
+    status: StatusCode,
+    body: &[u8],
+) -> Result<(), ForwardError> {
+    let verdict = agent_errors::screen(binding, status, body);
+    if verdict != agent_errors::Verdict::Pass {
+        log_answer(backend, request_id, status, body);
+    }
+    match agent_errors::into_error(verdict, &backend.name, request_id) {
+        None => Ok(()),
+        Some(error) => Err(ForwardError::Answered(error)),
+    }
+}
+
+fn log_answer(backend: &Backend, request_id: &str, status: StatusCode, body: &[u8]) {
+    let excerpt = agent_errors::excerpt(body, 2048);
+    tracing::warn!(backend = %backend.name, request_id, status = status.as_u16(), body = ?excerpt, "the agent answered with an error");
 }
 
 fn unreachable(backend: &Backend) -> A2aError {

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::card::{self, BackendCard, CardDoc, CardSettings};
 use crate::config::{self, Config};
 use crate::protocol::translate::{early, v03};
+use crate::redact::Redactor;
 
 /// One backend as the request path sees it.
 #[derive(Debug)]
@@ -119,6 +120,8 @@ pub struct Registry {
     snapshot: ArcSwap<Snapshot>,
     cards: CardSettings,
     health: config::Health,
+    /// A card larger than this fails its fetch (read in chunks, never buffered past it).
+    max_card_bytes: usize,
     client: reqwest::Client,
     round_robin: AtomicUsize,
 }
@@ -132,10 +135,10 @@ enum CheckError {
     Status(u16),
     #[error("card is not JSON: {0}")]
     Json(serde_json::Error),
+    #[error("card is larger than limits.max_card_bytes ({0} bytes)")]
+    TooLarge(usize),
     #[error("card offers no A2A 1.0 JSONRPC or HTTP+JSON interface")]
     NoInterface,
-    #[error("card is larger than 1 MiB")]
-    TooLarge,
 }
 
 impl Registry {
@@ -173,6 +176,7 @@ impl Registry {
             states: Mutex::new(states),
             cards,
             health: config.health.clone(),
+            max_card_bytes: config.limits.max_card_bytes,
             client,
             round_robin: AtomicUsize::new(0),
         });
@@ -362,32 +366,23 @@ impl Registry {
     }
 
     async fn fetch_card(&self, url: Url) -> Result<Value, CheckError> {
-        fetch_card(&self.client, url, self.health.timeout).await
+        fetch_card(&self.client, url, self.health.timeout, self.max_card_bytes).await
     }
 }
 
-/// The largest card the gateway reads.
-const MAX_CARD_BYTES: usize = 1024 * 1024;
-
 /// Fetches the card at `url` and checks that it offers an interface the gateway can use (a
 /// self-registering agent's card is checked so before it is admitted).
-pub async fn probe_card(client: &reqwest::Client, url: Url, timeout: Duration) -> Result<(), String> {
-    fetch_card(client, url, timeout).await.map(drop).map_err(|e| e.to_string())
+pub async fn probe_card(client: &reqwest::Client, url: Url, timeout: Duration, max_bytes: usize) -> Result<(), String> {
+    fetch_card(client, url, timeout, max_bytes).await.map(drop).map_err(|e| e.to_string())
 }
 
-async fn fetch_card(client: &reqwest::Client, url: Url, timeout: Duration) -> Result<Value, CheckError> {
-    let mut response =
+async fn fetch_card(client: &reqwest::Client, url: Url, timeout: Duration, max: usize) -> Result<Value, CheckError> {
+    let response =
         client.get(url).header("a2a-version", crate::protocol::PROTOCOL_VERSION).timeout(timeout).send().await?;
     if !response.status().is_success() {
         return Err(CheckError::Status(response.status().as_u16()));
     }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        if bytes.len() + chunk.len() > MAX_CARD_BYTES {
-            return Err(CheckError::TooLarge);
-        }
-        bytes.extend_from_slice(&chunk);
-    }
+    let bytes = read_capped(response, max).await?;
     let card: Value = serde_json::from_slice(&bytes).map_err(CheckError::Json)?;
     let card = normalize_card(card);
     let (_, jsonrpc, rest) = interfaces_of(&card, None);
@@ -395,6 +390,26 @@ async fn fetch_card(client: &reqwest::Client, url: Url, timeout: Duration) -> Re
         return Err(CheckError::NoInterface);
     }
     Ok(card)
+}
+
+/// The body of `response`, refused as soon as it passes `max` bytes (by its declared length, or while
+/// it streams in): a huge card costs the gateway at most `max` bytes of memory. The health check's
+/// timeout bounds the time.
+async fn read_capped(response: reqwest::Response, max: usize) -> Result<Vec<u8>, CheckError> {
+    use futures::StreamExt;
+    if response.content_length().is_some_and(|n| n > max as u64) {
+        return Err(CheckError::TooLarge(max));
+    }
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > max {
+            return Err(CheckError::TooLarge(max));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// A card in the 1.0 shape: 1.0 cards as they are, a 0.3 card (top-level `url` and a 0.x
@@ -486,47 +501,28 @@ fn on_origin(base: &Url, path: &str) -> Url {
     url
 }
 
-/// Strings that identify a backend's location, for redaction from the cards the gateway serves.
-fn private_names(state: &BackendState, card: &Value, public_base: &str) -> Vec<String> {
-    let mut urls = vec![state.base.clone()];
+/// The address forms of a backend (its configured URL and the URLs its card names), for redaction
+/// from the cards the gateway serves.
+fn redactor(state: &BackendState, card: &Value) -> Redactor {
+    let mut urls = vec![state.base.as_str().to_owned(), state.card_url.as_str().to_owned()];
     if let Some(Value::Array(list)) = card.get("supportedInterfaces") {
-        urls.extend(list.iter().filter_map(|i| i.get("url")?.as_str()).filter_map(|u| Url::parse(u).ok()));
+        urls.extend(list.iter().filter_map(|i| Some(i.get("url")?.as_str()?.to_owned())));
     }
-    if let Some(url) = card.get("url").and_then(Value::as_str).and_then(|u| Url::parse(u).ok()) {
-        urls.push(url);
+    if let Some(url) = card.get("url").and_then(Value::as_str) {
+        urls.push(url.to_owned());
     }
-    let mut origins = Vec::new();
-    let mut authorities = Vec::new();
-    for url in urls {
-        let Some(host) = url.host_str() else { continue };
-        let authority = match url.port_or_known_default() {
-            Some(port) => format!("{host}:{port}"),
-            None => host.to_string(),
-        };
-        let origin = url.origin().ascii_serialization();
-        // A name the gateway's own URL contains cannot be redacted without breaking that URL.
-        for (list, name) in [(&mut origins, origin), (&mut authorities, authority)] {
-            if !public_base.contains(&name) && !list.contains(&name) {
-                list.push(name);
-            }
-        }
-    }
-    origins.extend(authorities);
-    origins
+    Redactor::new(urls.iter().map(String::as_str))
 }
 
 fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
-    let public_base = cards.public_base.as_str();
     let mut backends = Vec::with_capacity(states.len());
     let mut by_name = HashMap::new();
     let mut by_skill: HashMap<String, Vec<usize>> = HashMap::new();
     let mut agent_cards = HashMap::new();
     let mut healthy_cards = Vec::new();
-    let names: Vec<(usize, Vec<String>)> = states
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| Some((i, private_names(s, s.card.as_deref()?, public_base))))
-        .collect();
+    let redactors: Vec<(usize, Redactor)> =
+        states.iter().enumerate().filter_map(|(i, s)| Some((i, redactor(s, s.card.as_deref()?)))).collect();
+    let no_redactor = Redactor::default();
     for (i, state) in states.iter().enumerate() {
         let name: Arc<str> = Arc::from(state.config.name.as_str());
         let card = state.card.as_deref().filter(|_| state.healthy);
@@ -563,7 +559,7 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
         .map(|&(i, card)| BackendCard {
             name: &states[i].config.name,
             card,
-            private_names: names.iter().find(|(j, _)| *j == i).map(|(_, n)| n.as_slice()).unwrap_or(&[]),
+            redactor: redactors.iter().find(|(j, _)| *j == i).map_or(&no_redactor, |(_, r)| r),
             // A bridged backend is offered in both 1.0 bindings: the gateway translates either.
             has_jsonrpc: backends[i].jsonrpc_url.is_some() || backends[i].dialect != Dialect::V1,
             has_rest: backends[i].rest_url.is_some() || backends[i].dialect != Dialect::V1,
@@ -579,7 +575,7 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
         .map(|v| BackendCard {
             name: v.name,
             card: v.card,
-            private_names: v.private_names,
+            redactor: v.redactor,
             has_jsonrpc: v.has_jsonrpc,
             has_rest: v.has_rest,
         })

@@ -43,6 +43,7 @@ pub fn a2a_stack(
         .layer(DecodeLayer {
             max_body: gateway.config.limits.max_request_bytes,
             body_timeout: gateway.config.listeners.protection.body_read_timeout,
+            max_depth: gateway.config.limits.max_json_depth,
             early_ids: gateway.shared.early_ids.clone(),
         })
         // A span per call (when traces are exported), parent of the backend's.
@@ -88,6 +89,8 @@ pub struct DecodeLayer {
     max_body: usize,
     /// The whole body must arrive within this (`listeners.protection.body_read_timeout`).
     body_timeout: Option<Duration>,
+    /// JSON nesting deeper than this is refused before anything parses it (`limits.max_json_depth`).
+    max_depth: usize,
     /// Early callers' task ids → the agents' tasks (filled in by their answers).
     early_ids: Arc<EarlyIds>,
 }
@@ -99,6 +102,7 @@ impl<S> Layer<S> for DecodeLayer {
             inner,
             max_body: self.max_body,
             body_timeout: self.body_timeout,
+            max_depth: self.max_depth,
             early_ids: self.early_ids.clone(),
         }
     }
@@ -109,6 +113,7 @@ pub struct DecodeService<S> {
     inner: S,
     max_body: usize,
     body_timeout: Option<Duration>,
+    max_depth: usize,
     early_ids: Arc<EarlyIds>,
 }
 
@@ -127,12 +132,13 @@ where
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let inner = self.inner.clone();
-        let (max_body, body_timeout) = (self.max_body, self.body_timeout);
+        let (max_body, body_timeout, max_depth) = (self.max_body, self.body_timeout, self.max_depth);
         let early_ids = self.early_ids.clone();
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             let binding = binding_of(&parts.method, parts.uri.path());
-            let bytes = match read_body_in_time(&parts.headers, body, max_body, body_timeout).await {
+            let read = read_body_in_time(&parts.headers, body, max_body, body_timeout).await;
+            let bytes = match read.and_then(|b| crate::protocol::json_limits::check_depth(&b, max_depth).map(|()| b)) {
                 Ok(bytes) => bytes,
                 Err(error) => {
                     let dialect = dialect_hint(&parts.method, parts.uri.path(), &parts.headers);
@@ -367,9 +373,7 @@ impl Service<Request<Bytes>> for ForwardService {
                                 .forward_call(&backend, exchange, call, &parts.method, headers, body.clone())
                                 .await;
                             if let Some(span) = span {
-                                span.finish(result.as_ref().err().map(|e| match e {
-                                    ForwardError::NotSent(e) | ForwardError::Failed(e) => e.reason(),
-                                }));
+                                span.finish(result.as_ref().err().map(|e| e.error().reason()));
                             }
                             let waited = asked.elapsed();
                             metrics::histogram!(BACKEND_DURATION, "backend" => backend.name.to_string())
@@ -399,7 +403,11 @@ impl Service<Request<Bytes>> for ForwardService {
                                 return Err(A2aError::BackendUnavailable("the gateway is shutting down; retry".into()));
                             }
                         };
-                        gateway.registry.report_request(&backend.name, result.is_ok());
+                        // An agent's error answer is an answer: only failures to answer count.
+                        gateway.registry.report_request(
+                            &backend.name,
+                            !result.as_ref().is_err_and(ForwardError::is_backend_failure),
+                        );
                         match result {
                             Ok(response) => return Ok(response),
                             Err(ForwardError::NotSent(error)) if movable => {

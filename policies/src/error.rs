@@ -64,8 +64,24 @@ pub enum A2aError {
     /// The backend answered something that is not valid A2A.
     #[error("{0}")]
     InvalidAgentResponse(String),
+    /// The agent refused the call with one of the protocol's errors (task not found, not cancelable,
+    /// invalid params, ...): its JSON-RPC `code`, and its message only when it names nothing internal.
+    #[error("{message}")]
+    AgentRefused { code: i32, message: String },
+    /// The agent failed (an internal error, a 5xx, an HTML page, garbage): the caller learns only the
+    /// request id under which the operator finds the agent's answer in the log and the audit record.
+    #[error(
+        "the agent '{agent}' failed to answer; the gateway's operator can look it up by the request id {}",
+        id_or_header(request_id)
+    )]
+    AgentFailed { agent: String, request_id: String },
     #[error("internal error")]
     Internal,
+}
+
+/// A request id, or where to find it when the layer that failed did not know it.
+fn id_or_header(request_id: &str) -> &str {
+    if request_id.is_empty() { "in this answer's x-request-id header" } else { request_id }
 }
 
 impl A2aError {
@@ -94,6 +110,8 @@ impl A2aError {
             A2aError::TooManyTasks { .. } => "TOO_MANY_TASKS",
             A2aError::BackendUnavailable(_) => "BACKEND_UNAVAILABLE",
             A2aError::InvalidAgentResponse(_) => "INVALID_AGENT_RESPONSE",
+            A2aError::AgentRefused { .. } => "AGENT_REFUSED",
+            A2aError::AgentFailed { .. } => "AGENT_FAILED",
             A2aError::Internal => "INTERNAL_ERROR",
         }
     }

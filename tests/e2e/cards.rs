@@ -69,3 +69,35 @@ async fn cards_carry_an_etag_and_answer_if_none_match_with_304() {
         assert_eq!(stale.status().as_u16(), 200, "{path}");
     }
 }
+
+#[tokio::test]
+async fn cards_carry_no_spelling_of_a_backends_address() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let base = format!("http://127.0.0.1:{port}");
+    let card = json!({"name": format!("Lab at localhost:{port}"), "version": "1",
+        "description": format!("mirror on [::1]:{port}, admin on 127.0.0.1:9, docs http%3A%2F%2F127.0.0.1%3A{port}%2Fdocs"),
+        "supportedInterfaces": [{"url": format!("{base}/internal-rpc"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "iconUrl": format!("{base}/icon.png"), "documentationUrl": format!("http://localhost:{port}/docs"),
+        "provider": {"organization": "lab", "url": format!("http://127.0.0.1:{port}")},
+        "capabilities": {"streaming": true}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "lab", "name": "Lab", "description": "calls /internal-rpc on 127.0.0.1", "tags": [],
+            "inputSchema": {"type": "object", "properties": {format!("127.0.0.1:{port}"): {"type": "string"}}}}],
+        "x-internal": {format!("localhost:{port}"): true}});
+    let app = axum::Router::new()
+        .route("/.well-known/agent-card.json", axum::routing::get(move || async move { axum::Json(card) }));
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let gw = gateway(BIN, &config(&[("lab", &base)], "")).await;
+    let served = wait_for_skills(&gw.url, &["lab"]).await;
+    let (_, agent) = get_json(&format!("{}/agents/lab/.well-known/agent-card.json", gw.url)).await;
+    for card in [served, agent] {
+        // The gateway's own URLs are on 127.0.0.1 too: take them out before looking.
+        let text = card.to_string().replace(&gw.url, "GATEWAY").to_lowercase();
+        for leak in ["127.0.0.1", "localhost", "::1", &port.to_string(), "internal-rpc", "127%2e", "%3a%2f%2f"] {
+            assert!(!text.contains(leak), "'{leak}' leaked: {text}");
+        }
+    }
+    task.abort();
+}

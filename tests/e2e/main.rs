@@ -10,6 +10,7 @@ mod edge;
 mod errors;
 mod health;
 mod integrity;
+mod leaks;
 mod lifecycle;
 mod limits;
 mod observability;

@@ -99,9 +99,14 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
     let card_path = body.card_path.clone().unwrap_or_else(|| "/.well-known/agent-card.json".into());
     let card_url = Url::parse(&format!("{}{card_path}", body.url.trim_end_matches('/')))
         .map_err(|e| AdminError::BadRequest(format!("card_path: {e}")))?;
-    crate::registry::probe_card(&gateway.shared.client, card_url, gateway.config.health.timeout)
-        .await
-        .map_err(|e| AdminError::Unprocessable(format!("the agent's card was not accepted: {e}")))?;
+    crate::registry::probe_card(
+        &gateway.shared.client,
+        card_url,
+        gateway.config.health.timeout,
+        gateway.config.limits.max_card_bytes,
+    )
+    .await
+    .map_err(|e| AdminError::Unprocessable(format!("the agent's card was not accepted: {e}")))?;
     let backend = Backend {
         name: body.name.clone(),
         url: url.to_string().trim_end_matches('/').to_string(),

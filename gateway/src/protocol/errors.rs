@@ -8,6 +8,8 @@ use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
+use crate::protocol::translate::model::ErrorKind;
+
 /// Wire facts of one error kind.
 struct Mapping {
     code: i32,
@@ -109,12 +111,38 @@ fn mapping(error: &A2aError) -> Mapping {
             domain: GATEWAY_DOMAIN,
         },
         A2aError::Internal => m(-32603, StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "INTERNAL_ERROR"),
+        A2aError::AgentRefused { code, .. } => {
+            // The agent's own A2A error: its code, and the status and reason the protocol gives it.
+            let kind = ErrorKind::from_code(i64::from(*code));
+            let http = StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            m(*code, http, status_name(http), kind.reason().unwrap_or("AGENT_REFUSED"))
+        }
+        A2aError::AgentFailed { .. } => Mapping {
+            code: -32603,
+            http: StatusCode::BAD_GATEWAY,
+            rpc_http: StatusCode::OK,
+            status: "INTERNAL",
+            reason: "AGENT_FAILED",
+            domain: GATEWAY_DOMAIN,
+        },
+    }
+}
+
+/// The google.rpc.Status name of an HTTP status.
+fn status_name(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "INVALID_ARGUMENT",
+        404 => "NOT_FOUND",
+        409 => "ABORTED",
+        415 | 501 => "UNIMPLEMENTED",
+        _ => "INTERNAL",
     }
 }
 
 fn error_info(error: &A2aError, m: &Mapping) -> Value {
     let metadata = match error {
         A2aError::InvalidParams { detail: Some(Value::Object(map)), .. } => Value::Object(map.clone()),
+        A2aError::AgentFailed { request_id, .. } => json!({ "requestId": request_id }),
         _ => json!({}),
     };
     json!({
@@ -183,7 +211,7 @@ pub fn render(error: &A2aError, binding: Binding, rpc_id: Option<&Value>) -> Err
 /// the SDK's compat layer does.
 fn known_to_v03(code: i32) -> bool {
     matches!(code, CODE_UNAUTHENTICATED | CODE_PERMISSION_DENIED | CODE_RATE_LIMITED | CODE_TOO_MANY_TASKS)
-        || crate::protocol::translate::model::ErrorKind::from_code(i64::from(code)).known_to_v03()
+        || ErrorKind::from_code(i64::from(code)).known_to_v03()
 }
 
 /// Renders `error` in the caller's `dialect` (and, for 1.0, `binding`).

@@ -3,11 +3,13 @@
 //!
 //! [`A2aCall`]: a2a_policies::A2aCall
 
+pub mod agent_errors;
 pub mod agent_side;
 pub mod bridge;
 pub mod decode;
 pub mod early_ids;
 pub mod errors;
+pub mod json_limits;
 pub mod observe;
 pub mod sse;
 pub mod strict;

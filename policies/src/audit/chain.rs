@@ -1,20 +1,79 @@
 //! The hash chain that makes the log tamper-evident. Every record ends with
-//! `"seq":N,"prev":"<hex>"`: `prev` is the lower-case hex SHA-256 of the previous record's exact
-//! line bytes (without the line break), `seq` counts records along the chain. A chain starts with a
-//! `chain_anchor` record whose `prev` is [`GENESIS`], or — in the file that follows a rotated one, or
-//! after a restart — the hash of the last line before it.
+//! `"seq":N,"prev":"<hex>"`: `prev` is the lower-case hex HMAC-SHA256, under the configured
+//! `audit.chain_key`, of the previous record's exact line bytes (without the line break) — or their
+//! plain SHA-256 when no key is configured — and `seq` counts records along the chain. A chain starts
+//! with a `chain_anchor` record whose `prev` is [`GENESIS`], or — in the file that follows a rotated
+//! one, or after a restart — the hash of the last line before it.
+//!
+//! Keyed, the chain cannot be recomputed by someone who edits, reorders or deletes records without
+//! the key. What a chain alone cannot show — records cut off its end — a seal shows: a
+//! `chain_seal` record ends every rotated file and the active file at shutdown, and carries a `mac`
+//! over its own line, so a file whose seal is gone (or forged without the key) fails `verify`.
 
+use std::sync::Arc;
+
+use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
-use super::record::{ANCHOR_EVENT, Record};
+use super::record::{ANCHOR_EVENT, Record, SEAL_EVENT};
 
 /// `prev` of the very first record of a log.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 pub(crate) type Hash = [u8; 32];
 
+/// The chain's key: HMAC-SHA256 under it, or plain SHA-256 without one.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ChainKey(Option<Arc<[u8]>>);
+
+impl std::fmt::Debug for ChainKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "ChainKey(keyed)" } else { "ChainKey(none)" })
+    }
+}
+
+/// Domain separation of a seal's `mac` from the chain's links.
+const SEAL_CONTEXT: &[u8] = b"a2a-gateway audit seal\n";
+
+impl ChainKey {
+    pub fn new(key: Option<&[u8]>) -> ChainKey {
+        ChainKey(key.filter(|k| !k.is_empty()).map(Arc::from))
+    }
+
+    pub fn is_keyed(&self) -> bool {
+        self.0.is_some()
+    }
+
+    pub(crate) fn hash(&self, line: &[u8]) -> Hash {
+        self.digest(&[line])
+    }
+
+    /// The `mac` of a seal whose line (without the `mac` field) is `line`.
+    pub(crate) fn seal_mac(&self, line: &[u8]) -> Hash {
+        self.digest(&[SEAL_CONTEXT, line])
+    }
+
+    fn digest(&self, parts: &[&[u8]]) -> Hash {
+        match &self.0 {
+            Some(key) => {
+                // HMAC takes keys of any length.
+                let mut mac = <hmac::Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+                parts.iter().for_each(|p| mac.update(p));
+                mac.finalize().into_bytes().into()
+            }
+            None => {
+                let mut hasher = Sha256::new();
+                parts.iter().for_each(|p| hasher.update(p));
+                hasher.finalize().into()
+            }
+        }
+    }
+}
+
+/// The unkeyed hash of a line (tests, and logs written without a key).
+#[cfg(test)]
 pub(crate) fn line_hash(line: &[u8]) -> Hash {
-    Sha256::digest(line).into()
+    ChainKey::default().hash(line)
 }
 
 /// Where the next record of a chain links to.
@@ -22,18 +81,26 @@ pub(crate) fn line_hash(line: &[u8]) -> Hash {
 pub(crate) struct Chain {
     seq: u64,
     prev: Hash,
+    key: ChainKey,
 }
 
+/// `,"mac":"` + 64 hex digits + `"}`: what a seal's line has after its sealed part.
+const MAC_SUFFIX_LEN: usize = 8 + 64 + 2;
+
 impl Chain {
-    pub fn genesis() -> Chain {
-        Chain { seq: 0, prev: [0; 32] }
+    pub fn genesis(key: ChainKey) -> Chain {
+        Chain { seq: 0, prev: [0; 32], key }
     }
 
     /// Continues after an existing line. A line that is not a record (a torn write) still gets
     /// linked to, so that `verify` reports it rather than the records after it.
-    pub fn after(line: &[u8]) -> Chain {
+    pub fn after(line: &[u8], key: ChainKey) -> Chain {
         let seq = Link::parse(line).map_or(0, |link| link.seq.saturating_add(1));
-        Chain { seq, prev: line_hash(line) }
+        Chain { seq, prev: key.hash(line), key }
+    }
+
+    pub fn key(&self) -> &ChainKey {
+        &self.key
     }
 
     /// Appends `record` to `out` as one line without the line break, linked to the chain, and
@@ -51,9 +118,34 @@ impl Chain {
         out.extend_from_slice(b",\"prev\":\"");
         out.extend_from_slice(hex::encode(self.prev).as_bytes());
         out.extend_from_slice(b"\"}");
-        self.prev = line_hash(&out[start..]);
+        if record.kind.event() == SEAL_EVENT {
+            let mac = self.key.seal_mac(&out[start..]);
+            out.pop();
+            out.extend_from_slice(b",\"mac\":\"");
+            out.extend_from_slice(hex::encode(mac).as_bytes());
+            out.extend_from_slice(b"\"}");
+        }
+        self.prev = self.key.hash(&out[start..]);
         self.seq += 1;
     }
+}
+
+/// Whether `line`, a `chain_seal` record, carries the `mac` `key` gives its sealed part.
+pub(crate) fn seal_is_valid(line: &[u8], key: &ChainKey) -> bool {
+    let Some(cut) = line.len().checked_sub(MAC_SUFFIX_LEN) else { return false };
+    let (sealed, suffix) = line.split_at(cut);
+    let Some(hex_mac) = suffix.strip_prefix(b",\"mac\":\"").and_then(|s| s.strip_suffix(b"\"}")) else {
+        return false;
+    };
+    let mut mac = [0u8; 32];
+    if hex::decode_to_slice(hex_mac, &mut mac).is_err() {
+        return false;
+    }
+    let mut original = sealed.to_vec();
+    original.push(b'}');
+    // Compared in constant time: the mac is a secret-derived value.
+    let expected = key.seal_mac(&original);
+    expected.iter().zip(mac.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
 
 /// The chain fields of one line, as `verify` and resuming need them.
@@ -62,6 +154,9 @@ pub(crate) struct Link {
     pub seq: u64,
     pub prev: Hash,
     pub anchor: bool,
+    pub seal: bool,
+    /// An anchor's statement that the chain is keyed.
+    pub keyed: bool,
     pub prev_file: Option<String>,
 }
 
@@ -73,6 +168,8 @@ struct LinkFields {
     event: Option<String>,
     #[serde(default)]
     prev_file: Option<String>,
+    #[serde(default)]
+    keyed: bool,
 }
 
 impl Link {
@@ -87,6 +184,8 @@ impl Link {
             seq: fields.seq,
             prev,
             anchor: fields.event.as_deref() == Some(ANCHOR_EVENT),
+            seal: fields.event.as_deref() == Some(SEAL_EVENT),
+            keyed: fields.keyed,
             prev_file: fields.prev_file,
         })
     }
@@ -99,9 +198,9 @@ mod tests {
 
     #[test]
     fn each_line_links_to_the_hash_of_the_one_before() {
-        let mut chain = Chain::genesis();
+        let mut chain = Chain::genesis(ChainKey::default());
         let mut first = Vec::new();
-        chain.seal(&Record::meta(Kind::Anchor { reason: "start", prev_file: None }), &mut first);
+        chain.seal(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: false }), &mut first);
         let mut second = Vec::new();
         chain.seal(&Record::meta(Kind::Dropped { count: 1 }), &mut second);
 
@@ -110,14 +209,32 @@ mod tests {
         assert!(String::from_utf8_lossy(&first).ends_with(&format!("\"seq\":0,\"prev\":\"{GENESIS}\"}}")));
         let b = Link::parse(&second).unwrap();
         assert_eq!((b.seq, b.prev, b.anchor), (1, line_hash(&first), false));
-        assert_eq!(Chain::after(&second), chain);
+        assert_eq!(Chain::after(&second, ChainKey::default()), chain);
     }
 
     #[test]
     fn a_torn_line_is_linked_to_as_it_is() {
-        let chain = Chain::after(b"{\"ts\":\"2026");
+        let chain = Chain::after(b"{\"ts\":\"2026", ChainKey::default());
         assert_eq!(chain.seq, 0);
         assert_eq!(chain.prev, line_hash(b"{\"ts\":\"2026"));
         assert_eq!(Link::parse(b"{\"seq\":1,\"prev\":\"abc\"}"), None);
+    }
+
+    #[test]
+    fn a_keyed_chain_links_by_hmac_and_seals_carry_a_mac() {
+        let key = ChainKey::new(Some(b"k"));
+        let mut chain = Chain::genesis(key.clone());
+        let mut first = Vec::new();
+        chain.seal(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: true }), &mut first);
+        let mut seal = Vec::new();
+        chain.seal(&Record::meta(Kind::Seal { reason: "shutdown" }), &mut seal);
+        let link = Link::parse(&seal).unwrap();
+        assert_eq!(link.prev, key.hash(&first));
+        assert_ne!(link.prev, line_hash(&first));
+        assert!(link.seal && seal_is_valid(&seal, &key));
+        assert!(!seal_is_valid(&seal, &ChainKey::new(Some(b"other"))));
+        assert!(!seal_is_valid(&first, &key));
+        let forged = String::from_utf8(seal.clone()).unwrap().replace("shutdown", "rotate");
+        assert!(!seal_is_valid(forged.as_bytes(), &key));
     }
 }

@@ -27,6 +27,11 @@ pub struct AuditConfig {
     /// default: message text and data are never logged otherwise.
     #[serde(default)]
     pub include_content_for_skills: Vec<String>,
+    /// The secret that keys the file's hash chain (HMAC-SHA256) and its seals, e.g.
+    /// `${AUDIT_CHAIN_KEY}`; at least 32 bytes. Without it the chain is plain SHA-256: anyone who
+    /// can write the file can recompute it (`check` warns).
+    #[serde(default)]
+    pub chain_key: Option<String>,
 }
 
 impl Default for AuditConfig {
@@ -36,6 +41,7 @@ impl Default for AuditConfig {
             file: default_file(),
             queue: default_queue(),
             include_content_for_skills: Vec::new(),
+            chain_key: None,
         }
     }
 }
@@ -116,6 +122,9 @@ impl AuditConfig {
                     format!("must be between 1 and {MAX_FILES} (rotated files kept besides the active one)"),
                 ));
             }
+        }
+        if self.chain_key.as_ref().is_some_and(|k| k.len() < 32) {
+            return Err(invalid("audit.chain_key", "must be at least 32 bytes (e.g. `openssl rand -hex 32`)"));
         }
         for (i, skill) in self.include_content_for_skills.iter().enumerate() {
             let at = format!("audit.include_content_for_skills[{i}]");

@@ -12,10 +12,13 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::chain::Chain;
+use super::chain::{Chain, ChainKey};
 use super::config::FileConfig;
 use super::record::{Kind, Record};
 use super::sink::{AuditError, ChainWriter, Target};
+
+/// Bytes a `chain_seal` line takes at most.
+const SEAL_ROOM: u64 = 256;
 
 pub(crate) struct FileTarget {
     path: PathBuf,
@@ -29,7 +32,7 @@ pub(crate) struct FileTarget {
 }
 
 impl FileTarget {
-    pub fn open(config: &FileConfig) -> Result<FileTarget, AuditError> {
+    pub fn open(config: &FileConfig, key: ChainKey) -> Result<FileTarget, AuditError> {
         let path = config.path.clone();
         let fail = |source: io::Error| AuditError::Open { path: path.clone(), source };
         let name = path
@@ -51,15 +54,15 @@ impl FileTarget {
                 file.write_all(b"\n").map_err(fail)?;
                 size += 1;
             }
-            (Chain::after(&last), None)
+            (Chain::after(&last, key.clone()), None)
         } else if let Some(&newest) = rotated.last() {
             let previous = rotated_name(&name, newest);
             let mut old = File::open(dir.join(&previous)).map_err(fail)?;
             let (last, _) = last_line(&mut old).map_err(fail)?;
-            let chain = if last.is_empty() { Chain::genesis() } else { Chain::after(&last) };
+            let chain = if last.is_empty() { Chain::genesis(key.clone()) } else { Chain::after(&last, key.clone()) };
             (chain, Some(previous))
         } else {
-            (Chain::genesis(), None)
+            (Chain::genesis(key.clone()), None)
         };
         let mut target = FileTarget {
             dir,
@@ -76,12 +79,15 @@ impl FileTarget {
     }
 
     fn anchor(&mut self, reason: &'static str, prev_file: Option<String>) -> io::Result<()> {
-        let written = self.writer.write(&Record::meta(Kind::Anchor { reason, prev_file }))?;
+        let keyed = self.writer.key().is_keyed();
+        let written = self.writer.write(&Record::meta(Kind::Anchor { reason, prev_file, keyed }))?;
         self.size += written as u64;
         Ok(())
     }
 
     fn rotate(&mut self) -> io::Result<()> {
+        // The rotated file ends with a seal: a tail cut off it shows.
+        self.writer.write(&Record::meta(Kind::Seal { reason: "rotate" }))?;
         self.sync()?;
         let rotated = rotated_name(&self.name, self.next_index);
         std::fs::rename(&self.path, self.dir.join(&rotated))?;
@@ -120,7 +126,8 @@ impl FileTarget {
 impl Target for FileTarget {
     fn write(&mut self, record: &Record) -> io::Result<()> {
         let mut len = self.writer.prepare(record) as u64;
-        if self.size > 0 && self.size + len > self.max_bytes {
+        // Room is kept for the seal that closes the file.
+        if self.size > 0 && self.size + len + SEAL_ROOM > self.max_bytes {
             self.rotate()?;
             // The record now follows the new file's anchor.
             len = self.writer.prepare(record) as u64;
@@ -132,6 +139,12 @@ impl Target for FileTarget {
 
     fn flush(&mut self) -> io::Result<()> {
         self.writer.out.flush()
+    }
+
+    fn seal(&mut self) -> io::Result<()> {
+        let written = self.writer.write(&Record::meta(Kind::Seal { reason: "shutdown" }))?;
+        self.size += written as u64;
+        Ok(())
     }
 
     fn sync(&mut self) -> io::Result<()> {

@@ -61,12 +61,15 @@ pub(crate) mod tests;
 
 use std::sync::Arc;
 
+pub use chain::ChainKey;
 pub use config::{AuditConfig, ConfigError, FileConfig};
 pub use file::chain_files;
 pub use layer::{AuditLayer, AuditService, ResponseFuture, TraceId};
 pub use record::AdminChange;
 pub use sink::{AuditError, AuditSink, SinkHandle};
-pub use verify::{BrokenLink, ChainStart, FileSummary, Problem, VerifyReport, verify_files};
+pub use verify::{
+    BrokenLink, ChainStart, FileSummary, Problem, VerifyOptions, VerifyReport, verify_files, verify_files_with,
+};
 
 /// The recorder: the layer's and the observer's shared state. Cheap to clone.
 #[derive(Debug, Clone)]

@@ -131,6 +131,13 @@ pub(crate) enum Kind {
     Anchor {
         reason: &'static str,
         prev_file: Option<String>,
+        /// The chain is keyed (`verify` then needs the key).
+        keyed: bool,
+    },
+    /// The last record of a rotated file, and of the active file at shutdown: vouches, with its
+    /// `mac`, that nothing was cut off after it.
+    Seal {
+        reason: &'static str,
     },
 }
 
@@ -146,11 +153,13 @@ impl Kind {
             Kind::Dropped { .. } => "audit.dropped",
             Kind::Admin(_) => "admin.change",
             Kind::Anchor { .. } => ANCHOR_EVENT,
+            Kind::Seal { .. } => SEAL_EVENT,
         }
     }
 }
 
 pub(crate) const ANCHOR_EVENT: &str = "chain_anchor";
+pub(crate) const SEAL_EVENT: &str = "chain_seal";
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Record {
@@ -171,9 +180,11 @@ impl Record {
 
     /// Appends the record as one JSON object (no line break) to `out`.
     pub fn write_json(&self, out: &mut Vec<u8>) {
-        let mut serializer = serde_json::Serializer::new(out);
+        let start = out.len();
+        let mut serializer = serde_json::Serializer::new(&mut *out);
         // Writing into a Vec with string keys cannot fail.
         let _ = self.serialize_into(&mut serializer);
+        escape_line_breakers(out, start);
     }
 
     fn serialize_into(&self, serializer: &mut serde_json::Serializer<&mut Vec<u8>>) -> serde_json::Result<()> {
@@ -251,12 +262,37 @@ impl Record {
                 map.serialize_entry("target", &change.target)?;
                 map.serialize_entry("detail", &change.detail)?;
             }
-            Kind::Anchor { reason, prev_file } => {
+            Kind::Anchor { reason, prev_file, keyed } => {
                 map.serialize_entry("reason", reason)?;
                 map.serialize_entry("prev_file", prev_file)?;
+                if *keyed {
+                    map.serialize_entry("keyed", &true)?;
+                }
             }
+            Kind::Seal { reason } => map.serialize_entry("reason", reason)?,
         }
         map.end()
+    }
+}
+
+/// serde_json escapes C0 controls but writes DEL, the C1 controls (NEL among them) and the line and
+/// paragraph separators U+2028/U+2029 raw; line-oriented readers split records at some of them.
+/// They only occur inside JSON strings, where `\uXXXX` means the same character.
+fn escape_line_breakers(out: &mut Vec<u8>, start: usize) {
+    let needs = |b: &[u8]| b.iter().any(|&c| c == 0x7f || c == 0xc2 || c == 0xe2);
+    if !needs(&out[start..]) {
+        return;
+    }
+    let tail = out.split_off(start);
+    let text = String::from_utf8_lossy(&tail);
+    for c in text.chars() {
+        let code = u32::from(c);
+        if code == 0x7f || (0x80..=0x9f).contains(&code) || code == 0x2028 || code == 0x2029 {
+            out.extend_from_slice(format!("\\u{code:04x}").as_bytes());
+        } else {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::chain::Chain;
+use super::chain::{Chain, ChainKey};
 use super::config::{AuditConfig, ConfigError};
 use super::file::FileTarget;
 use super::record::{Kind, Record};
@@ -39,6 +39,10 @@ pub(crate) trait Target: Send {
     fn write(&mut self, record: &Record) -> io::Result<()>;
     /// Hands buffered lines to the operating system; called when the queue runs empty.
     fn flush(&mut self) -> io::Result<()>;
+    /// Writes the closing seal (at shutdown); targets without one do nothing.
+    fn seal(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Flushes and makes the lines durable.
     fn sync(&mut self) -> io::Result<()>;
     /// For error messages: `stdout` or the file's path.
@@ -141,7 +145,8 @@ impl AuditSink {
             openers.push(Box::new(|| Ok(Box::new(StdoutTarget::open()?) as Box<dyn Target>)));
         }
         if let Some(file) = config.file.clone() {
-            openers.push(Box::new(move || Ok(Box::new(FileTarget::open(&file)?) as Box<dyn Target>)));
+            let key = ChainKey::new(config.chain_key.as_deref().map(str::as_bytes));
+            openers.push(Box::new(move || Ok(Box::new(FileTarget::open(&file, key)?) as Box<dyn Target>)));
         }
         AuditSink::start_with(config.queue, openers).await
     }
@@ -242,6 +247,10 @@ impl Writer {
                         self.report_drops();
                     }
                     self.report_drops();
+                    for i in 0..self.targets.len() {
+                        let sealed = self.targets[i].seal();
+                        self.note(i, sealed);
+                    }
                     let _ = reply.send(self.sync());
                     return;
                 }
@@ -344,6 +353,10 @@ impl<W: Write> ChainWriter<W> {
         self.out.write_all(&self.line)
     }
 
+    pub fn key(&self) -> &ChainKey {
+        self.chain.key()
+    }
+
     /// Prepares and commits; returns the bytes written.
     pub fn write(&mut self, record: &Record) -> io::Result<usize> {
         let len = self.prepare(record);
@@ -359,9 +372,9 @@ struct StdoutTarget {
 
 impl StdoutTarget {
     fn open() -> Result<StdoutTarget, AuditError> {
-        let mut writer = ChainWriter::new(io::BufWriter::new(io::stdout()), Chain::genesis());
+        let mut writer = ChainWriter::new(io::BufWriter::new(io::stdout()), Chain::genesis(ChainKey::default()));
         writer
-            .write(&Record::meta(Kind::Anchor { reason: "start", prev_file: None }))
+            .write(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: false }))
             .map_err(|source| AuditError::Write { target: "stdout".into(), source })?;
         Ok(StdoutTarget { writer })
     }

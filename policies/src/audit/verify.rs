@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use super::chain::{Hash, Link, line_hash};
+use super::chain::{ChainKey, Hash, Link, seal_is_valid};
 
 /// The result of [`verify_files`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +79,13 @@ pub enum Problem {
     /// This record's `prev` matches no record before it: records were reordered or inserted, or
     /// the files were given out of chain order.
     Unlinked,
+    /// A `chain_seal` whose `mac` does not match (forged, edited, or the wrong key).
+    ForgedSeal,
+    /// The file does not end with a `chain_seal`: records were cut off its end (or, for the
+    /// active file of a running gateway, it is still open: verify with `--open`).
+    Unsealed,
+    /// The log is keyed and no key was given.
+    KeyNeeded,
 }
 
 impl fmt::Display for Problem {
@@ -93,6 +100,13 @@ impl fmt::Display for Problem {
             Problem::Unlinked => f.write_str(
                 "prev matches no record before it (records reordered or inserted, or files out of chain order)",
             ),
+            Problem::ForgedSeal => {
+                f.write_str("the chain_seal's mac does not match (forged or edited, or another key)")
+            }
+            Problem::Unsealed => {
+                f.write_str("the file does not end with a chain_seal: records were cut off (a live log: use --open)")
+            }
+            Problem::KeyNeeded => f.write_str("the chain is keyed: give its key (audit.chain_key)"),
         }
     }
 }
@@ -123,10 +137,63 @@ impl fmt::Display for VerifyReport {
     }
 }
 
-/// Checks every link in `paths`, in order, and stops at the first broken one.
+/// How to check: the chain's key, and whether the last file may still be open (a running gateway's
+/// active file has no closing seal yet).
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOptions {
+    pub key: ChainKey,
+    pub open: bool,
+}
+
+/// Checks an unkeyed log whose last file may be open.
 pub fn verify_files(paths: &[PathBuf]) -> VerifyReport {
+    verify_files_with(paths, &VerifyOptions { key: ChainKey::default(), open: true })
+}
+
+/// Checks every link in `paths`, in order, and stops at the first broken one: every link (keyed
+/// with `options.key`), every seal's mac, and that every file but an open last one ends sealed.
+pub fn verify_files_with(paths: &[PathBuf], options: &VerifyOptions) -> VerifyReport {
+    let mut report = check_links(paths, options);
+    if report.broken.is_none() {
+        report.broken = check_seals(paths, options);
+    }
+    report
+}
+
+/// Each file must end with a valid seal (the last one only when not `open`).
+fn check_seals(paths: &[PathBuf], options: &VerifyOptions) -> Option<BrokenLink> {
+    let mut record = 0u64;
+    for (i, path) in paths.iter().enumerate() {
+        let lines = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                return Some(BrokenLink {
+                    file: path.clone(),
+                    line: 0,
+                    record,
+                    problem: Problem::Unreadable(error.to_string()),
+                });
+            }
+        };
+        let lines: Vec<&[u8]> = lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+        record += lines.len() as u64;
+        let last = lines.last().copied().unwrap_or_default();
+        let sealed = Link::parse(last).is_some_and(|l| l.seal);
+        let at = |problem| BrokenLink { file: path.clone(), line: lines.len() as u64, record, problem };
+        if sealed && !seal_is_valid(last, &options.key) {
+            return Some(at(Problem::ForgedSeal));
+        }
+        let may_be_open = options.open && i + 1 == paths.len();
+        if !sealed && !may_be_open {
+            return Some(at(Problem::Unsealed));
+        }
+    }
+    None
+}
+
+fn check_links(paths: &[PathBuf], options: &VerifyOptions) -> VerifyReport {
     let mut report = VerifyReport::empty();
-    let mut reader = Reader::new(paths);
+    let mut reader = Reader::new(paths, options.key.clone());
     // The two records before the current one: enough to tell which side of a break changed.
     let mut before: Option<Entry> = None;
     let mut last: Option<Entry> = None;
@@ -146,6 +213,14 @@ pub fn verify_files(paths: &[PathBuf]) -> VerifyReport {
         };
         if entry.line == 1 && !link.anchor {
             report.broken = Some(reader.broken_at(&entry, Problem::NotAnchored));
+            break;
+        }
+        if link.anchor && link.keyed && !options.key.is_keyed() {
+            report.broken = Some(reader.broken_at(&entry, Problem::KeyNeeded));
+            break;
+        }
+        if link.seal && !seal_is_valid(reader.line_bytes(), &options.key) {
+            report.broken = Some(reader.broken_at(&entry, Problem::ForgedSeal));
             break;
         }
         match &last {
@@ -206,6 +281,7 @@ struct Entry {
 /// Reads the lines of the files one after the other.
 struct Reader<'p> {
     paths: &'p [PathBuf],
+    key: ChainKey,
     file: usize,
     current: Option<BufReader<File>>,
     line: u64,
@@ -214,8 +290,13 @@ struct Reader<'p> {
 }
 
 impl<'p> Reader<'p> {
-    fn new(paths: &'p [PathBuf]) -> Reader<'p> {
-        Reader { paths, file: 0, current: None, line: 0, record: 0, buf: Vec::new() }
+    fn new(paths: &'p [PathBuf], key: ChainKey) -> Reader<'p> {
+        Reader { paths, key, file: 0, current: None, line: 0, record: 0, buf: Vec::new() }
+    }
+
+    /// The bytes of the line read last.
+    fn line_bytes(&self) -> &[u8] {
+        &self.buf
     }
 
     fn path(&self, file: usize) -> &Path {
@@ -269,7 +350,7 @@ impl<'p> Reader<'p> {
                 file: self.file,
                 line: self.line,
                 record: self.record,
-                hash: line_hash(&self.buf),
+                hash: self.key.hash(&self.buf),
                 link: Link::parse(&self.buf),
             }));
         }

@@ -109,19 +109,20 @@ pub struct Rules<'r> {
     pub id_rule: &'r dyn Fn(IdField, &str) -> Result<(), String>,
 }
 
-/// Checks `message` and returns its first data part's `data`, the object a schema applies to.
-pub fn check<'a>(message: &'a RawValue, rules: &Rules<'_>, report: &mut Report) -> Option<&'a RawValue> {
+/// Checks `message` and returns the `data` of each of its data parts with the part's index: the
+/// values a skill's schema applies to.
+pub fn check<'a>(message: &'a RawValue, rules: &Rules<'_>, report: &mut Report) -> Vec<(usize, &'a RawValue)> {
     let size = message.get().len();
     if size > rules.limits.max_message_bytes {
         let limit = rules.limits.max_message_bytes;
         report.push("", format!("the message is {size} bytes long; at most {limit} are allowed"));
-        return None;
+        return Vec::new();
     }
     let fields: MessageFields<'a> = match serde_json::from_str(message.get()) {
         Ok(fields) => fields,
         Err(error) => {
             report.push("", format!("the message must be an object with distinct fields ({error})"));
-            return None;
+            return Vec::new();
         }
     };
     check_id(fields.message_id, IdField::MessageId, true, rules, report);
@@ -129,7 +130,7 @@ pub fn check<'a>(message: &'a RawValue, rules: &Rules<'_>, report: &mut Report) 
     check_id(fields.context_id, IdField::ContextId, false, rules, report);
     let Some(parts) = fields.parts else {
         report.push("/parts", "a message needs at least one part");
-        return None;
+        return Vec::new();
     };
     let too_many = Cell::new(false);
     let seed = PartsSeed { max: rules.limits.max_parts, too_many: &too_many };
@@ -138,22 +139,23 @@ pub fn check<'a>(message: &'a RawValue, rules: &Rules<'_>, report: &mut Report) 
         Err(_) if too_many.get() => {
             let limit = rules.limits.max_parts;
             report.push("/parts", format!("the message has more than {limit} parts; at most {limit} are allowed"));
-            return None;
+            return Vec::new();
         }
         Err(_) => {
             report.push("/parts", "must be an array of parts");
-            return None;
+            return Vec::new();
         }
     };
     if parts.is_empty() {
         report.push("/parts", "a message needs at least one part");
     }
-    let mut first_data = None;
+    let mut data_parts = Vec::new();
     for (index, part) in parts.iter().enumerate() {
-        let data = check_part(index, part, rules, report);
-        first_data = first_data.or(data);
+        if let Some(data) = check_part(index, part, rules, report) {
+            data_parts.push((index, data));
+        }
     }
-    first_data
+    data_parts
 }
 
 /// The id rule: a non-empty string of at most [`MAX_ID_BYTES`] bytes without control characters,

@@ -18,13 +18,14 @@
 //!    - ids: `messageId` required; `messageId`, `taskId`, `contextId` when present are strings, not
 //!      empty, at most 256 bytes, without control characters (Unicode `Cc`); then an optional
 //!      [`IdRule`] (the hook for a dialect's stricter rule, e.g. UUID task ids).
-//! 2. **Schema**, only when the shape is fine and the skill has one: the `data` value of the
-//!    message's *first data part* (`{"data": …}`) is validated against the skill's input schema —
-//!    exactly what the example agents read as their input. Pointers are relative to that value
-//!    (`/diff`, `/focus/0`); a missing required property or a property not allowed is reported at
-//!    the property's own pointer. A message without a data part is not schema-validated (a skill
-//!    may take a text-only request) unless the skill's rules say `require_data_part`, which refuses
-//!    it with a violation at `""`. Further data parts are held to the size limits only.
+//! 2. **Schema**, only when the shape is fine and the skill has one: the `data` value of *every*
+//!    data part (`{"data": …}`) is validated against the skill's input schema — an agent may read
+//!    any of them, so a second part is input as much as the first. Pointers of the first data part
+//!    are relative to its value (`/diff`, `/focus/0`, what the example agents read as their input);
+//!    those of later data parts relative to the message (`/parts/2/data/diff`). A missing required
+//!    property or a property not allowed is reported at the property's own pointer. A message
+//!    without a data part is not schema-validated (a skill may take a text-only request) unless the
+//!    skill's rules say `require_data_part`, which refuses it with a violation at `""`.
 //!
 //! The skill is the one routing chose ([`RouteHint`]); without one, only the section's limits and
 //! the skill-independent checks apply. A skill's schema and input modes come from the policy
@@ -174,14 +175,14 @@ impl InputValidation {
         let id_rule = |field, id: &str| self.id_rule.as_ref().map_or(Ok(()), |rule| rule.check(call, field, id));
         let rules = Rules { limits: policy.map_or(self.limits, |p| p.limits), modes, id_rule: &id_rule };
         let mut report = Report::default();
-        let first_data = message::check(message, &rules, &mut report);
+        let data_parts = message::check(message, &rules, &mut report);
         if !report.is_empty() {
             return Err(refusal("the message is invalid", report));
         }
         let Some(skill) = skill else {
             return Ok(());
         };
-        if first_data.is_none() && policy.is_some_and(|p| p.require_data_part) {
+        if data_parts.is_empty() && policy.is_some_and(|p| p.require_data_part) {
             let mut report = Report::default();
             report.push("", format!("the skill '{skill}' needs its input in a data part"));
             return Err(refusal("the message has no input for the skill", report));
@@ -197,10 +198,7 @@ impl InputValidation {
             }
             _ => return Ok(()),
         };
-        match first_data {
-            Some(data) => check_data(&schema, skill, data),
-            None => Ok(()),
-        }
+        check_data_parts(&schema, skill, &data_parts)
     }
 }
 
@@ -222,15 +220,38 @@ fn configured_schema(skill: &str, rules: &SkillRules, base_dir: &Path) -> Result
     schema::compile(&schema).map(Some).map_err(|reason| at(key, reason))
 }
 
-fn check_data(schema: &jsonschema::Validator, skill: &str, data: &RawValue) -> Result<(), A2aError> {
-    // The shape check has parsed this slice already: it is valid JSON.
-    let value: Value = serde_json::from_str(data.get()).map_err(|_| A2aError::invalid_params("invalid data part"))?;
-    let (found, total) = schema::violations(schema, &value);
-    if total == 0 {
-        return Ok(());
+/// Holds the `data` of every data part to the skill's schema: a second part is as much input as the
+/// first (an agent may read any of them). Violations of the first data part are located relative to
+/// its value (`/diff`), as the example agents read it; those of a later part relative to the message
+/// (`/parts/2/data/diff`). The refusal names the first part that failed.
+fn check_data_parts(schema: &jsonschema::Validator, skill: &str, parts: &[(usize, &RawValue)]) -> Result<(), A2aError> {
+    let mut all = Report::default();
+    let mut first_failed: Option<usize> = None;
+    for (n, &(index, data)) in parts.iter().enumerate() {
+        // The shape check has parsed this slice already: it is valid JSON.
+        let value: Value =
+            serde_json::from_str(data.get()).map_err(|_| A2aError::invalid_params("invalid data part"))?;
+        let (found, total) = schema::violations(schema, &value);
+        if total == 0 {
+            continue;
+        }
+        first_failed.get_or_insert(n);
+        let prefix = if n == 0 { String::new() } else { format!("/parts/{index}/data") };
+        let shown = found.len();
+        for violation in found {
+            all.push(format!("{prefix}{}", violation.pointer), violation.description);
+        }
+        all.total += total.saturating_sub(shown);
     }
-    let what = format!("the input (the first data part) does not match the inputSchema of the skill '{skill}'");
-    Err(refusal(&what, Report { found, total }))
+    let Some(n) = first_failed else { return Ok(()) };
+    let what = match n {
+        0 => format!("the input (the first data part) does not match the inputSchema of the skill '{skill}'"),
+        _ => format!(
+            "the input (the data part at /parts/{}) does not match the inputSchema of the skill '{skill}'",
+            parts[n].0
+        ),
+    };
+    Err(refusal(&what, all))
 }
 
 /// The refusal for a report that is not empty: the message names the first violation and how many

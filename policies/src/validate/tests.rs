@@ -180,11 +180,19 @@ fn a_text_only_request_has_nothing_for_the_schema_unless_a_data_part_is_required
 }
 
 #[test]
-fn the_schema_validates_the_first_data_part_only() {
-    let second_is_free = message(json!([{"data": {"diff": "x"}}, {"data": {"not": "checked"}}]));
-    assert!(check("review", "review-pr", second_is_free).is_ok());
+fn the_schema_validates_every_data_part() {
+    let second_is_bad = message(json!([{"data": {"diff": "x"}}, {"text": "t"}, {"data": {"not": "checked"}}]));
+    let Err(A2aError::Validation { message: text, violations }) = check("review", "review-pr", second_is_bad) else {
+        panic!("a second data part that breaks the schema is refused")
+    };
+    let mut found: Vec<&str> = violations.iter().map(|v| v.pointer.as_str()).collect();
+    found.sort_unstable();
+    assert_eq!(found, ["/parts/2/data/diff", "/parts/2/data/not"]);
+    assert!(text.contains("/parts/2"), "{text}");
     let first_is_bad = message(json!([{"data": {"nope": 1}}, {"data": {"diff": "x"}}]));
-    assert!(check("review", "review-pr", first_is_bad).is_err());
+    assert_eq!(pointers(check("review", "review-pr", first_is_bad)), ["/nope", "/diff"]);
+    let both_fine = message(json!([{"data": {"diff": "x"}}, {"data": {"diff": "y", "title": "t"}}]));
+    assert!(check("review", "review-pr", both_fine).is_ok());
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Tests of the whole audit log: scripted runs through the layer and the observer into a real
 //! file, tamper evidence, and the queue. The helpers here are shared by the three parts.
 
+mod keyed;
 mod queue;
 mod scripted;
 mod tamper;
@@ -50,6 +51,7 @@ fn file_config(dir: &TempDir, max_bytes: u64, max_files: usize) -> AuditConfig {
         file: Some(FileConfig { path: dir.path().join("audit.jsonl"), max_bytes, max_files }),
         queue: 1024,
         include_content_for_skills: Vec::new(),
+        chain_key: None,
     }
 }
 
@@ -64,9 +66,9 @@ fn read_records(active: &Path) -> Vec<Value> {
     records
 }
 
-/// The event records, without the chain's own anchors.
+/// The event records, without the chain's own anchors and seals.
 fn events(active: &Path) -> Vec<Value> {
-    read_records(active).into_iter().filter(|r| r["event"] != "chain_anchor").collect()
+    read_records(active).into_iter().filter(|r| r["event"] != "chain_anchor" && r["event"] != "chain_seal").collect()
 }
 
 // ---- a scripted inner service -------------------------------------------------------------
@@ -242,6 +244,9 @@ impl Target for Gated {
     }
     fn sync(&mut self) -> io::Result<()> {
         self.inner.sync()
+    }
+    fn seal(&mut self) -> io::Result<()> {
+        self.inner.seal()
     }
     fn describe(&self) -> String {
         self.inner.describe()

@@ -10,7 +10,8 @@ async fn verify_names_the_altered_record() {
     let active = dir.path().join("audit.jsonl");
     let report = verify_files(std::slice::from_ref(&active));
     assert!(report.is_ok(), "{report}");
-    assert_eq!(report.records, 11);
+    // The anchor, ten records and the shutdown seal.
+    assert_eq!(report.records, 12);
 
     // One byte in record 5 (line 5): `caller-3` becomes `caller-X`.
     let mut bytes = std::fs::read(&active).unwrap();
@@ -94,7 +95,8 @@ async fn the_chain_runs_across_rotated_files() {
     // The last record of a middle file, altered: named in that file.
     let middle = &files[2];
     let mut middle_lines = lines(middle);
-    let last = middle_lines.len() - 1;
+    // (The very last line is the file's seal.)
+    let last = middle_lines.len() - 2;
     let at = middle_lines[last].find("caller-").unwrap() + 7;
     middle_lines[last].replace_range(at..=at, "Z");
     write_lines(middle, &middle_lines);
@@ -130,10 +132,12 @@ async fn a_restart_continues_the_chain() {
     write_records(&config, 2).await;
     let active = dir.path().join("audit.jsonl");
     let records = read_records(&active);
-    assert_eq!(records.len(), 7);
-    assert_eq!((&records[4]["event"], &records[4]["reason"]), (&json!("chain_anchor"), &json!("start")));
+    // Each run: its anchor, its records and its shutdown seal.
+    assert_eq!(records.len(), 9);
+    assert_eq!(records[4]["event"], "chain_seal");
+    assert_eq!((&records[5]["event"], &records[5]["reason"]), (&json!("chain_anchor"), &json!("start")));
     let seqs: Vec<_> = records.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
-    assert_eq!(seqs, [0, 1, 2, 3, 4, 5, 6]);
+    assert_eq!(seqs, [0, 1, 2, 3, 4, 5, 6, 7, 8]);
     assert!(verify_files(std::slice::from_ref(&active)).is_ok());
 
     // A torn last line (a crash mid-write) stays, is linked to, and is what verify reports.
@@ -142,8 +146,8 @@ async fn a_restart_continues_the_chain() {
     drop(file);
     write_records(&config, 1).await;
     let broken = verify_files(std::slice::from_ref(&active)).broken.unwrap();
-    assert_eq!((broken.line, broken.problem), (8, Problem::NotARecord));
-    assert_eq!(lines(&active).len(), 10);
+    assert_eq!((broken.line, broken.problem), (10, Problem::NotARecord));
+    assert_eq!(lines(&active).len(), 13);
 }
 
 #[tokio::test]

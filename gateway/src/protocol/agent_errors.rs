@@ -1,0 +1,246 @@
+//! Screens an agent's unary answer before it reaches the caller: the agent's internals (stack traces,
+//! hosts, passwords in a 500 body, an HTML error page) never do.
+//!
+//! - A success passes unchanged, unless its body is not JSON at all (an HTML page with status 200).
+//! - An A2A error the protocol gives callers (JSON-RPC error objects with the spec's codes, or an
+//!   HTTP+JSON google.rpc.Status naming an A2A reason: task not found, not cancelable, invalid
+//!   params, ...) becomes [`A2aError::AgentRefused`]: its code and reason are kept, the gateway
+//!   renders it in the caller's dialect, and the agent's message is kept only when it is one short
+//!   plain line that names no host, address, URL or secret (else the protocol's standard message).
+//!   The agent's `data` / `details` are dropped: their metadata is free-form.
+//! - Anything else (an internal error, a code outside the spec, a 5xx, garbage) becomes
+//!   [`A2aError::AgentFailed`] with the request id; the agent's answer goes to the log under it.
+
+use a2a_policies::{A2aError, Binding};
+use http::StatusCode;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::protocol::translate::model::ErrorKind;
+
+/// What an answer is, for the caller.
+#[derive(Debug, PartialEq)]
+pub enum Verdict {
+    /// Relay it as it is.
+    Pass,
+    /// One of the protocol's errors, screened.
+    Refused { code: i32, message: String },
+    /// The agent failed; nothing of its answer is relayed.
+    Failed,
+}
+
+/// Judges an answer in 1.0 form, in `binding`.
+pub fn screen(binding: Binding, status: StatusCode, body: &[u8]) -> Verdict {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if status.is_success() {
+        match first {
+            None => return Verdict::Pass,
+            Some(b'{' | b'[') => {}
+            Some(_) => return Verdict::Failed,
+        }
+        // Only a body that mentions `"error"` can be an error: the common answer is not parsed.
+        if !contains(body, b"\"error\"") {
+            return Verdict::Pass;
+        }
+        if binding == Binding::Rest {
+            // A top-level `error` is no HTTP+JSON success; a body that does not parse is none either.
+            return if RpcEnvelope::has_error(body) { Verdict::Failed } else { Verdict::Pass };
+        }
+        return match serde_json::from_slice::<RpcEnvelope>(body) {
+            Ok(RpcEnvelope { error: Some(error) }) => refused(error.code, &error.message),
+            Ok(RpcEnvelope { error: None }) => Verdict::Pass,
+            Err(_) => Verdict::Failed,
+        };
+    }
+    match binding {
+        Binding::JsonRpc => match serde_json::from_slice::<RpcEnvelope>(body) {
+            Ok(RpcEnvelope { error: Some(error) }) => refused(error.code, &error.message),
+            _ => Verdict::Failed,
+        },
+        Binding::Rest => match serde_json::from_slice::<RestEnvelope>(body) {
+            Ok(RestEnvelope { error: Some(status) }) => {
+                let reason = status.details.iter().find_map(|d| d.get("reason")?.as_str().map(str::to_owned));
+                match reason.as_deref().and_then(ErrorKind::from_reason) {
+                    Some(kind) => refused(kind.code(), &status.message),
+                    None => Verdict::Failed,
+                }
+            }
+            _ => Verdict::Failed,
+        },
+    }
+}
+
+#[derive(Deserialize)]
+struct RpcEnvelope {
+    #[serde(default)]
+    error: Option<RpcError>,
+}
+
+/// Any top-level `error` member, for an HTTP+JSON success that should have none.
+impl RpcEnvelope {
+    fn has_error(body: &[u8]) -> bool {
+        serde_json::from_slice::<AnyError>(body).map_or(true, |e| e.error.is_some())
+    }
+}
+
+#[derive(Deserialize)]
+struct AnyError {
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct RpcError {
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
+
+#[derive(Deserialize)]
+struct RestEnvelope {
+    #[serde(default)]
+    error: Option<RestStatus>,
+}
+
+#[derive(Deserialize)]
+struct RestStatus {
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    details: Vec<Value>,
+}
+
+/// A caller-facing error of the specification keeps its code; others mean the agent failed.
+fn refused(code: i64, message: &str) -> Verdict {
+    let kind = ErrorKind::from_code(code);
+    let for_callers = !matches!(kind, ErrorKind::Internal | ErrorKind::InvalidAgentResponse | ErrorKind::Other(_));
+    match (for_callers, i32::try_from(code)) {
+        (true, Ok(code)) => Verdict::Refused { code, message: plain_message(message, kind) },
+        _ => Verdict::Failed,
+    }
+}
+
+/// The agent's message when it is plain, else the protocol's standard one for `kind`.
+fn plain_message(message: &str, kind: ErrorKind) -> String {
+    if is_plain(message) { message.to_owned() } else { kind.default_message().to_owned() }
+}
+
+/// One short line with nothing that looks like an address, a URL, a path on a host or a secret.
+pub fn is_plain(message: &str) -> bool {
+    const MARKERS: [&str; 12] =
+        ["://", "@", "\\", "[", "::", "traceback", "exception", "password", "secret", "token", "stack", " at "];
+    if message.is_empty() || message.len() > 200 || message.chars().any(|c| c.is_control() || is_separator(c)) {
+        return false;
+    }
+    let lower = message.to_ascii_lowercase();
+    if MARKERS.iter().any(|m| lower.contains(m)) {
+        return false;
+    }
+    // `host:port`, and dotted names or addresses (`10.0.0.5`, `db.prod.internal`).
+    let bytes = lower.as_bytes();
+    let host_port = bytes.windows(3).any(|w| w[0].is_ascii_alphanumeric() && w[1] == b':' && w[2].is_ascii_digit());
+    let dotted = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+        .any(|token| token.trim_matches('.').matches('.').count() >= 2);
+    !host_port && !dotted
+}
+
+fn is_separator(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}')
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The error the caller gets for `verdict` (`None` for [`Verdict::Pass`]).
+pub fn into_error(verdict: Verdict, agent: &str, request_id: &str) -> Option<A2aError> {
+    match verdict {
+        Verdict::Pass => None,
+        Verdict::Refused { code, message } => Some(A2aError::AgentRefused { code, message }),
+        Verdict::Failed => Some(A2aError::AgentFailed { agent: agent.to_owned(), request_id: request_id.to_owned() }),
+    }
+}
+
+/// At most `max` bytes of `body`, for the log (escaped there with `{:?}`).
+pub fn excerpt(body: &[u8], max: usize) -> String {
+    let cut = body.len().min(max);
+    let mut text = String::from_utf8_lossy(&body[..cut]).into_owned();
+    if body.len() > max {
+        text.push_str("...");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: StatusCode = StatusCode::OK;
+    const ERROR_500: StatusCode = StatusCode::INTERNAL_SERVER_ERROR;
+
+    #[test]
+    fn successes_pass_and_pages_do_not() {
+        let task =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
+        assert_eq!(screen(Binding::JsonRpc, OK, task), Verdict::Pass);
+        assert_eq!(screen(Binding::Rest, OK, br#"{"id":"t"}"#), Verdict::Pass);
+        assert_eq!(screen(Binding::Rest, StatusCode::NO_CONTENT, b""), Verdict::Pass);
+        assert_eq!(screen(Binding::Rest, OK, b"<html>db01.internal:5432</html>"), Verdict::Failed);
+        // A text that mentions "error" is not an error.
+        let text = br#"{"jsonrpc":"2.0","id":1,"result":{"message":{"parts":[{"text":"\"error\""}]}}}"#;
+        assert_eq!(screen(Binding::JsonRpc, OK, text), Verdict::Pass);
+    }
+
+    #[test]
+    fn protocol_errors_keep_their_code_and_a_plain_message() {
+        let not_found = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found","data":[{"metadata":{"host":"10.0.0.5"}}]}}"#;
+        let verdict = screen(Binding::JsonRpc, OK, not_found);
+        assert_eq!(verdict, Verdict::Refused { code: -32001, message: "Task not found".into() });
+        let leaky = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"cannot cancel: db01.corp.internal:5432 said no"}}"#;
+        let verdict = screen(Binding::JsonRpc, OK, leaky);
+        assert_eq!(verdict, Verdict::Refused { code: -32002, message: "Task cannot be canceled".into() });
+        let rest = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#;
+        assert_eq!(
+            screen(Binding::Rest, StatusCode::NOT_FOUND, rest),
+            Verdict::Refused { code: -32001, message: "Task not found".into() }
+        );
+    }
+
+    #[test]
+    fn failures_and_garbage_say_nothing() {
+        let internal = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Traceback: password=hunter2"}}"#;
+        assert_eq!(screen(Binding::JsonRpc, OK, internal), Verdict::Failed);
+        let custom = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32050,"message":"quota"}}"#;
+        assert_eq!(screen(Binding::JsonRpc, OK, custom), Verdict::Failed);
+        for body in [&b"Traceback (most recent call last): ..."[..], b"<html>502</html>", b"", b"{\"detail\":\"x\"}"] {
+            assert_eq!(screen(Binding::JsonRpc, ERROR_500, body), Verdict::Failed);
+            assert_eq!(screen(Binding::Rest, ERROR_500, body), Verdict::Failed);
+        }
+        let rest_internal = br#"{"error":{"code":500,"status":"INTERNAL","message":"at db01","details":[{"reason":"INTERNAL_ERROR"}]}}"#;
+        assert_eq!(screen(Binding::Rest, ERROR_500, rest_internal), Verdict::Failed);
+        assert_eq!(screen(Binding::JsonRpc, OK, br#"{"jsonrpc":"2.0","error":"#), Verdict::Failed);
+        assert_eq!(screen(Binding::Rest, OK, br#"{"error":{"code":-32603,"message":"at db01"}}"#), Verdict::Failed);
+        assert_eq!(screen(Binding::Rest, OK, br#"{"id":"t","metadata":{"error":1}}"#), Verdict::Pass);
+    }
+
+    #[test]
+    fn plain_messages() {
+        for fine in ["Task not found", "task 0193-abc cannot be canceled", "missing field 'diff'", "version 1.0 only"] {
+            assert!(is_plain(fine), "{fine}");
+        }
+        for leaky in [
+            "connect to localhost:8000 failed",
+            "10.0.0.5 refused",
+            "see http://x/y",
+            "db.prod.internal down",
+            "[::1]:9000",
+            "line\nbreak",
+            "sep\u{2028}arated",
+            "password=hunter2",
+            &"x".repeat(201),
+        ] {
+            assert!(!is_plain(leaky), "{leaky}");
+        }
+    }
+}
