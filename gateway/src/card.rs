@@ -43,6 +43,8 @@ pub struct CardSettings {
     pub public_base: String,
     /// `None` when callers need no credentials.
     pub security: Option<Security>,
+    /// The gateway answers push-notification configs and delivers them (`push:` configured).
+    pub push: bool,
 }
 
 impl CardSettings {
@@ -154,7 +156,7 @@ pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Va
         "description": info.description,
         "version": info.version,
         "supportedInterfaces": interfaces(Some(format!("{public_base}/")), Some(public_base.to_string())),
-        "capabilities": {"streaming": true, "pushNotifications": false},
+        "capabilities": {"streaming": true, "pushNotifications": settings.push},
         "defaultInputModes": input_modes,
         "defaultOutputModes": output_modes,
         "skills": skills,
@@ -184,9 +186,17 @@ pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
         let rest = backend.has_rest.then(|| base.clone());
         map.insert("supportedInterfaces".into(), interfaces(jsonrpc.clone(), rest));
         add_v03_fields(&mut card, jsonrpc.as_deref());
+        // Push configs to an agent's path are the gateway's too: agents never get a caller's URL.
+        map_capabilities(&mut card, settings.push);
     }
     settings.apply_security(&mut card);
     card
+}
+
+fn map_capabilities(card: &mut Value, push: bool) {
+    if let Some(capabilities) = card.get_mut("capabilities").and_then(Value::as_object_mut) {
+        capabilities.insert("pushNotifications".into(), Value::Bool(push));
+    }
 }
 
 fn push_unique(into: &mut Vec<Value>, modes: Option<&Value>) {
@@ -258,7 +268,7 @@ mod tests {
     }
 
     fn settings(public_base: &str) -> CardSettings {
-        CardSettings { info: CardInfo::default(), public_base: public_base.into(), security: None }
+        CardSettings { info: CardInfo::default(), public_base: public_base.into(), security: None, push: false }
     }
 
     fn backend<'a>(card: &'a Value, names: &'a [String]) -> BackendCard<'a> {

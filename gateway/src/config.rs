@@ -75,6 +75,10 @@ pub struct Config {
     /// The tamper-evident audit log. Read at start; a reload keeps the running sinks.
     #[serde(default)]
     pub audit: Option<AuditConfig>,
+    /// Push notifications terminated at the gateway: callers' webhooks, screened and signed
+    /// deliveries. Absent → push-config calls are refused. Read at start.
+    #[serde(default)]
+    pub push: Option<crate::push::PushConfig>,
     /// Trace export (OTLP/HTTP). Read at start.
     #[serde(default)]
     pub telemetry: crate::telemetry::TelemetryConfig,
@@ -461,6 +465,12 @@ impl Config {
         if let Some(rate_limit) = &self.rate_limit {
             a2a_policies::rate_limit::RateLimits::new(rate_limit)
                 .map_err(|e| invalid(section("rate_limit", &e.path), e.reason))?;
+        }
+        if self.push.as_ref().is_some_and(|p| p.enabled) && self.gateway_identity.is_none() {
+            return Err(invalid("push", "needs a gateway_identity section: deliveries are signed with its key"));
+        }
+        if self.push.as_ref().is_some_and(|p| p.queue_size == 0 || p.timeout.is_zero()) {
+            return Err(invalid("push", "queue_size and timeout must be greater than zero"));
         }
         if let Some(concurrency) = &self.concurrency {
             a2a_policies::concurrency::LiveTasks::new(concurrency).map_err(|e| invalid("concurrency", e))?;

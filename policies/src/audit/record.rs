@@ -106,6 +106,13 @@ pub(crate) enum Kind {
     Dropped {
         count: u64,
     },
+    /// A push notification to a caller's webhook: delivered, or given up on (`detail` says why).
+    Push {
+        delivered: bool,
+        attempts: u32,
+        state: Option<TaskState>,
+        detail: Option<String>,
+    },
     /// The first record of every chain segment: a new file, or a restart into an existing one.
     Anchor {
         reason: &'static str,
@@ -123,6 +130,8 @@ impl Kind {
             Kind::Artifact { .. } => "artifact.delivered",
             Kind::Ended { .. } => "task.ended",
             Kind::Dropped { .. } => "audit.dropped",
+            Kind::Push { delivered: true, .. } => "push.delivered",
+            Kind::Push { delivered: false, .. } => "push.failed",
             Kind::Anchor { .. } => ANCHOR_EVENT,
         }
     }
@@ -222,6 +231,11 @@ impl Record {
                 map.serialize_entry("duration_ms", &millis(*duration))?;
             }
             Kind::Dropped { count } => map.serialize_entry("count", count)?,
+            Kind::Push { delivered: _, attempts, state, detail } => {
+                map.serialize_entry("attempts", attempts)?;
+                map.serialize_entry("state", &state.map(TaskState::wire_name))?;
+                map.serialize_entry("detail", detail)?;
+            }
             Kind::Anchor { reason, prev_file } => {
                 map.serialize_entry("reason", reason)?;
                 map.serialize_entry("prev_file", prev_file)?;
