@@ -11,6 +11,7 @@ mod integrity;
 mod lifecycle;
 mod limits;
 mod observability;
+mod push;
 mod python_sdk;
 mod resilience;
 mod resolve;

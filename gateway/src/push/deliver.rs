@@ -136,8 +136,8 @@ impl Deliveries {
                     last = Some(seen);
                     pause = FIRST_POLL;
                 }
+                // The configs stay (the caller may still read them) until the task is forgotten.
                 if state.is_some_and(TaskState::is_terminal) {
-                    self.store.forget_task(task_id).await;
                     return;
                 }
             }
