@@ -315,3 +315,36 @@ async fn an_agent_never_receives_a_push_url_and_the_screen_refuses_internal_addr
     assert!(receiver.at("/hook/r").is_empty(), "the redirect was followed");
     agent_task.abort();
 }
+
+#[tokio::test]
+async fn sdk_clients_of_both_versions_register_webhooks_through_the_gateway_and_receive_signed_updates() {
+    let slow = python_agent("slow", &["--duration", "2"]).await;
+    let receiver = Receiver::start().await;
+    let gw = gateway(BIN, &config(&[("slow", &slow.url)], &extra())).await;
+    wait_for_skills(&gw.url, &["py-slow"]).await;
+    let (_, jwks) = get_json(&format!("{}/.well-known/jwks.json", gw.url)).await;
+    let alice = token("alice");
+    for (binding, version, state_of, completed) in [
+        ("jsonrpc", "1.0", v1_state as fn(&Value) -> Option<String>, "TASK_STATE_COMPLETED"),
+        ("rest", "1.0", v1_state, "TASK_STATE_COMPLETED"),
+        ("jsonrpc", "0.3", v03_state, "completed"),
+    ] {
+        let path = format!("/hook/{binding}-{version}");
+        let hook = format!("{}{path}", receiver.url);
+        let token = format!("tok-{binding}-{version}");
+        let (ok, lines, report) = a2a_e2e::python_client(&[
+            "--base", &gw.url, "--binding", binding, "--protocol-version", version, "--flow", "push",
+            "--slow-skill", "py-slow", "--push-url", &hook, "--push-token", &token, "--bearer", &alice,
+        ])
+        .await;
+        assert!(ok, "{binding} {version}: {report}");
+        let task_id = lines[0]["detail"]["task_id"].as_str().expect("task id").to_owned();
+        let deliveries = receiver.until_state(&path, state_of, completed).await;
+        for delivery in &deliveries {
+            check_signed(delivery, &jwks, &hook, &token);
+            let payload: Value = serde_json::from_slice(&delivery.body).unwrap();
+            let id = if version == "0.3" { &payload["id"] } else { &payload["task"]["id"] };
+            assert_eq!(id, task_id.as_str(), "{binding} {version}: {payload}");
+        }
+    }
+}
