@@ -78,8 +78,12 @@ impl Shared {
         let push = match config.push.clone().filter(|p| p.enabled) {
             Some(settings) => {
                 let store: Arc<dyn crate::push::PushStore> = Arc::new(crate::push::MemoryPushStore::default());
-                let deliveries =
-                    crate::push::Deliveries::new(settings.clone(), store.clone(), audit.clone(), drain_deadline.clone())?;
+                let deliveries = crate::push::Deliveries::new(
+                    settings.clone(),
+                    store.clone(),
+                    audit.clone(),
+                    drain_deadline.clone(),
+                )?;
                 let push = crate::push::Push::new(settings, store, deliveries);
                 list.push(push.clone());
                 Some(push)

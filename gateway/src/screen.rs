@@ -34,7 +34,8 @@ pub struct AllowRule {
 impl AllowRule {
     fn matches(&self, addr: SocketAddr) -> bool {
         // Port 0 is a connect-time resolution, whose port the URL screen already judged.
-        (addr.port() == 0 || self.port.is_none_or(|p| p == addr.port())) && in_network(addr.ip(), self.network, self.prefix)
+        (addr.port() == 0 || self.port.is_none_or(|p| p == addr.port()))
+            && in_network(addr.ip(), self.network, self.prefix)
     }
 }
 
@@ -256,7 +257,8 @@ impl reqwest::dns::Resolve for ScreeningResolver {
             // The port is the connector's; the screen judges it only through port-bound allow rules,
             // which the URL screen applied already.
             let addrs = resolver.resolve(name.as_str(), 0).await?;
-            let addrs = screen_addrs(addrs, &policy).map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)?;
+            let addrs =
+                screen_addrs(addrs, &policy).map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)?;
             Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
         })
     }
@@ -404,8 +406,10 @@ mod tests {
         };
         let name: reqwest::dns::Name = "hook.example".parse().unwrap();
         assert!(resolver.resolve(name).await.is_err());
-        let resolver =
-            ScreeningResolver { policy: Arc::new(policy()), resolver: Arc::new(Stub(vec!["8.8.8.8".parse().unwrap()])) };
+        let resolver = ScreeningResolver {
+            policy: Arc::new(policy()),
+            resolver: Arc::new(Stub(vec!["8.8.8.8".parse().unwrap()])),
+        };
         let name: reqwest::dns::Name = "hook.example".parse().unwrap();
         let addrs: Vec<SocketAddr> = resolver.resolve(name).await.unwrap().collect();
         assert_eq!(addrs, vec!["8.8.8.8:0".parse().unwrap()]);

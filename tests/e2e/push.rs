@@ -89,7 +89,9 @@ impl Receiver {
     async fn until_state(&self, path: &str, state_of: impl Fn(&Value) -> Option<String>, state: &str) -> Vec<Received> {
         for _ in 0..300 {
             let got = self.at(path);
-            if got.iter().any(|r| serde_json::from_slice::<Value>(&r.body).ok().and_then(|v| state_of(&v)).as_deref() == Some(state)) {
+            if got.iter().any(|r| {
+                serde_json::from_slice::<Value>(&r.body).ok().and_then(|v| state_of(&v)).as_deref() == Some(state)
+            }) {
                 return got;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -154,8 +156,13 @@ async fn webhooks_get_signed_updates_and_only_their_owner_sees_them_in_every_dia
     let sent = rpc(&root, &alice, "SendMessage", params).await;
     let task_id = sent["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("{sent}")).to_owned();
     let hook = format!("{}/hook/alice", receiver.url);
-    let created = rpc(&root, &alice, "CreateTaskPushNotificationConfig",
-        json!({"taskId": task_id, "url": hook, "token": "tok-alice"})).await;
+    let created = rpc(
+        &root,
+        &alice,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task_id, "url": hook, "token": "tok-alice"}),
+    )
+    .await;
     let config_id = created["result"]["id"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
     assert_eq!(created["result"]["taskId"], task_id.as_str());
 
@@ -165,7 +172,10 @@ async fn webhooks_get_signed_updates_and_only_their_owner_sees_them_in_every_dia
             ("GetTaskPushNotificationConfig", json!({"taskId": task_id, "id": config_id})),
             ("ListTaskPushNotificationConfigs", json!({"taskId": task_id})),
             ("DeleteTaskPushNotificationConfig", json!({"taskId": task_id, "id": config_id})),
-            ("CreateTaskPushNotificationConfig", json!({"taskId": task_id, "url": format!("{}/hook/mallory", receiver.url)})),
+            (
+                "CreateTaskPushNotificationConfig",
+                json!({"taskId": task_id, "url": format!("{}/hook/mallory", receiver.url)}),
+            ),
         ] {
             let answer = rpc(endpoint, &mallory, method, params).await;
             assert_eq!(answer["error"]["code"], -32001, "mallory {method} at {endpoint}: {answer}");
@@ -185,8 +195,10 @@ async fn webhooks_get_signed_updates_and_only_their_owner_sees_them_in_every_dia
         ("tasks/pushNotificationConfig/get", json!({"id": task_id, "pushNotificationConfigId": config_id})),
         ("tasks/pushNotificationConfig/list", json!({"id": task_id})),
         ("tasks/pushNotificationConfig/delete", json!({"id": task_id, "pushNotificationConfigId": config_id})),
-        ("tasks/pushNotificationConfig/set",
-            json!({"taskId": task_id, "pushNotificationConfig": {"url": format!("{}/hook/mallory", receiver.url)}})),
+        (
+            "tasks/pushNotificationConfig/set",
+            json!({"taskId": task_id, "pushNotificationConfig": {"url": format!("{}/hook/mallory", receiver.url)}}),
+        ),
     ] {
         let answer = rpc(&per_agent, &mallory, method, params).await;
         assert!(answer["error"].is_object(), "mallory 0.3 {method}: {answer}");
@@ -224,7 +236,8 @@ async fn webhooks_get_signed_updates_and_only_their_owner_sees_them_in_every_dia
         assert_eq!(serde_json::from_slice::<Value>(&delivery.body).unwrap()["id"], task03.as_str());
     }
     // Alice deletes her 1.0 config; it is gone.
-    let deleted = rpc(&root, &alice, "DeleteTaskPushNotificationConfig", json!({"taskId": task_id, "id": config_id})).await;
+    let deleted =
+        rpc(&root, &alice, "DeleteTaskPushNotificationConfig", json!({"taskId": task_id, "id": config_id})).await;
     assert!(deleted["error"].is_null(), "{deleted}");
     let gone = rpc(&root, &alice, "GetTaskPushNotificationConfig", json!({"taskId": task_id, "id": config_id})).await;
     assert_eq!(gone["error"]["code"], -32001, "{gone}");
@@ -253,7 +266,9 @@ async fn recorder() -> (String, Arc<Mutex<Vec<String>>>, tokio::task::JoinHandle
             let task = json!({"id": id, "contextId": "c-rec", "status": {"state": "TASK_STATE_COMPLETED"}});
             let result = match request["method"].as_str() {
                 Some("GetTask") => task,
-                _ => json!({"task": {"id": "t-rec", "contextId": "c-rec", "status": {"state": "TASK_STATE_COMPLETED"}}}),
+                _ => {
+                    json!({"task": {"id": "t-rec", "contextId": "c-rec", "status": {"state": "TASK_STATE_COMPLETED"}}})
+                }
             };
             axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
         }
@@ -286,8 +301,14 @@ async fn an_agent_never_receives_a_push_url_and_the_screen_refuses_internal_addr
     // Push-config calls are answered by the gateway too.
     let created = rpc(&root, &alice, "CreateTaskPushNotificationConfig", json!({"taskId": "t-rec", "url": hook})).await;
     assert!(created["result"]["id"].is_string(), "{created}");
-    let (status, _) = call("POST", &format!("{}/tasks/t-rec/pushNotificationConfigs", gw.url), &alice, Some("1.0"),
-        Some(json!({"url": hook}))).await;
+    let (status, _) = call(
+        "POST",
+        &format!("{}/tasks/t-rec/pushNotificationConfigs", gw.url),
+        &alice,
+        Some("1.0"),
+        Some(json!({"url": hook})),
+    )
+    .await;
     assert_eq!(status, 200);
     let bodies = seen.lock().unwrap().clone();
     assert!(!bodies.is_empty());
@@ -296,14 +317,23 @@ async fn an_agent_never_receives_a_push_url_and_the_screen_refuses_internal_addr
     }
 
     // Internal addresses and other schemes are refused when the config is made.
-    for url in ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/h", "http://[::1]:9/h",
-        "http://[fd00::1]/h", "http://[::ffff:192.168.0.1]/h", "file:///etc/passwd", "gopher://127.0.0.1:70/"] {
-        let answer = rpc(&root, &alice, "CreateTaskPushNotificationConfig", json!({"taskId": "t-rec", "url": url})).await;
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/h",
+        "http://[::1]:9/h",
+        "http://[fd00::1]/h",
+        "http://[::ffff:192.168.0.1]/h",
+        "file:///etc/passwd",
+        "gopher://127.0.0.1:70/",
+    ] {
+        let answer =
+            rpc(&root, &alice, "CreateTaskPushNotificationConfig", json!({"taskId": "t-rec", "url": url})).await;
         assert_eq!(answer["error"]["code"], -32602, "{url}: {answer}");
     }
     // A redirect is not followed: the receiver sees the first request only.
     let redirect = format!("{}/redirect/r", receiver.url);
-    let created = rpc(&root, &alice, "CreateTaskPushNotificationConfig", json!({"taskId": "t-rec", "url": redirect})).await;
+    let created =
+        rpc(&root, &alice, "CreateTaskPushNotificationConfig", json!({"taskId": "t-rec", "url": redirect})).await;
     assert!(created["result"]["id"].is_string(), "{created}");
     for _ in 0..100 {
         if receiver.at("/redirect/r").len() >= 2 {
@@ -333,8 +363,22 @@ async fn sdk_clients_of_both_versions_register_webhooks_through_the_gateway_and_
         let hook = format!("{}{path}", receiver.url);
         let token = format!("tok-{binding}-{version}");
         let (ok, lines, report) = a2a_e2e::python_client(&[
-            "--base", &gw.url, "--binding", binding, "--protocol-version", version, "--flow", "push",
-            "--slow-skill", "py-slow", "--push-url", &hook, "--push-token", &token, "--bearer", &alice,
+            "--base",
+            &gw.url,
+            "--binding",
+            binding,
+            "--protocol-version",
+            version,
+            "--flow",
+            "push",
+            "--slow-skill",
+            "py-slow",
+            "--push-url",
+            &hook,
+            "--push-token",
+            &token,
+            "--bearer",
+            &alice,
         ])
         .await;
         assert!(ok, "{binding} {version}: {report}");

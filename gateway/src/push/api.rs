@@ -98,8 +98,12 @@ async fn create(
 ) -> Result<TaskPushNotificationConfig, A2aError> {
     let mut config = screened(push, config).await?;
     config.task_id = Some(task_id.to_owned());
-    let stored =
-        StoredConfig { config: config.clone(), caller: caller.cloned(), backend: backend.clone(), dialect: call.dialect };
+    let stored = StoredConfig {
+        config: config.clone(),
+        caller: caller.cloned(),
+        backend: backend.clone(),
+        dialect: call.dialect,
+    };
     push.store
         .put(owner, task_id, stored, push.config.max_configs_per_task)
         .await

@@ -61,7 +61,8 @@ impl Deliveries {
         audit: Option<Audit>,
         stop: CancellationToken,
     ) -> anyhow::Result<Arc<Deliveries>> {
-        let resolver = ScreeningResolver { policy: Arc::new(config.screen_policy()), resolver: Arc::new(SystemResolver) };
+        let resolver =
+            ScreeningResolver { policy: Arc::new(config.screen_policy()), resolver: Arc::new(SystemResolver) };
         let client = reqwest::Client::builder()
             // A webhook's redirect is not followed: it could point anywhere.
             .redirect(reqwest::redirect::Policy::none())
@@ -213,16 +214,19 @@ impl Deliveries {
 
     /// One POST. The URL is screened again first (a literal address is judged there; a name is
     /// judged again by the client's resolver when it connects).
-    async fn attempt(&self, gateway: &Gateway, stored: &StoredConfig, task_id: &str, body: &Bytes) -> Result<(), String> {
+    async fn attempt(
+        &self,
+        gateway: &Gateway,
+        stored: &StoredConfig,
+        task_id: &str,
+        body: &Bytes,
+    ) -> Result<(), String> {
         let config = &stored.config;
         screen_url(&config.url, &self.config.screen_policy(), &SystemResolver)
             .await
             .map_err(|e| format!("screen: {e}"))?;
-        let mut request = self
-            .client
-            .post(&config.url)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(body.clone());
+        let mut request =
+            self.client.post(&config.url).header(header::CONTENT_TYPE, "application/json").body(body.clone());
         if let Some(token) = &config.token {
             request = request.header("x-a2a-notification-token", token);
         }
@@ -231,7 +235,8 @@ impl Deliveries {
                 Some(credentials) => format!("{} {credentials}", auth.scheme),
                 None => auth.scheme.clone(),
             };
-            let mut value = HeaderValue::try_from(value).map_err(|_| "authentication is not a valid header".to_owned())?;
+            let mut value =
+                HeaderValue::try_from(value).map_err(|_| "authentication is not a valid header".to_owned())?;
             value.set_sensitive(true);
             request = request.header(header::AUTHORIZATION, value);
         }

@@ -9,7 +9,7 @@ pub mod deliver;
 pub mod store;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use a2a_policies::{TaskEvent, TaskObserver};
 use dashmap::DashMap;
@@ -87,7 +87,11 @@ impl PushConfig {
 struct Pending {
     owner: Arc<str>,
     stored: StoredConfig,
+    since: Instant,
 }
+
+/// A send whose answer has not named its task after this long failed: its config is dropped.
+const PENDING_FOR: Duration = Duration::from_secs(300);
 
 /// The gateway's push state, shared by all configuration generations.
 pub struct Push {
@@ -101,17 +105,14 @@ pub struct Push {
 impl Push {
     /// The push state on `store`, delivering through `deliveries` (built on the same store).
     pub fn new(config: PushConfig, store: Arc<dyn PushStore>, deliveries: Arc<Deliveries>) -> Arc<Push> {
-        Arc::new(Push {
-            config,
-            store,
-            deliveries,
-            pending: DashMap::new(),
-        })
+        Arc::new(Push { config, store, deliveries, pending: DashMap::new() })
     }
 
     /// Keeps a send's config until its answer names the task.
     fn expect(&self, request_id: Arc<str>, owner: Arc<str>, stored: StoredConfig) {
-        self.pending.insert(request_id, Pending { owner, stored });
+        let now = Instant::now();
+        self.pending.retain(|_, pending| now.duration_since(pending.since) < PENDING_FOR);
+        self.pending.insert(request_id, Pending { owner, stored, since: now });
     }
 
     /// The owner key of configs: the task owner, or `""` when tasks are not isolated.

@@ -32,7 +32,13 @@ pub enum StoreError {
 /// missing one: every read names the owner.
 pub trait PushStore: Send + Sync + 'static {
     /// Stores `config` (replacing one of the same id).
-    fn put(&self, owner: &str, task_id: &str, config: StoredConfig, max: usize) -> BoxFuture<'_, Result<(), StoreError>>;
+    fn put(
+        &self,
+        owner: &str,
+        task_id: &str,
+        config: StoredConfig,
+        max: usize,
+    ) -> BoxFuture<'_, Result<(), StoreError>>;
     fn get(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Option<StoredConfig>>;
     fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Vec<StoredConfig>>;
     /// Whether there was such a config.
@@ -50,7 +56,13 @@ pub struct MemoryPushStore {
 }
 
 impl PushStore for MemoryPushStore {
-    fn put(&self, owner: &str, task_id: &str, config: StoredConfig, max: usize) -> BoxFuture<'_, Result<(), StoreError>> {
+    fn put(
+        &self,
+        owner: &str,
+        task_id: &str,
+        config: StoredConfig,
+        max: usize,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
         let mut entry = self.tasks.entry(task_id.to_owned()).or_default();
         let list = entry.value_mut();
         let mine = list.iter().filter(|(o, _)| **o == *owner).count();
@@ -78,9 +90,10 @@ impl PushStore for MemoryPushStore {
     }
 
     fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Vec<StoredConfig>> {
-        let found = self.tasks.get(task_id).map_or_else(Vec::new, |list| {
-            list.iter().filter(|(o, _)| **o == *owner).map(|(_, c)| c.clone()).collect()
-        });
+        let found = self
+            .tasks
+            .get(task_id)
+            .map_or_else(Vec::new, |list| list.iter().filter(|(o, _)| **o == *owner).map(|(_, c)| c.clone()).collect());
         Box::pin(async move { found })
     }
 
