@@ -700,6 +700,21 @@ mod tests {
     }
 
     #[test]
+    fn push_needs_the_signing_key_and_reads_its_allow_list() {
+        let push = "push:\n  allow_http: true\n  allow: ['127.0.0.1', '10.0.0.0/8', '[::1]:9000']\n  backoff: 50ms\n";
+        let err = Config::parse(&format!("{push}{MINIMAL}"), &no_env).unwrap_err().to_string();
+        assert!(err.starts_with("push:") && err.contains("gateway_identity"), "{err}");
+        let bad = "push:\n  allow: ['example.com']\n";
+        let err = Config::parse(&format!("{bad}{MINIMAL}"), &no_env).unwrap_err().to_string();
+        assert!(err.starts_with("push.allow"), "{err}");
+        let off = "push:\n  enabled: false\n";
+        let config = Config::parse(&format!("{off}{MINIMAL}"), &no_env).unwrap();
+        assert!(!config.push.unwrap().enabled);
+        let typo = "push:\n  alow_http: true\n";
+        assert!(Config::parse(&format!("{typo}{MINIMAL}"), &no_env).unwrap_err().to_string().contains("alow_http"));
+    }
+
+    #[test]
     fn durations_parse() {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));

@@ -286,7 +286,10 @@ async fn recorder() -> (String, Arc<Mutex<Vec<String>>>, tokio::task::JoinHandle
 async fn an_agent_never_receives_a_push_url_and_the_screen_refuses_internal_addresses_and_redirects() {
     let (agent, seen, agent_task) = recorder().await;
     let receiver = Receiver::start().await;
-    let gw = gateway(BIN, &config(&[("rec", &agent)], &extra())).await;
+    let audit = std::env::temp_dir().join(format!("a2a-push-audit-{}.jsonl", uuid::Uuid::new_v4().simple()));
+    let _audit_file = a2a_e2e::TempFile(audit.clone());
+    let with_audit = format!("{}audit:\n  file: {{path: '{}'}}\n", extra(), audit.display());
+    let gw = gateway(BIN, &config(&[("rec", &agent)], &with_audit)).await;
     wait_for_skills(&gw.url, &["rec"]).await;
     let root = format!("{}/", gw.url);
     let alice = token("alice");
@@ -343,6 +346,22 @@ async fn an_agent_never_receives_a_push_url_and_the_screen_refuses_internal_addr
     }
     assert_eq!(receiver.at("/redirect/r").len(), 2, "one attempt and one retry");
     assert!(receiver.at("/hook/r").is_empty(), "the redirect was followed");
+    // Every delivery and failure is in the audit log, with whose it was.
+    let mut records: Vec<Value> = Vec::new();
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(&audit).unwrap_or_default();
+        records = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        if records.iter().any(|r| r["event"] == "push.failed") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let delivered = records.iter().find(|r| r["event"] == "push.delivered").expect("a push.delivered record");
+    assert_eq!(delivered["task_id"], "t-rec");
+    assert!(delivered["caller"].as_str().unwrap_or("").contains("alice"), "{delivered}");
+    let failed = records.iter().find(|r| r["event"] == "push.failed").expect("a push.failed record");
+    assert_eq!(failed["attempts"], 2, "{failed}");
+    assert!(failed["detail"].as_str().unwrap_or("").contains("redirect"), "{failed}");
     agent_task.abort();
 }
 
