@@ -326,27 +326,17 @@ impl Service<Request<Bytes>> for ForwardService {
                             if let Some(answer) = answered.await {
                                 return answer;
                             }
-                            let mut request = request.clone();
-                            match crate::push::api::take_from_send(
+                            let stripped = crate::push::api::take_from_send(
                                 push,
+                                owner.as_ref(),
                                 caller,
                                 &hint.backend,
-                                call.dialect,
-                                &mut request,
-                            )
-                            .await?
-                            {
-                                Some(stored) => {
-                                    let mut call = call.clone();
-                                    let body = Bytes::from(crate::protocol::decode::encode(&mut call, &request));
-                                    crate::push::api::expect(
-                                        push.ok_or(A2aError::Internal)?,
-                                        request_id.clone(),
-                                        owner.as_ref(),
-                                        stored,
-                                    );
-                                    (std::borrow::Cow::Owned(call), body)
-                                }
+                                request_id.clone(),
+                                call,
+                                request,
+                            );
+                            match stripped.await? {
+                                Some((call, body)) => (std::borrow::Cow::Owned(call), body),
                                 None => (std::borrow::Cow::Borrowed(call), body),
                             }
                         }

@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect};
+use a2a_policies::{A2aCall, A2aError, Binding, Caller};
 use axum::body::Body;
+use bytes::Bytes;
 use http::{HeaderValue, Response, header};
 use serde_json::{Value, json};
 
@@ -64,27 +65,34 @@ pub async fn answer(
     })
 }
 
-/// Takes the push config off a send: screened and returned for the gateway to keep (see
-/// [`Push::expect`]); the send goes on without it. `Ok(None)` when the send carries none.
+/// Takes the push config off a send: screened, and kept (see [`Push::expect`]) until the send's
+/// answer names its task. Returns the send without it — the call and its canonical body — for the
+/// agent, or `None` when the send carries none (the request is cloned only then).
 pub async fn take_from_send(
     push: Option<&Push>,
+    owner: Option<&Arc<str>>,
     caller: Option<&Caller>,
     backend: &Arc<str>,
-    dialect: Dialect,
-    request: &mut Request,
-) -> Result<Option<StoredConfig>, A2aError> {
+    request_id: Arc<str>,
+    call: &A2aCall,
+    request: &Request,
+) -> Result<Option<(A2aCall, Bytes)>, A2aError> {
     let (Request::SendMessage(send) | Request::SendStreamingMessage(send)) = request else { return Ok(None) };
+    if send.configuration.as_ref().is_none_or(|c| c.task_push_notification_config.is_none()) {
+        return Ok(None);
+    }
+    let Some(push) = push.filter(|p| p.config.enabled) else { return Err(not_enabled()) };
+    let mut request = request.clone();
+    let (Request::SendMessage(send) | Request::SendStreamingMessage(send)) = &mut request else { return Ok(None) };
     let Some(config) = send.configuration.as_mut().and_then(|c| c.task_push_notification_config.take()) else {
         return Ok(None);
     };
-    let Some(push) = push.filter(|p| p.config.enabled) else { return Err(not_enabled()) };
     let config = screened(push, config).await?;
-    Ok(Some(StoredConfig { config, caller: caller.cloned(), backend: backend.clone(), dialect }))
-}
-
-/// Remembers a send's config until the send's answer names its task.
-pub fn expect(push: &Push, request_id: Arc<str>, owner: Option<&Arc<str>>, stored: StoredConfig) {
+    let stored = StoredConfig { config, caller: caller.cloned(), backend: backend.clone(), dialect: call.dialect };
     push.expect(request_id, Push::owner(owner), stored);
+    let mut call = call.clone();
+    let body = Bytes::from(crate::protocol::decode::encode(&mut call, &request));
+    Ok(Some((call, body)))
 }
 
 async fn create(
