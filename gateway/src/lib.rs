@@ -21,7 +21,6 @@ pub mod registry;
 pub mod relay;
 pub mod resolve;
 pub mod routing;
-pub mod screen;
 pub mod server;
 pub mod stack;
 pub mod telemetry;

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::{Push, StoredConfig, answer_form, new_id};
 use crate::protocol::A2A_JSON;
 use crate::protocol::translate::model::{ListTaskPushNotificationConfigsResponse, Request, TaskPushNotificationConfig};
-use crate::screen::{SystemResolver, screen_url};
+use crate::push::screen::{SystemResolver, screen_url};
 
 /// Answers a push-config operation, or `None` when `request` is not one.
 pub async fn answer(

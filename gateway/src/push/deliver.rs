@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::{PushConfig, PushStore, StoredConfig};
 use crate::gateway::Gateway;
 use crate::observers::Exchange;
-use crate::screen::{ScreeningResolver, SystemResolver, screen_url};
+use crate::push::screen::{ScreeningResolver, SystemResolver, screen_url};
 
 /// The header carrying the gateway's signature of a delivery: a JWT (RS256/ES256, verifiable with
 /// the gateway's `/.well-known/jwks.json`) whose `aud` is the webhook URL and whose `body_sha256`

@@ -1,11 +1,12 @@
 //! Push notifications, terminated at the gateway: callers' webhook configs are answered and kept
 //! here ([`api`], [`store`]), never forwarded, so an agent is never given a caller's URL; the
 //! gateway follows each task with a config and delivers its updates itself ([`deliver`]), to
-//! webhooks that passed the address screen ([`crate::screen`]) when registered and again at
+//! webhooks that passed the address screen ([`crate::push::screen`]) when registered and again at
 //! connect time, signed with the gateway's key.
 
 pub mod api;
 pub mod deliver;
+pub mod screen;
 pub mod store;
 
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use dashmap::DashMap;
 use serde::Deserialize;
 
 use crate::protocol::translate::model::TaskPushNotificationConfig;
-use crate::screen::{AllowRule, ScreenPolicy};
+use crate::push::screen::{AllowRule, ScreenPolicy};
 
 pub use deliver::{Deliveries, SIGNATURE_HEADER};
 pub use store::{MemoryPushStore, PushStore, StoredConfig};
