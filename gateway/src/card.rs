@@ -46,6 +46,8 @@ pub struct CardSettings {
     pub public_base: String,
     /// `None` when callers need no credentials.
     pub security: Option<Security>,
+    /// The gateway answers push-notification configs and delivers them (`push:` configured).
+    pub push: bool,
 }
 
 impl CardSettings {
@@ -152,7 +154,7 @@ pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Va
         "description": info.description,
         "version": info.version,
         "supportedInterfaces": interfaces(Some(format!("{public_base}/")), Some(public_base.to_string())),
-        "capabilities": {"streaming": true, "pushNotifications": false},
+        "capabilities": {"streaming": true, "pushNotifications": settings.push},
         "defaultInputModes": input_modes,
         "defaultOutputModes": output_modes,
         "skills": skills,
@@ -194,18 +196,19 @@ pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
     if let Some(provider) = &settings.info.provider {
         out["provider"] = json!(provider);
     }
+    // Push configs to an agent's path are the gateway's too: agents never get a caller's URL.
+    out["capabilities"]["pushNotifications"] = json!(settings.push);
     add_v03_fields(&mut out, jsonrpc.as_deref());
     settings.apply_security(&mut out);
     out
 }
 
-/// The capabilities of a backend the gateway relays: streaming and push notifications as the backend
-/// states them, and its extensions (their `A2A-Extensions` header is forwarded) without any whose URI
+/// The capabilities of a backend the gateway relays: streaming as the backend states it, and its extensions (their `A2A-Extensions` header is forwarded) without any whose URI
 /// names the backend.
 fn capabilities(capabilities: Option<&Value>, r: &Redactor) -> Value {
     let mut out = Map::new();
     let Some(Value::Object(given)) = capabilities else { return Value::Object(out) };
-    for key in ["streaming", "pushNotifications"] {
+    for key in ["streaming"] {
         if let Some(Value::Bool(b)) = given.get(key) {
             out.insert(key.into(), Value::Bool(*b));
         }
@@ -350,7 +353,7 @@ mod tests {
     }
 
     fn settings(public_base: &str) -> CardSettings {
-        CardSettings { info: CardInfo::default(), public_base: public_base.into(), security: None }
+        CardSettings { info: CardInfo::default(), public_base: public_base.into(), security: None, push: false }
     }
 
     fn backend<'a>(card: &'a Value, names: &'a Redactor) -> BackendCard<'a> {
@@ -531,7 +534,7 @@ mod tests {
                 let card = card(leak, at, all);
                 let redactor = Redactor::new([format!("http://127.0.0.1:{PORT}").as_str(), &format!("http://127.0.0.1:{PORT}{PATH}")]);
                 let view = BackendCard { name: "lab", card: &card, redactor: &redactor, has_jsonrpc: true, has_rest: true };
-                let settings = CardSettings { info: CardInfo::default(), public_base: "https://gw.example".into(), security: None };
+                let settings = CardSettings { info: CardInfo::default(), public_base: "https://gw.example".into(), security: None, push: false };
                 for served in [agent_card(&settings, &view), gateway_card(&settings, std::slice::from_ref(&view))] {
                     let text = serde_json::to_string(&served).unwrap();
                     prop_assert!(leaks(&text).is_none(), "{:?} leaked: {}", leaks(&text), text);

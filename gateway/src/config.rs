@@ -75,6 +75,10 @@ pub struct Config {
     /// The tamper-evident audit log. Read at start; a reload keeps the running sinks.
     #[serde(default)]
     pub audit: Option<AuditConfig>,
+    /// Push notifications terminated at the gateway: callers' webhooks, screened and signed
+    /// deliveries. Absent → push-config calls are refused. Read at start.
+    #[serde(default)]
+    pub push: Option<crate::push::PushConfig>,
     /// Trace export (OTLP/HTTP). Read at start.
     #[serde(default)]
     pub telemetry: crate::telemetry::TelemetryConfig,
@@ -510,6 +514,12 @@ impl Config {
             a2a_policies::rate_limit::RateLimits::new(rate_limit)
                 .map_err(|e| invalid(section("rate_limit", &e.path), e.reason))?;
         }
+        if self.push.as_ref().is_some_and(|p| p.enabled) && self.gateway_identity.is_none() {
+            return Err(invalid("push", "needs a gateway_identity section: deliveries are signed with its key"));
+        }
+        if self.push.as_ref().is_some_and(|p| p.queue_size == 0 || p.timeout.is_zero()) {
+            return Err(invalid("push", "queue_size and timeout must be greater than zero"));
+        }
         if let Some(concurrency) = &self.concurrency {
             a2a_policies::concurrency::LiveTasks::new(concurrency).map_err(|e| invalid("concurrency", e))?;
         }
@@ -748,6 +758,21 @@ mod tests {
     #[test]
     fn dollar_dollar_escapes_a_reference() {
         assert_eq!(expand_str("a$${B}c", "p", &no_env).unwrap(), "a${B}c");
+    }
+
+    #[test]
+    fn push_needs_the_signing_key_and_reads_its_allow_list() {
+        let push = "push:\n  allow_http: true\n  allow: ['127.0.0.1', '10.0.0.0/8', '[::1]:9000']\n  backoff: 50ms\n";
+        let err = Config::parse(&format!("{push}{MINIMAL}"), &no_env).unwrap_err().to_string();
+        assert!(err.starts_with("push:") && err.contains("gateway_identity"), "{err}");
+        let bad = "push:\n  allow: ['example.com']\n";
+        let err = Config::parse(&format!("{bad}{MINIMAL}"), &no_env).unwrap_err().to_string();
+        assert!(err.starts_with("push.allow"), "{err}");
+        let off = "push:\n  enabled: false\n";
+        let config = Config::parse(&format!("{off}{MINIMAL}"), &no_env).unwrap();
+        assert!(!config.push.unwrap().enabled);
+        let typo = "push:\n  alow_http: true\n";
+        assert!(Config::parse(&format!("{typo}{MINIMAL}"), &no_env).unwrap_err().to_string().contains("alow_http"));
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub struct Shared {
     pub page_tokens: crate::page_token::PageTokens,
     /// Runtime changes to the fleet (admin API, self-registration), applied over every reload.
     pub overlay: Arc<crate::admin::overlay::Overlay>,
+    /// Push-notification configs and deliveries (`push:`; read at start).
+    pub push: Option<Arc<crate::push::Push>>,
 }
 
 impl Shared {
@@ -78,6 +80,22 @@ impl Shared {
         if let Some(audit) = &audit {
             list.push(Arc::new(audit.clone()));
         }
+        let drain_deadline = CancellationToken::new();
+        let push = match config.push.clone().filter(|p| p.enabled) {
+            Some(settings) => {
+                let store: Arc<dyn crate::push::PushStore> = Arc::new(crate::push::MemoryPushStore::default());
+                let deliveries = crate::push::Deliveries::new(
+                    settings.clone(),
+                    store.clone(),
+                    audit.clone(),
+                    drain_deadline.clone(),
+                )?;
+                let push = crate::push::Push::new(settings, store, deliveries);
+                list.push(push.clone());
+                Some(push)
+            }
+            None => None,
+        };
         // Artifact descriptions (hashing their bytes) only when the audit log records them.
         let observers = Arc::new(Observers::new(directory.clone(), list, audit.is_some()));
         Ok(Arc::new(Shared {
@@ -85,13 +103,14 @@ impl Shared {
             idp_client,
             directory,
             observers,
-            drain_deadline: CancellationToken::new(),
+            drain_deadline,
             deadlines,
             live_tasks,
             audit,
             early_ids: Arc::new(EarlyIds::new(config.routing.task_ttl)),
             page_tokens: crate::page_token::PageTokens::random(),
             overlay: Arc::default(),
+            push,
         }))
     }
 }
@@ -138,7 +157,8 @@ impl Gateway {
             .auth
             .as_ref()
             .map(|auth| Security { schemes: auth.security_schemes(), requirements: auth.security_requirements() });
-        let cards = CardSettings { info: config.card.clone(), public_base, security };
+        let push = shared.push.as_ref().is_some_and(|p| p.config.enabled);
+        let cards = CardSettings { info: config.card.clone(), public_base, security, push };
         let registry = Registry::new(&config, cards, shared.client.clone(), previous)?;
         for name in shared.overlay.draining() {
             registry.set_draining(&name, true);

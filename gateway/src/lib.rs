@@ -19,6 +19,7 @@ pub mod page_token;
 pub mod protocol;
 pub mod proxy;
 pub mod redact;
+pub mod push;
 pub mod registry;
 pub mod relay;
 pub mod resolve;

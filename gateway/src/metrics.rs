@@ -21,6 +21,12 @@ pub const BACKEND_DURATION: &str = "a2a_backend_request_duration_seconds";
 pub const LIMITS_HIT: &str = "a2a_limits_hit_total";
 /// Skills chosen by the resolver for messages that named none, by rule (`single`, `lexical`).
 pub const SKILL_RESOLUTIONS: &str = "a2a_skill_resolutions_total";
+/// Push-notification deliveries to callers' webhooks, by outcome (`delivered`, `failed`).
+pub const PUSH_DELIVERIES: &str = "a2a_push_deliveries_total";
+/// Push notifications given up on (retries spent, or the caller's queue full), by reason.
+pub const PUSH_DEAD_LETTERS: &str = "a2a_push_dead_letters_total";
+/// Webhook URLs refused by the address screen.
+pub const PUSH_REFUSED: &str = "a2a_push_refused_total";
 
 /// SSE streams being relayed right now.
 pub static OPEN_STREAMS: AtomicI64 = AtomicI64::new(0);

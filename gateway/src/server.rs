@@ -208,6 +208,11 @@ pub async fn run(
         let Some(runtime) = weak.upgrade() else { return };
         tokio::spawn(async move { runtime.gateway().cancel_expired(expired).await });
     });
+    // Push watchers poll and sign through whatever generation is current then.
+    if let Some(push) = &shared.push {
+        let weak = Arc::downgrade(&runtime);
+        push.deliveries.set_gateway(move || weak.upgrade().map(|runtime| runtime.gateway()));
+    }
     let background = CancellationToken::new();
     let admin = match admin_addr {
         Some(addr) => {

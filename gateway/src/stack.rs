@@ -348,6 +348,33 @@ impl Service<Request<Bytes>> for ForwardService {
                     let info = parts.extensions.get::<RequestInfo>();
                     let request_id: Arc<str> = info.map(|i| Arc::from(i.request_id())).unwrap_or_else(|| Arc::from(""));
                     let skill: Option<Arc<str>> = hint.skill.as_deref().map(Arc::from);
+                    // Push configs are the gateway's: answered here, or taken off a send, so that an
+                    // agent never gets a caller's URL.
+                    let push = gateway.shared.push.as_deref();
+                    let (call, body) = match parts.extensions.get::<Checked>() {
+                        Some(Checked { request, .. }) => {
+                            let answered =
+                                crate::push::api::answer(push, owner.as_ref(), caller, &hint.backend, call, request);
+                            if let Some(answer) = answered.await {
+                                return answer;
+                            }
+                            let stripped = crate::push::api::take_from_send(
+                                push,
+                                owner.as_ref(),
+                                caller,
+                                &hint.backend,
+                                request_id.clone(),
+                                call,
+                                request,
+                            );
+                            match stripped.await? {
+                                Some((call, body)) => (std::borrow::Cow::Owned(call), body),
+                                None => (std::borrow::Cow::Borrowed(call), body),
+                            }
+                        }
+                        None => (std::borrow::Cow::Borrowed(call), body),
+                    };
+                    let call = &*call;
                     // A new task routed by skill may move to another backend with the skill when its
                     // first choice could not even be connected to; nothing else is ever retried.
                     let movable = call.operation.is_send() && call.task_id.is_none() && call.agent.is_none();

@@ -14,6 +14,7 @@ mod leaks;
 mod lifecycle;
 mod limits;
 mod observability;
+mod push;
 mod python_sdk;
 mod resilience;
 mod resolve;

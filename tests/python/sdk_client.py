@@ -4,11 +4,11 @@ Only the SDK's public client API is used (A2ACardResolver, ClientFactory, Client
 unmodified, so whatever this script sees is what a stock SDK client sees.
 
     python sdk_client.py --base URL --binding jsonrpc|rest
-                         --flow card|send|stream|get|cancel|multiturn|all  (repeatable)
+                         --flow card|send|stream|get|cancel|multiturn|push|all  (repeatable)
                          [--skill-id ID] [--echo-skill echo] [--clarify-skill clarify]
                          [--slow-skill slow] [--no-skill-metadata]
                          [--protocol-version any|1.0|0.3] [--cancel-mode both|immediate|stream]
-                         [--bearer TOKEN] [--header 'Name: value']... [--text TEXT]
+                         [--push-url URL] [--push-token TOKEN] [--bearer TOKEN] [--header 'Name: value']... [--text TEXT]
                          [--timeout 30] [--flow-timeout 90] [--trace]
 
 --base is what the card resolver gets: it GETs {base}/.well-known/agent-card.json (a gateway's
@@ -43,7 +43,7 @@ from sdk_flows import BINDINGS, FLOW_FUNCS, FLOWS, CheckError, Session
 async def run_flow(name: str, s: Session) -> bool:
     detail: dict[str, Any] = {'binding': s.binding}
     skill = s.skill(
-        {'cancel': s.args.slow_skill, 'multiturn': s.args.clarify_skill}.get(
+        {'cancel': s.args.slow_skill, 'push': s.args.slow_skill, 'multiturn': s.args.clarify_skill}.get(
             name, s.args.echo_skill
         )
     )
@@ -83,7 +83,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--flow',
         action='append',
         required=True,
-        choices=[*FLOWS, 'all'],
+        choices=[*FLOWS, 'push', 'all'],
         help='flow to run; repeatable; "all" runs every flow in order',
     )
     p.add_argument(
@@ -107,6 +107,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default='both',
         help='cancel after a returnImmediately send, during a stream, or both (default)',
     )
+    p.add_argument('--push-url', help='push flow: the webhook to register')
+    p.add_argument('--push-token', default='', help='push flow: the token deliveries carry')
     p.add_argument('--bearer', help='send Authorization: Bearer TOKEN on every request')
     p.add_argument(
         '--header',

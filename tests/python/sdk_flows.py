@@ -20,7 +20,9 @@ from a2a.helpers import get_artifact_text, get_message_text
 from a2a.types.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
     Message,
     Part,
     Role,
@@ -28,6 +30,7 @@ from a2a.types.a2a_pb2 import (
     SendMessageRequest,
     StreamResponse,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
 )
 from a2a.utils.constants import TransportProtocol
@@ -429,6 +432,41 @@ async def flow_multiturn(s: Session, d: dict[str, Any]) -> None:
         await multiturn_stream(s, card, part)
 
 
+async def flow_push(s: Session, d: dict[str, Any]) -> None:
+    """A returnImmediately send, then a webhook registered for its task, read back and listed.
+
+    The receiver (the test's) checks the deliveries; this flow only registers."""
+    check(bool(s.args.push_url), '--push-url is required for the push flow')
+    card = await s.card()
+    d['push_capability'] = card.capabilities.push_notifications
+    check(card.capabilities.push_notifications, 'the card does not offer push notifications')
+    client = s.client(card, streaming=False)
+    try:
+        request = SendMessageRequest(
+            message=s.message(f'{s.args.text} [push]', s.skill(s.args.slow_skill)),
+            configuration=SendMessageConfiguration(return_immediately=True),
+        )
+        task = only_task([e async for e in client.send_message(request)])
+        d['task_id'] = task.id
+        created = await client.create_task_push_notification_config(
+            TaskPushNotificationConfig(task_id=task.id, url=s.args.push_url, token=s.args.push_token)
+        )
+        d['config_id'] = created.id
+        check(created.url == s.args.push_url, f'created url {created.url!r}')
+        check(bool(created.id), 'the created config has no id')
+        got = await client.get_task_push_notification_config(
+            GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id)
+        )
+        check(got.url == s.args.push_url, f'got url {got.url!r}')
+        listed = await client.list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id=task.id)
+        )
+        d['listed'] = [c.id for c in listed.configs]
+        check(d['listed'] == [created.id], f'listed {d["listed"]}')
+    finally:
+        await client.close()
+
+
 FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'card': flow_card,
     'send': flow_send,
@@ -436,4 +474,5 @@ FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'get': flow_get,
     'cancel': flow_cancel,
     'multiturn': flow_multiturn,
+    'push': flow_push,
 }

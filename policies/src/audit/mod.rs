@@ -71,6 +71,16 @@ pub use verify::{
     BrokenLink, ChainStart, FileSummary, Problem, VerifyOptions, VerifyReport, verify_files, verify_files_with,
 };
 
+/// What became of one push notification (see [`Audit::push`]).
+#[derive(Debug, Clone)]
+pub struct PushOutcome {
+    pub delivered: bool,
+    pub attempts: u32,
+    pub state: Option<crate::TaskState>,
+    /// Why it was given up on (never the receiver's answer body).
+    pub detail: Option<String>,
+}
+
 /// The recorder: the layer's and the observer's shared state. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Audit {
@@ -143,6 +153,24 @@ impl Audit {
                 tasks: observer::Tasks::new(),
             }),
         }
+    }
+
+    /// Records a push notification to `caller`'s webhook for `task_id`: delivered or given up on.
+    pub fn push(&self, caller: Option<&crate::Caller>, backend: &str, task_id: &str, outcome: PushOutcome) {
+        let common = record::Common {
+            caller: caller.map(|c| c.id.clone()),
+            tenant: caller.and_then(crate::Caller::qualified_tenant),
+            backend: Some(Arc::from(backend)),
+            task_id: Some(Arc::from(task_id)),
+            ..record::Common::default()
+        };
+        let kind = record::Kind::Push {
+            delivered: outcome.delivered,
+            attempts: outcome.attempts,
+            state: outcome.state,
+            detail: outcome.detail,
+        };
+        self.inner.sink.send(record::Record::event(common, kind));
     }
 
     pub fn layer(&self) -> AuditLayer {

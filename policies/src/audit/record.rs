@@ -127,6 +127,13 @@ pub(crate) enum Kind {
     },
     /// An operator's change to the running gateway through the admin API.
     Admin(Box<AdminChange>),
+    /// A push notification to a caller's webhook: delivered, or given up on (`detail` says why).
+    Push {
+        delivered: bool,
+        attempts: u32,
+        state: Option<TaskState>,
+        detail: Option<String>,
+    },
     /// The first record of every chain segment: a new file, or a restart into an existing one.
     Anchor {
         reason: &'static str,
@@ -152,6 +159,8 @@ impl Kind {
             Kind::Ended { .. } => "task.ended",
             Kind::Dropped { .. } => "audit.dropped",
             Kind::Admin(_) => "admin.change",
+            Kind::Push { delivered: true, .. } => "push.delivered",
+            Kind::Push { delivered: false, .. } => "push.failed",
             Kind::Anchor { .. } => ANCHOR_EVENT,
             Kind::Seal { .. } => SEAL_EVENT,
         }
@@ -261,6 +270,11 @@ impl Record {
                 map.serialize_entry("action", &change.action)?;
                 map.serialize_entry("target", &change.target)?;
                 map.serialize_entry("detail", &change.detail)?;
+            }
+            Kind::Push { delivered: _, attempts, state, detail } => {
+                map.serialize_entry("attempts", attempts)?;
+                map.serialize_entry("state", &state.map(TaskState::wire_name))?;
+                map.serialize_entry("detail", detail)?;
             }
             Kind::Anchor { reason, prev_file, keyed } => {
                 map.serialize_entry("reason", reason)?;

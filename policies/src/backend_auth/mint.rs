@@ -147,6 +147,15 @@ impl Minter {
         Ok(value)
     }
 
+    /// Signs arbitrary claims (the issuer set to the gateway's), off the async workers.
+    pub(super) async fn sign(&self, mut claims: serde_json::Map<String, serde_json::Value>) -> Option<String> {
+        claims.insert("iss".into(), serde_json::Value::from(&*self.key.issuer));
+        let key = self.key.clone();
+        tokio::task::spawn_blocking(move || jsonwebtoken::encode(&key.header, &claims, &key.encoding).ok())
+            .await
+            .ok()?
+    }
+
     async fn mint(
         &self,
         backend: &Arc<str>,

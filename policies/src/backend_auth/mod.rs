@@ -181,6 +181,18 @@ impl BackendCredentials {
         }
     }
 
+    /// Whether the gateway has a signing key (`gateway_identity`).
+    pub fn can_sign(&self) -> bool {
+        self.minter.is_some()
+    }
+
+    /// A compact JWT of `claims` (with `iss` set to the gateway's issuer) signed with the gateway's
+    /// key — what push-notification receivers verify against `/.well-known/jwks.json`. `None`
+    /// without `gateway_identity`.
+    pub async fn sign(&self, claims: serde_json::Map<String, serde_json::Value>) -> Option<String> {
+        self.minter.as_ref()?.sign(claims).await
+    }
+
     /// The JWKS document (RFC 7517) with the public half of the gateway's signing key, for the
     /// gateway to serve at `/.well-known/jwks.json`; an empty key set without `gateway_identity`.
     pub fn jwks_json(&self) -> serde_json::Value {

@@ -1,0 +1,371 @@
+//! Delivery: a watcher per task with configs learns the task's progress (woken by what the gateway
+//! relays, and polling the owning agent with GetTask and backoff for what it does not see) and
+//! POSTs each new state to every config of the task — the A2A payload (1.0: a `StreamResponse`
+//! holding the task; 0.3: the task), the caller's `token` in `X-A2A-Notification-Token`, the
+//! caller's `authentication` as `Authorization`, and the gateway's signature in
+//! [`SIGNATURE_HEADER`]. Failed attempts are retried with exponential backoff and jitter; each
+//! caller has a bounded number of deliveries waiting; what is given up on is counted as a dead
+//! letter. Every delivery and failure goes to the audit log.
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use a2a_policies::audit::{Audit, PushOutcome};
+use a2a_policies::{A2aCall, Binding, Dialect, Operation, TaskState};
+use bytes::Bytes;
+use dashmap::DashMap;
+use http::{HeaderMap, HeaderValue, Method, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::{PushConfig, PushStore, StoredConfig};
+use crate::gateway::Gateway;
+use crate::observers::Exchange;
+use crate::push::screen::{ScreeningResolver, SystemResolver, screen_url};
+
+/// The header carrying the gateway's signature of a delivery: a JWT (RS256/ES256, verifiable with
+/// the gateway's `/.well-known/jwks.json`) whose `aud` is the webhook URL and whose `body_sha256`
+/// is the lower-case hex SHA-256 of the request body; `sub` is the task id, `exp` five minutes on.
+pub const SIGNATURE_HEADER: &str = "x-a2a-gateway-signature";
+/// The request id of the watcher's own GetTask polls (their answers do not wake it).
+pub const POLL_REQUEST_ID: &str = "push-poll";
+/// The first pause between polls; it doubles up to `poll_max` while nothing changes.
+const FIRST_POLL: Duration = Duration::from_millis(200);
+/// A watcher gives up on a task that has not ended after this long.
+const MAX_WATCH: Duration = Duration::from_secs(24 * 3600);
+const SIGNATURE_TTL: u64 = 300;
+
+/// The current configuration generation, for polls and signatures (set by the server).
+type CurrentGateway = Box<dyn Fn() -> Option<Arc<Gateway>> + Send + Sync>;
+
+/// Watchers and deliveries.
+pub struct Deliveries {
+    config: PushConfig,
+    store: Arc<dyn PushStore>,
+    client: reqwest::Client,
+    audit: Option<Audit>,
+    gateway: OnceLock<CurrentGateway>,
+    watchers: DashMap<String, Arc<Notify>>,
+    /// Deliveries waiting or in flight, per owner.
+    queued: DashMap<Arc<str>, usize>,
+    stop: CancellationToken,
+}
+
+impl Deliveries {
+    pub fn new(
+        config: PushConfig,
+        store: Arc<dyn PushStore>,
+        audit: Option<Audit>,
+        stop: CancellationToken,
+    ) -> anyhow::Result<Arc<Deliveries>> {
+        let resolver =
+            ScreeningResolver { policy: Arc::new(config.screen_policy()), resolver: Arc::new(SystemResolver) };
+        let client = reqwest::Client::builder()
+            // A webhook's redirect is not followed: it could point anywhere.
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            // Every name is resolved and screened again at connect time (DNS rebinding).
+            .dns_resolver(Arc::new(resolver))
+            .connect_timeout(config.timeout)
+            .timeout(config.timeout)
+            .build()?;
+        Ok(Arc::new(Deliveries {
+            config,
+            store,
+            client,
+            audit,
+            gateway: OnceLock::new(),
+            watchers: DashMap::new(),
+            queued: DashMap::new(),
+            stop,
+        }))
+    }
+
+    /// Tells the watchers how to reach the current configuration generation.
+    pub fn set_gateway(&self, current: impl Fn() -> Option<Arc<Gateway>> + Send + Sync + 'static) {
+        let _ = self.gateway.set(Box::new(current));
+    }
+
+    /// Starts following `task_id` (at `backend`) unless it is followed already.
+    pub fn watch(self: &Arc<Self>, task_id: &str, backend: &Arc<str>) {
+        let notify = match self.watchers.entry(task_id.to_owned()) {
+            dashmap::Entry::Occupied(existing) => {
+                existing.get().notify_one();
+                return;
+            }
+            dashmap::Entry::Vacant(slot) => slot.insert(Arc::new(Notify::new())).clone(),
+        };
+        let this = self.clone();
+        let (task_id, backend) = (task_id.to_owned(), backend.clone());
+        // Owned by `stop` (the process's drain): the loop ends with it.
+        tokio::spawn(async move {
+            this.follow(&task_id, &backend, &notify).await;
+            this.watchers.remove(&task_id);
+        });
+    }
+
+    /// Something about `task_id` was seen: its watcher looks now.
+    pub fn wake(&self, task_id: &str) {
+        if let Some(notify) = self.watchers.get(task_id) {
+            notify.notify_one();
+        }
+    }
+
+    async fn follow(self: &Arc<Self>, task_id: &str, backend: &Arc<str>, notify: &Notify) {
+        let started = tokio::time::Instant::now();
+        let mut last: Option<String> = None;
+        let mut pause = FIRST_POLL;
+        while started.elapsed() < MAX_WATCH {
+            let configs = self.store.of_task(task_id).await;
+            if configs.is_empty() {
+                return;
+            }
+            let Some(gateway) = self.gateway.get().and_then(|current| current()) else { return };
+            if let Some(task) = fetch(&gateway, backend, task_id, &configs[0]).await {
+                let seen = fingerprint(&task);
+                let state = task["status"]["state"].as_str().map(TaskState::from_wire);
+                if last.as_deref() != Some(seen.as_str()) {
+                    let sends = configs.into_iter().map(|(owner, stored)| {
+                        let this = self.clone();
+                        let (gateway, task, task_id) = (gateway.clone(), task.clone(), task_id.to_owned());
+                        async move { this.deliver(&gateway, &owner, &stored, &task_id, state, &task).await }
+                    });
+                    futures::future::join_all(sends).await;
+                    last = Some(seen);
+                    pause = FIRST_POLL;
+                }
+                // The configs stay (the caller may still read them) until the task is forgotten.
+                if state.is_some_and(TaskState::is_terminal) {
+                    return;
+                }
+            }
+            tokio::select! {
+                () = notify.notified() => {}
+                () = tokio::time::sleep(pause) => {}
+                () = self.stop.cancelled() => return,
+            }
+            pause = (pause * 2).min(self.config.poll_max);
+        }
+    }
+
+    /// One update to one config: queued per owner, retried, audited.
+    async fn deliver(
+        &self,
+        gateway: &Gateway,
+        owner: &Arc<str>,
+        stored: &StoredConfig,
+        task_id: &str,
+        state: Option<TaskState>,
+        task: &Value,
+    ) {
+        let caller = stored.caller.as_ref();
+        let audit = |delivered: bool, attempts: u32, detail: Option<String>| {
+            if let Some(audit) = &self.audit {
+                audit.push(caller, &stored.backend, task_id, PushOutcome { delivered, attempts, state, detail });
+            }
+        };
+        {
+            let mut queued = self.queued.entry(owner.clone()).or_insert(0);
+            if *queued >= self.config.queue_size {
+                drop(queued);
+                metrics::counter!(crate::metrics::PUSH_DEAD_LETTERS, "reason" => "queue_full").increment(1);
+                audit(false, 0, Some("the caller's delivery queue is full".into()));
+                return;
+            }
+            *queued += 1;
+        }
+        let body = Bytes::from(payload(stored.dialect, task));
+        let mut attempts = 0;
+        let mut failure = String::new();
+        while attempts <= self.config.retries {
+            if attempts > 0 {
+                tokio::select! {
+                    () = tokio::time::sleep(backoff(self.config.backoff, attempts)) => {}
+                    () = self.stop.cancelled() => break,
+                }
+            }
+            attempts += 1;
+            match self.attempt(gateway, stored, task_id, &body).await {
+                Ok(()) => {
+                    failure.clear();
+                    break;
+                }
+                Err(reason) => failure = reason,
+            }
+        }
+        if let Some(mut queued) = self.queued.get_mut(owner) {
+            *queued = queued.saturating_sub(1);
+        }
+        self.queued.remove_if(owner, |_, n| *n == 0);
+        let delivered = failure.is_empty();
+        let outcome = if delivered { "delivered" } else { "failed" };
+        metrics::counter!(crate::metrics::PUSH_DELIVERIES, "outcome" => outcome).increment(1);
+        if delivered {
+            audit(true, attempts, None);
+        } else {
+            metrics::counter!(crate::metrics::PUSH_DEAD_LETTERS, "reason" => "failed").increment(1);
+            tracing::info!(task_id, attempts, reason = %failure, "a push notification was given up on");
+            audit(false, attempts, Some(failure));
+        }
+    }
+
+    /// One POST. The URL is screened again first (a literal address is judged there; a name is
+    /// judged again by the client's resolver when it connects).
+    async fn attempt(
+        &self,
+        gateway: &Gateway,
+        stored: &StoredConfig,
+        task_id: &str,
+        body: &Bytes,
+    ) -> Result<(), String> {
+        let config = &stored.config;
+        screen_url(&config.url, &self.config.screen_policy(), &SystemResolver)
+            .await
+            .map_err(|e| format!("screen: {e}"))?;
+        let mut request =
+            self.client.post(&config.url).header(header::CONTENT_TYPE, "application/json").body(body.clone());
+        if let Some(token) = &config.token {
+            request = request.header("x-a2a-notification-token", token);
+        }
+        if let Some(auth) = &config.authentication {
+            let value = match &auth.credentials {
+                Some(credentials) => format!("{} {credentials}", auth.scheme),
+                None => auth.scheme.clone(),
+            };
+            let mut value =
+                HeaderValue::try_from(value).map_err(|_| "authentication is not a valid header".to_owned())?;
+            value.set_sensitive(true);
+            request = request.header(header::AUTHORIZATION, value);
+        }
+        let signature = sign(gateway, &config.url, task_id, body).await.ok_or("the delivery could not be signed")?;
+        request = request.header(SIGNATURE_HEADER, signature);
+        let response = request.send().await.map_err(|e| describe(&e))?;
+        // The answer's body is not read: its size cannot matter, and the connection is closed.
+        let status = response.status();
+        if status.is_success() {
+            Ok(())
+        } else if status.is_redirection() {
+            Err(format!("the webhook answered a redirect ({status}), which is not followed"))
+        } else {
+            Err(format!("the webhook answered {status}"))
+        }
+    }
+}
+
+/// The webhook body in the caller's dialect.
+fn payload(dialect: Dialect, task: &Value) -> Vec<u8> {
+    let value = match dialect {
+        Dialect::V1 => json!({"task": task}),
+        _ => serde_json::from_value::<crate::protocol::translate::model::Task>(task.clone())
+            .ok()
+            .and_then(|task| serde_json::to_value(crate::protocol::translate::v03::Task::from(task)).ok())
+            .unwrap_or_else(|| task.clone()),
+    };
+    serde_json::to_vec(&value).unwrap_or_default()
+}
+
+async fn sign(gateway: &Gateway, url: &str, task_id: &str, body: &[u8]) -> Option<String> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
+    let claims = json!({
+        "aud": url,
+        "sub": task_id,
+        "iat": now,
+        "exp": now + SIGNATURE_TTL,
+        "jti": uuid::Uuid::new_v4().to_string(),
+        "body_sha256": hex::encode(Sha256::digest(body)),
+    });
+    let Value::Object(claims) = claims else { return None };
+    gateway.credentials.sign(claims).await
+}
+
+/// The delay before attempt `n + 1`: `base · 2^(n-1)` plus up to `base` of jitter.
+fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exponential = base.saturating_mul(1 << (attempt - 1).min(16));
+    let jitter = base.mul_f64((uuid::Uuid::new_v4().as_u128() % 1000) as f64 / 1000.0);
+    exponential + jitter
+}
+
+/// What changed for a receiver: the state, its time, and the artifacts.
+fn fingerprint(task: &Value) -> String {
+    let status = &task["status"];
+    let artifacts = task["artifacts"].as_array().map_or(0, Vec::len);
+    format!("{}|{}|{artifacts}", status["state"], status["timestamp"])
+}
+
+/// The task as its agent has it now (GetTask, 1.0 JSON-RPC; the forwarder speaks the agent's
+/// dialect). Observed like any answer, so the directory and the audit log learn from it too.
+async fn fetch(gateway: &Gateway, backend: &str, task_id: &str, config: &(Arc<str>, StoredConfig)) -> Option<Value> {
+    let snapshot = gateway.registry.snapshot();
+    let backend = snapshot.backend(backend)?;
+    let mut call = A2aCall::new(Binding::JsonRpc, Operation::GetTask);
+    call.task_id = Some(task_id.to_owned());
+    call.rpc_id = Some(json!(POLL_REQUEST_ID));
+    let body = json!({"jsonrpc": "2.0", "id": POLL_REQUEST_ID, "method": "GetTask", "params": {"id": task_id, "historyLength": 0}});
+    let mut headers = HeaderMap::new();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert("a2a-version", HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
+    let (owner, stored) = config;
+    let exchange = Exchange {
+        backend: backend.name.clone(),
+        binding: Binding::JsonRpc,
+        caller: stored.caller.clone(),
+        owner: (!owner.is_empty()).then(|| owner.clone()),
+        request_id: Arc::from(POLL_REQUEST_ID),
+        skill: None,
+    };
+    let body = Bytes::from(serde_json::to_vec(&body).ok()?);
+    let response = gateway.forwarder.forward(backend, exchange, &call, &Method::POST, &headers, body).await.ok()?;
+    let bytes = response.into_body().collect().await.ok()?.to_bytes();
+    let mut answer: Value = serde_json::from_slice(&bytes).ok()?;
+    let task = answer.get_mut("result")?.take();
+    (task.get("id").and_then(Value::as_str) == Some(task_id)).then_some(task)
+}
+
+fn describe(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "the webhook did not answer in time".into()
+    } else if error.is_connect() {
+        // A refused address at connect time shows as a connect error too.
+        "the webhook could not be connected to (or its address is refused)".into()
+    } else {
+        "the webhook request failed".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_jitter_below_one_base() {
+        let base = Duration::from_millis(100);
+        for attempt in 1..6 {
+            let wait = backoff(base, attempt);
+            let floor = base * (1 << (attempt - 1));
+            assert!(wait >= floor && wait < floor + base, "attempt {attempt}: {wait:?}");
+        }
+    }
+
+    #[test]
+    fn a_new_state_or_artifact_is_a_new_update() {
+        let a = json!({"status": {"state": "TASK_STATE_WORKING", "timestamp": "1"}});
+        let b = json!({"status": {"state": "TASK_STATE_WORKING", "timestamp": "1"}, "artifacts": [{}]});
+        let c = json!({"status": {"state": "TASK_STATE_COMPLETED", "timestamp": "1"}, "artifacts": [{}]});
+        assert_ne!(fingerprint(&a), fingerprint(&b));
+        assert_ne!(fingerprint(&b), fingerprint(&c));
+        assert_eq!(fingerprint(&c), fingerprint(&c.clone()));
+    }
+
+    #[test]
+    fn payloads_are_in_the_callers_dialect() {
+        let task = json!({"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}});
+        let v1: Value = serde_json::from_slice(&payload(Dialect::V1, &task)).unwrap();
+        assert_eq!(v1["task"]["id"], "t");
+        let v03: Value = serde_json::from_slice(&payload(Dialect::V03, &task)).unwrap();
+        assert_eq!(v03["id"], "t");
+        assert_eq!(v03["status"]["state"], "completed");
+    }
+}

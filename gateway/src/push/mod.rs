@@ -1,0 +1,163 @@
+//! Push notifications, terminated at the gateway: callers' webhook configs are answered and kept
+//! here ([`api`], [`store`]), never forwarded, so an agent is never given a caller's URL; the
+//! gateway follows each task with a config and delivers its updates itself ([`deliver`]), to
+//! webhooks that passed the address screen ([`crate::push::screen`]) when registered and again at
+//! connect time, signed with the gateway's key.
+
+pub mod api;
+pub mod deliver;
+pub mod screen;
+pub mod store;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use a2a_policies::{TaskEvent, TaskObserver};
+use dashmap::DashMap;
+use serde::Deserialize;
+
+use crate::protocol::translate::model::TaskPushNotificationConfig;
+use crate::push::screen::{AllowRule, ScreenPolicy};
+
+pub use deliver::{Deliveries, SIGNATURE_HEADER};
+pub use store::{MemoryPushStore, PushStore, StoredConfig};
+
+/// The `push:` section. Read at start; a reload keeps the running settings.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PushConfig {
+    /// Push-notification configs are accepted (and the card says `pushNotifications: true`).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Webhooks may be `http` URLs (otherwise `https` only).
+    #[serde(default)]
+    pub allow_http: bool,
+    /// Networks (`10.1.0.0/16`) and address:ports (`127.0.0.1:9000`) webhooks may be at though
+    /// they are not globally routable.
+    #[serde(default)]
+    pub allow: Vec<AllowRule>,
+    /// Time for one delivery attempt (connect, send, answer).
+    #[serde(default = "default_timeout", with = "crate::config::duration_serde")]
+    pub timeout: Duration,
+    /// Further attempts after a failed one (exponential backoff with jitter).
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// The first retry's delay; each further one doubles it.
+    #[serde(default = "default_backoff", with = "crate::config::duration_serde")]
+    pub backoff: Duration,
+    /// Deliveries one caller may have waiting or in flight; past it they are dead-lettered.
+    #[serde(default = "default_queue_size")]
+    pub queue_size: usize,
+    /// Configs one caller may register per task.
+    #[serde(default = "default_max_configs")]
+    pub max_configs_per_task: usize,
+    /// The longest pause between two polls of a task the gateway does not see progressing.
+    #[serde(default = "default_poll_max", with = "crate::config::duration_serde")]
+    pub poll_max: Duration,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+fn default_retries() -> u32 {
+    3
+}
+fn default_backoff() -> Duration {
+    Duration::from_millis(500)
+}
+fn default_queue_size() -> usize {
+    64
+}
+fn default_max_configs() -> usize {
+    8
+}
+fn default_poll_max() -> Duration {
+    Duration::from_secs(30)
+}
+
+impl PushConfig {
+    pub fn screen_policy(&self) -> ScreenPolicy {
+        ScreenPolicy { allow_http: self.allow_http, allow: self.allow.clone() }
+    }
+}
+
+/// A config given on a send, waiting for the send's answer to name its task.
+struct Pending {
+    owner: Arc<str>,
+    stored: StoredConfig,
+    since: Instant,
+}
+
+/// A send whose answer has not named its task after this long failed: its config is dropped.
+const PENDING_FOR: Duration = Duration::from_secs(300);
+
+/// The gateway's push state, shared by all configuration generations.
+pub struct Push {
+    pub config: PushConfig,
+    pub store: Arc<dyn PushStore>,
+    pub deliveries: Arc<Deliveries>,
+    /// Configs given on sends, by the gateway's request id.
+    pending: DashMap<Arc<str>, Pending>,
+}
+
+impl Push {
+    /// The push state on `store`, delivering through `deliveries` (built on the same store).
+    pub fn new(config: PushConfig, store: Arc<dyn PushStore>, deliveries: Arc<Deliveries>) -> Arc<Push> {
+        Arc::new(Push { config, store, deliveries, pending: DashMap::new() })
+    }
+
+    /// Keeps a send's config until its answer names the task.
+    fn expect(&self, request_id: Arc<str>, owner: Arc<str>, stored: StoredConfig) {
+        let now = Instant::now();
+        self.pending.retain(|_, pending| now.duration_since(pending.since) < PENDING_FOR);
+        self.pending.insert(request_id, Pending { owner, stored, since: now });
+    }
+
+    /// The owner key of configs: the task owner, or `""` when tasks are not isolated.
+    pub fn owner(owner: Option<&Arc<str>>) -> Arc<str> {
+        owner.cloned().unwrap_or_else(|| Arc::from(""))
+    }
+}
+
+/// Learns task progress from what the gateway relays: a send's config is bound to the task its
+/// answer names, and every observation of a task with configs wakes its watcher.
+impl TaskObserver for Push {
+    fn observe(&self, event: &TaskEvent<'_>) {
+        let Some(task_id) = event.task_id else { return };
+        // The watcher's own polls would wake it again.
+        if event.request_id == Some(deliver::POLL_REQUEST_ID) {
+            return;
+        }
+        if let Some(request_id) = event.request_id
+            && let Some((_, pending)) = self.pending.remove(request_id)
+        {
+            let mut stored = pending.stored;
+            stored.config.task_id = Some(task_id.to_owned());
+            let store = self.store.clone();
+            let deliveries = self.deliveries.clone();
+            let (owner, task, max) = (pending.owner, task_id.to_owned(), self.config.max_configs_per_task);
+            // The observer must not wait: storing (a network call for a shared store) runs beside.
+            tokio::spawn(async move {
+                if store.put(&owner, &task, stored.clone(), max).await.is_ok() {
+                    deliveries.watch(&task, &stored.backend);
+                }
+            });
+            return;
+        }
+        self.deliveries.wake(task_id);
+    }
+}
+
+/// A new config's id when the caller gave none.
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// The config as the caller sees it: its id and task set, the tenant as the caller named it.
+fn answer_form(mut config: TaskPushNotificationConfig, task_id: &str) -> TaskPushNotificationConfig {
+    config.task_id = Some(task_id.to_owned());
+    config
+}

@@ -1,0 +1,172 @@
+//! Where push-notification configs are kept: per owner (see [`crate::routing::owner_key`]) and task,
+//! behind [`PushStore`] so that replicas can share them (a Redis store comes with the shared state).
+
+use std::sync::Arc;
+
+use a2a_policies::{Caller, Dialect};
+use dashmap::DashMap;
+use futures::future::BoxFuture;
+
+use crate::protocol::translate::model::TaskPushNotificationConfig;
+
+/// One stored config and whose it is.
+#[derive(Debug, Clone)]
+pub struct StoredConfig {
+    pub config: TaskPushNotificationConfig,
+    /// The caller who registered it (for the audit log of its deliveries).
+    pub caller: Option<Caller>,
+    /// The agent that owns the task.
+    pub backend: Arc<str>,
+    /// The dialect the caller registered it in: deliveries are written in it.
+    pub dialect: Dialect,
+}
+
+/// Why a config was not stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("a task may have at most {0} push-notification configs")]
+    TooMany(usize),
+}
+
+/// Push-notification configs by (owner, task). Another owner's config is indistinguishable from a
+/// missing one: every read names the owner.
+pub trait PushStore: Send + Sync + 'static {
+    /// Stores `config` (replacing one of the same id).
+    fn put(
+        &self,
+        owner: &str,
+        task_id: &str,
+        config: StoredConfig,
+        max: usize,
+    ) -> BoxFuture<'_, Result<(), StoreError>>;
+    fn get(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Option<StoredConfig>>;
+    fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Vec<StoredConfig>>;
+    /// Whether there was such a config.
+    fn delete(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, bool>;
+    /// Every owner's configs of a task (with their owners): what its updates are delivered to.
+    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Vec<(Arc<str>, StoredConfig)>>;
+    /// Forgets a task's configs (it ended and its last update was delivered).
+    fn forget_task(&self, task_id: &str) -> BoxFuture<'_, ()>;
+}
+
+/// The in-memory store: task id → owner → configs.
+#[derive(Default)]
+pub struct MemoryPushStore {
+    tasks: DashMap<String, Vec<(Arc<str>, StoredConfig)>>,
+}
+
+impl PushStore for MemoryPushStore {
+    fn put(
+        &self,
+        owner: &str,
+        task_id: &str,
+        config: StoredConfig,
+        max: usize,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        let mut entry = self.tasks.entry(task_id.to_owned()).or_default();
+        let list = entry.value_mut();
+        let mine = list.iter().filter(|(o, _)| **o == *owner).count();
+        let result = match list.iter_mut().find(|(o, c)| **o == *owner && c.config.id == config.config.id) {
+            Some(existing) => {
+                existing.1 = config;
+                Ok(())
+            }
+            None if mine >= max => Err(StoreError::TooMany(max)),
+            None => {
+                list.push((Arc::from(owner), config));
+                Ok(())
+            }
+        };
+        Box::pin(async move { result })
+    }
+
+    fn get(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Option<StoredConfig>> {
+        let found = self.tasks.get(task_id).and_then(|list| {
+            list.iter()
+                .find(|(o, c)| **o == *owner && id.is_none_or(|id| c.config.id.as_deref() == Some(id)))
+                .map(|(_, c)| c.clone())
+        });
+        Box::pin(async move { found })
+    }
+
+    fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Vec<StoredConfig>> {
+        let found = self
+            .tasks
+            .get(task_id)
+            .map_or_else(Vec::new, |list| list.iter().filter(|(o, _)| **o == *owner).map(|(_, c)| c.clone()).collect());
+        Box::pin(async move { found })
+    }
+
+    fn delete(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, bool> {
+        let removed = self.tasks.get_mut(task_id).is_some_and(|mut list| {
+            let before = list.len();
+            let mut first = true;
+            list.retain(|(o, c)| {
+                let hit = **o == *owner && id.is_none_or(|id| c.config.id.as_deref() == Some(id)) && first;
+                if hit {
+                    first = false;
+                }
+                !hit
+            });
+            list.len() < before
+        });
+        self.tasks.remove_if(task_id, |_, list| list.is_empty());
+        Box::pin(async move { removed })
+    }
+
+    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Vec<(Arc<str>, StoredConfig)>> {
+        let found = self.tasks.get(task_id).map_or_else(Vec::new, |list| list.clone());
+        Box::pin(async move { found })
+    }
+
+    fn forget_task(&self, task_id: &str) -> BoxFuture<'_, ()> {
+        self.tasks.remove(task_id);
+        Box::pin(async {})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(id: &str, url: &str) -> StoredConfig {
+        StoredConfig {
+            config: TaskPushNotificationConfig {
+                id: Some(id.into()),
+                task_id: Some("t".into()),
+                url: url.into(),
+                ..Default::default()
+            },
+            caller: None,
+            backend: Arc::from("b"),
+            dialect: Dialect::V1,
+        }
+    }
+
+    #[tokio::test]
+    async fn another_owners_config_is_missing() {
+        let store = MemoryPushStore::default();
+        store.put("alice", "t", stored("c", "https://a.example/"), 4).await.unwrap();
+        assert!(store.get("mallory", "t", Some("c")).await.is_none());
+        assert!(store.get("mallory", "t", None).await.is_none());
+        assert!(store.list("mallory", "t").await.is_empty());
+        assert!(!store.delete("mallory", "t", Some("c")).await);
+        assert_eq!(store.get("alice", "t", Some("c")).await.unwrap().config.url, "https://a.example/");
+        assert_eq!(store.of_task("t").await.len(), 1);
+        assert!(store.delete("alice", "t", Some("c")).await);
+        assert!(store.of_task("t").await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn same_id_replaces_and_the_count_is_bounded() {
+        let store = MemoryPushStore::default();
+        store.put("alice", "t", stored("c", "https://a.example/1"), 2).await.unwrap();
+        store.put("alice", "t", stored("c", "https://a.example/2"), 2).await.unwrap();
+        store.put("alice", "t", stored("d", "https://a.example/3"), 2).await.unwrap();
+        assert_eq!(store.put("alice", "t", stored("e", "https://a.example/4"), 2).await, Err(StoreError::TooMany(2)));
+        // Another owner's configs do not count against alice's.
+        store.put("bob", "t", stored("e", "https://b.example/"), 2).await.unwrap();
+        assert_eq!(store.list("alice", "t").await.len(), 2);
+        assert_eq!(store.get("alice", "t", Some("c")).await.unwrap().config.url, "https://a.example/2");
+    }
+}
