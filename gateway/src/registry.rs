@@ -139,7 +139,7 @@ impl Registry {
         drop(known);
         let registry = Arc::new(Registry {
             request_failures: states.iter().map(|_| std::sync::atomic::AtomicU32::new(0)).collect(),
-            snapshot: ArcSwap::from_pointee(build_snapshot(&states, &cards)),
+            snapshot: ArcSwap::from_pointee(build_snapshot(&states, &cards, None)),
             states: Mutex::new(states),
             cards,
             health: config.health.clone(),
@@ -184,7 +184,7 @@ impl Registry {
             tracing::warn!(backend = name, failures, "backend ejected after consecutive request failures");
             state.healthy = false;
             state.failures = self.health.unhealthy_after;
-            self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards)));
+            self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards, Some(&self.snapshot.load()))));
         }
         counter.store(0, Ordering::Relaxed);
     }
@@ -267,7 +267,7 @@ impl Registry {
             };
             if changed {
                 tracing::info!(backend = %name, healthy = state.healthy, "backend state changed");
-                let snapshot = build_snapshot(&states, &self.cards);
+                let snapshot = build_snapshot(&states, &self.cards, Some(&self.snapshot.load()));
                 self.snapshot.store(Arc::new(snapshot));
             }
             changed
@@ -415,7 +415,8 @@ fn private_names(state: &BackendState, card: &Value, public_base: &str) -> Vec<S
     origins
 }
 
-fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
+/// The routing view of `states`; cards whose content is unchanged keep `previous`'s date.
+fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Option<&Snapshot>) -> Snapshot {
     let public_base = cards.public_base.as_str();
     let mut backends = Vec::with_capacity(states.len());
     let mut by_name = HashMap::new();
@@ -463,15 +464,17 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
             name: &states[i].config.name,
             card,
             private_names: names.iter().find(|(j, _)| *j == i).map(|(_, n)| n.as_slice()).unwrap_or(&[]),
-            // A bridged backend is offered in both 1.0 bindings: the gateway translates either.
-            has_jsonrpc: backends[i].jsonrpc_url.is_some() || backends[i].dialect != Dialect::V1,
-            has_rest: backends[i].rest_url.is_some() || backends[i].dialect != Dialect::V1,
+            // Every backend is offered in every binding: the gateway bridges the ones it lacks.
+            has_jsonrpc: reachable(&backends[i]),
+            has_rest: reachable(&backends[i]),
         })
         .collect();
     for view in &views {
-        agent_cards.insert(backends[by_name[view.name]].name.clone(), CardDoc::new(&card::agent_card(cards, view)));
+        let before = previous.and_then(|p| p.agent_cards.get(view.name));
+        let doc = CardDoc::new(&card::agent_card(cards, view)).since(before);
+        agent_cards.insert(backends[by_name[view.name]].name.clone(), doc);
     }
-    let gateway_card = CardDoc::new(&card::gateway_card(cards, &views));
+    let gateway_card = CardDoc::new(&card::gateway_card(cards, &views)).since(previous.map(|p| &p.gateway_card));
     let mut skill_specs = HashMap::new();
     for view in &views {
         let version = card_version(view.card);
@@ -488,6 +491,11 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
         }
     }
     Snapshot { backends, by_name, by_skill, gateway_card, agent_cards, skill_specs }
+}
+
+/// A backend the gateway can send calls to in some binding (and so, bridging, in every binding).
+fn reachable(backend: &Backend) -> bool {
+    backend.jsonrpc_url.is_some() || backend.rest_url.is_some() || backend.dialect != Dialect::V1
 }
 
 fn card_version(card: &Value) -> u64 {
