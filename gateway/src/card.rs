@@ -381,4 +381,18 @@ mod tests {
         assert_ne!(a.etag, CardDoc::new(&json!({"a": 2})).etag);
         assert!(a.etag.starts_with("W/\""));
     }
+
+    #[test]
+    fn the_strict_form_drops_only_the_0_3_fields_and_dates_survive_unchanged_rebuilds() {
+        let card = json!({"name": "n", "url": "u", "preferredTransport": "JSONRPC", "protocolVersion": "0.3.0",
+            "capabilities": {"pushNotifications": true}});
+        let mut doc = CardDoc::new(&card);
+        let strict: Value = serde_json::from_slice(&doc.strict).unwrap();
+        assert_eq!(strict, json!({"name": "n", "capabilities": {"pushNotifications": true}}));
+        assert_ne!(doc.etag, doc.strict_etag);
+        assert!(doc.push);
+        doc.modified = UNIX_EPOCH;
+        assert_eq!(CardDoc::new(&card).since(Some(&doc)).modified, UNIX_EPOCH);
+        assert_ne!(CardDoc::new(&json!({"name": "m"})).since(Some(&doc)).modified, UNIX_EPOCH);
+    }
 }
