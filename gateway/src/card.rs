@@ -7,6 +7,7 @@
 
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
@@ -15,21 +16,61 @@ use crate::config::CardInfo;
 use crate::protocol::PROTOCOL_VERSION;
 use crate::redact::Redactor;
 
-/// A card serialised once, with its ETag, ready to serve many times.
+/// A card serialised once, with its ETag, ready to serve many times, in two forms: as built (with
+/// the 0.3 top-level interface fields, for clients that name no 1.x version) and `strict` (without
+/// them, for 1.x clients, valid against the 1.0 card schema).
 #[derive(Debug, Clone)]
 pub struct CardDoc {
     pub body: Bytes,
     pub etag: String,
+    pub strict: Bytes,
+    pub strict_etag: String,
+    /// When this content was first served; kept across rebuilds that change nothing.
+    pub modified: SystemTime,
+    /// What the card promises in `capabilities.pushNotifications`.
+    pub push: bool,
 }
 
 impl CardDoc {
     pub fn new(card: &Value) -> CardDoc {
         let body = Bytes::from(serde_json::to_vec(card).unwrap_or_default());
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        body.hash(&mut hasher);
-        CardDoc { body, etag: format!("W/\"{:016x}\"", hasher.finish()) }
+        let mut strict = card.clone();
+        if let Value::Object(map) = &mut strict {
+            for legacy in V03_TOP_LEVEL {
+                map.remove(legacy);
+            }
+        }
+        let strict = Bytes::from(serde_json::to_vec(&strict).unwrap_or_default());
+        let push = card.pointer("/capabilities/pushNotifications").and_then(Value::as_bool).unwrap_or(false);
+        // Whole seconds: `Last-Modified` has no finer resolution, and `If-Modified-Since` compares it.
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        CardDoc {
+            etag: etag_of(&body),
+            body,
+            strict_etag: etag_of(&strict),
+            strict,
+            modified: UNIX_EPOCH + std::time::Duration::from_secs(now),
+            push,
+        }
+    }
+
+    /// This card, dated as `previous` when its content is the same.
+    pub fn since(mut self, previous: Option<&CardDoc>) -> CardDoc {
+        if let Some(previous) = previous.filter(|p| p.etag == self.etag) {
+            self.modified = previous.modified;
+        }
+        self
     }
 }
+
+fn etag_of(body: &[u8]) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    body.hash(&mut hasher);
+    format!("W/\"{:016x}\"", hasher.finish())
+}
+
+/// The 0.3 top-level interface fields, which the 1.0 card schema does not allow.
+const V03_TOP_LEVEL: [&str; 3] = ["url", "preferredTransport", "protocolVersion"];
 
 /// How callers authenticate to the gateway, as cards advertise it.
 #[derive(Debug, Clone, PartialEq)]
@@ -549,5 +590,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_strict_form_drops_only_the_0_3_fields_and_dates_survive_unchanged_rebuilds() {
+        let card = json!({"name": "n", "url": "u", "preferredTransport": "JSONRPC", "protocolVersion": "0.3.0",
+            "capabilities": {"pushNotifications": true}});
+        let mut doc = CardDoc::new(&card);
+        let strict: Value = serde_json::from_slice(&doc.strict).unwrap();
+        assert_eq!(strict, json!({"name": "n", "capabilities": {"pushNotifications": true}}));
+        assert_ne!(doc.etag, doc.strict_etag);
+        assert!(doc.push);
+        doc.modified = UNIX_EPOCH;
+        assert_eq!(CardDoc::new(&card).since(Some(&doc)).modified, UNIX_EPOCH);
+        assert_ne!(CardDoc::new(&json!({"name": "m"})).since(Some(&doc)).modified, UNIX_EPOCH);
     }
 }

@@ -172,7 +172,7 @@ impl Registry {
         drop(known);
         let registry = Arc::new(Registry {
             request_failures: states.iter().map(|_| std::sync::atomic::AtomicU32::new(0)).collect(),
-            snapshot: ArcSwap::from_pointee(build_snapshot(&states, &cards)),
+            snapshot: ArcSwap::from_pointee(build_snapshot(&states, &cards, None)),
             states: Mutex::new(states),
             cards,
             health: config.health.clone(),
@@ -218,7 +218,7 @@ impl Registry {
             tracing::warn!(backend = name, failures, "backend ejected after consecutive request failures");
             state.healthy = false;
             state.failures = self.health.unhealthy_after;
-            self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards)));
+            self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards, Some(&self.snapshot.load()))));
         }
         counter.store(0, Ordering::Relaxed);
     }
@@ -235,7 +235,7 @@ impl Registry {
         let Some(state) = states.iter_mut().find(|s| s.config.name == name) else { return false };
         if state.draining != draining {
             state.draining = draining;
-            self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards)));
+            self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards, Some(&self.snapshot.load()))));
         }
         true
     }
@@ -357,7 +357,7 @@ impl Registry {
             };
             if changed {
                 tracing::info!(backend = %name, healthy = state.healthy, "backend state changed");
-                let snapshot = build_snapshot(&states, &self.cards);
+                let snapshot = build_snapshot(&states, &self.cards, Some(&self.snapshot.load()));
                 self.snapshot.store(Arc::new(snapshot));
             }
             changed
@@ -514,7 +514,8 @@ fn redactor(state: &BackendState, card: &Value) -> Redactor {
     Redactor::new(urls.iter().map(String::as_str))
 }
 
-fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
+/// The routing view of `states`; cards whose content is unchanged keep `previous`'s date.
+fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Option<&Snapshot>) -> Snapshot {
     let mut backends = Vec::with_capacity(states.len());
     let mut by_name = HashMap::new();
     let mut by_skill: HashMap<String, Vec<usize>> = HashMap::new();
@@ -560,13 +561,15 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
             name: &states[i].config.name,
             card,
             redactor: redactors.iter().find(|(j, _)| *j == i).map_or(&no_redactor, |(_, r)| r),
-            // A bridged backend is offered in both 1.0 bindings: the gateway translates either.
-            has_jsonrpc: backends[i].jsonrpc_url.is_some() || backends[i].dialect != Dialect::V1,
-            has_rest: backends[i].rest_url.is_some() || backends[i].dialect != Dialect::V1,
+            // Every backend is offered in every binding: the gateway bridges the ones it lacks.
+            has_jsonrpc: reachable(&backends[i]),
+            has_rest: reachable(&backends[i]),
         })
         .collect();
     for view in &views {
-        agent_cards.insert(backends[by_name[view.name]].name.clone(), CardDoc::new(&card::agent_card(cards, view)));
+        let before = previous.and_then(|p| p.agent_cards.get(view.name));
+        let doc = CardDoc::new(&card::agent_card(cards, view)).since(before);
+        agent_cards.insert(backends[by_name[view.name]].name.clone(), doc);
     }
     // A draining backend's skills are not on offer for new tasks.
     let offered: Vec<BackendCard<'_>> = views
@@ -580,7 +583,7 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
             has_rest: v.has_rest,
         })
         .collect();
-    let gateway_card = CardDoc::new(&card::gateway_card(cards, &offered));
+    let gateway_card = CardDoc::new(&card::gateway_card(cards, &offered)).since(previous.map(|p| &p.gateway_card));
     let mut skill_specs = HashMap::new();
     for view in &views {
         let version = card_version(view.card);
@@ -598,6 +601,11 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings) -> Snapshot {
     }
     let skill_index = Arc::new(crate::resolve::SkillIndex::build(healthy_cards.iter().map(|&(_, card)| card)));
     Snapshot { backends, by_name, by_skill, gateway_card, agent_cards, skill_specs, skill_index }
+}
+
+/// A backend the gateway can send calls to in some binding (and so, bridging, in every binding).
+fn reachable(backend: &Backend) -> bool {
+    backend.jsonrpc_url.is_some() || backend.rest_url.is_some() || backend.dialect != Dialect::V1
 }
 
 fn card_version(card: &Value) -> u64 {

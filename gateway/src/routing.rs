@@ -353,6 +353,31 @@ fn set_task(request: &mut A2aRequest, task_id: &str, context_id: Option<&str>) {
     }
 }
 
+/// A push-notification config call on an address whose card promises no push notifications is
+/// refused as the card says, before any task is looked up (so the answer is the same for every task
+/// id). The address is the agent of a per-agent path, or the gateway itself; an unknown agent is left
+/// to routing, which names it.
+fn refuse_unpromised_push(snapshot: &crate::registry::Snapshot, call: &A2aCall) -> Result<(), A2aError> {
+    let push_call = matches!(
+        call.operation,
+        Operation::CreateTaskPushNotificationConfig
+            | Operation::GetTaskPushNotificationConfig
+            | Operation::ListTaskPushNotificationConfigs
+            | Operation::DeleteTaskPushNotificationConfig
+    );
+    if !push_call {
+        return Ok(());
+    }
+    let card = match call.agent.as_deref() {
+        None => Some(&snapshot.gateway_card),
+        Some(name) => snapshot.agent_card(name),
+    };
+    match card {
+        Some(card) if !card.push => Err(A2aError::PushNotificationNotSupported),
+        _ => Ok(()),
+    }
+}
+
 /// What the route layer needs from the gateway.
 pub struct RouteState {
     pub registry: Arc<Registry>,
@@ -411,6 +436,9 @@ where
         let state = self.state.clone();
         Box::pin(async move {
             let owner = owner_key(request.extensions().get::<Caller>(), state.isolation);
+            if let Some(call) = request.extensions().get::<A2aCall>() {
+                refuse_unpromised_push(&state.registry.snapshot(), call)?;
+            }
             let extensions = request.extensions_mut();
             let (Some(mut call), Some(mut checked)) = (extensions.remove::<A2aCall>(), extensions.remove::<Checked>())
             else {

@@ -434,7 +434,7 @@ async fn early_agent_card(
 /// A published 1.0 card in the early shape; its `url` is the card's HTTP+JSON interface, where the
 /// gateway also takes early calls.
 fn serve_early_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
-    let early = serde_json::from_slice::<model::AgentCard>(&card.body)
+    let early = serde_json::from_slice::<model::AgentCard>(&card.strict)
         .ok()
         .and_then(|v1| serde_json::to_value(early::card_from_v1(v1)).ok());
     match early {
@@ -444,24 +444,61 @@ fn serve_early_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
 }
 
 fn serve_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
-    let etag = HeaderValue::from_str(&card.etag).unwrap_or(HeaderValue::from_static("W/\"0\""));
-    let not_modified = headers
+    let (body, etag) = match wants_strict_card(headers) {
+        true => (&card.strict, card.strict_etag.as_str()),
+        false => (&card.body, card.etag.as_str()),
+    };
+    let tags: Vec<&str> = headers
         .get_all(header::IF_NONE_MATCH)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .any(|tag| tag.trim() == card.etag || tag.trim() == "*");
+        .map(str::trim)
+        .collect();
+    let modified = httpdate::fmt_http_date(card.modified);
+    // `If-None-Match` wins over `If-Modified-Since` (RFC 9110 §13.2.2).
+    let not_modified = match tags.is_empty() {
+        false => tags.iter().any(|tag| *tag == etag || *tag == "*"),
+        true => headers
+            .get(header::IF_MODIFIED_SINCE)
+            .and_then(|v| httpdate::parse_http_date(v.to_str().ok()?).ok())
+            .is_some_and(|since| card.modified <= since),
+    };
     let mut response = if not_modified {
         let mut r = Response::new(Body::empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
         r
     } else {
-        let mut r = Response::new(Body::from(card.body.clone()));
+        let mut r = Response::new(Body::from(body.clone()));
         r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         r
     };
-    response.headers_mut().insert(header::ETAG, etag);
-    // Cards change with backend health: clients may cache, but must revalidate.
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    let out = response.headers_mut();
+    out.insert(header::ETAG, HeaderValue::from_str(etag).unwrap_or(HeaderValue::from_static("W/\"0\"")));
+    if let Ok(value) = HeaderValue::from_str(&modified) {
+        out.insert(header::LAST_MODIFIED, value);
+    }
+    // Cards change with backend health: clients may cache them briefly, then revalidate.
+    out.insert(header::CACHE_CONTROL, HeaderValue::from_static(CARD_CACHE_CONTROL));
+    out.insert(header::VARY, HeaderValue::from_static(VERSION_HEADER));
     response
+}
+
+/// How long clients may use a card without asking again.
+const CARD_CACHE_CONTROL: &str = "public, max-age=60, must-revalidate";
+
+/// The request header naming the A2A version a client speaks.
+const VERSION_HEADER: &str = "a2a-version";
+
+/// Whether the card goes out without the 0.3 top-level fields: the client names a 1.x version. The
+/// specification has a request without `A2A-Version` read as 0.3, and 0.3 clients find their
+/// interface only in those fields; 1.x clients (the SDKs send the header) get a card that is valid
+/// against the strict 1.0 schema.
+fn wants_strict_card(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(VERSION_HEADER)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|v| v.trim().split('.').next().and_then(|major| major.parse::<u32>().ok()).is_some_and(|m| m >= 1))
 }

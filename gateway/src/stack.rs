@@ -464,8 +464,9 @@ impl Service<Request<Bytes>> for ForwardService {
     }
 }
 
-/// The extended card of an authenticated caller: the gateway's card with only the skills the
-/// caller may use. Backends' own extended cards are not passed on: they would bypass the rewrite.
+/// The extended card of an authenticated caller: the card of the address it asked (the gateway's, or
+/// under `/agents/{name}/` that agent's) with only the skills the caller may use. Backends' own
+/// extended cards are not passed on: they would bypass the rewrite.
 fn extended_card(
     gateway: &Gateway,
     snapshot: &crate::registry::Snapshot,
@@ -474,8 +475,15 @@ fn extended_card(
 ) -> Result<Response<Body>, A2aError> {
     let caller = caller.filter(|c| c.auth != a2a_policies::AuthMethod::Anonymous);
     let Some(caller) = caller else { return Err(A2aError::ExtendedCardNotConfigured) };
-    let mut card: serde_json::Value =
-        serde_json::from_slice(&snapshot.gateway_card.body).map_err(|_| A2aError::Internal)?;
+    let served = match call.agent.as_deref() {
+        None => &snapshot.gateway_card,
+        Some(name) => snapshot.agent_card(name).ok_or_else(|| match snapshot.backend(name) {
+            Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
+            None => A2aError::AgentNotFound(name.to_owned()),
+        })?,
+    };
+    // The 1.0 card; a 0.3 caller's answer is translated on the way out like any other.
+    let mut card: serde_json::Value = serde_json::from_slice(&served.strict).map_err(|_| A2aError::Internal)?;
     gateway.permissions.retain_card_skills(caller, &mut card);
     let (body, content_type) = match call.binding {
         Binding::JsonRpc => {

@@ -37,6 +37,11 @@ pub enum A2aError {
     AgentNotFound(String),
     #[error("the extended agent card is not configured")]
     ExtendedCardNotConfigured,
+    /// A push-notification config call on an agent whose card promises no push notifications.
+    #[error(
+        "push notifications are not supported by this agent; its card says capabilities.pushNotifications is false"
+    )]
+    PushNotificationNotSupported,
     #[error("the request body is larger than the limit of {0} bytes")]
     PayloadTooLarge(usize),
     /// The request body did not arrive within the listener's time limit.
@@ -100,6 +105,7 @@ impl A2aError {
             A2aError::TaskNotFound => "TASK_NOT_FOUND",
             A2aError::AgentNotFound(_) => "AGENT_NOT_FOUND",
             A2aError::ExtendedCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+            A2aError::PushNotificationNotSupported => "PUSH_NOTIFICATION_NOT_SUPPORTED",
             A2aError::PayloadTooLarge(_) => "PAYLOAD_TOO_LARGE",
             A2aError::RequestTimeout(_) => "REQUEST_TIMEOUT",
             A2aError::UnsupportedOperation(_) => "UNSUPPORTED_OPERATION",

@@ -120,6 +120,33 @@ async fn the_card_advertises_the_gateways_security_and_the_extended_card_is_per_
     let mut all = skills(&extended);
     all.sort();
     assert_eq!(all, ["clarify", "echo", "slow"]);
+
+    // Under an agent's path, that agent's extended card: its skills the caller may use, its name and
+    // its interfaces, not the fleet's.
+    let agent = format!("{}/agents/clarify", gw.url);
+    let alice = token("alice", "agents");
+    let (_, extended) = a2a_e2e::rpc_as(Some(&alice), &format!("{agent}/"), "GetExtendedAgentCard", json!({})).await;
+    let card = &extended["result"];
+    assert_eq!(skills(card), ["clarify"], "{extended}");
+    assert_eq!(card["supportedInterfaces"][0]["url"], format!("{agent}/"), "{card}");
+    assert!(card.get("url").is_none(), "the 1.0 card carries no 0.3 fields: {card}");
+    let (_, own) = get_json(&format!("{agent}/.well-known/agent-card.json")).await;
+    assert_eq!(card["name"], own["name"]);
+    let (_, extended) = a2a_e2e::rpc_as(Some(&carol), &format!("{agent}/"), "GetExtendedAgentCard", json!({})).await;
+    assert_eq!(skills(&extended["result"]), Vec::<String>::new(), "carol may use none of clarify's: {extended}");
+    let response = a2a_e2e::client()
+        .get(format!("{}/agents/echo/extendedAgentCard", gw.url))
+        .header("A2A-Version", "1.0")
+        .bearer_auth(&carol)
+        .send()
+        .await
+        .unwrap();
+    let extended: Value = response.json().await.unwrap();
+    assert_eq!(skills(&extended), ["echo"]);
+    assert_eq!(extended["supportedInterfaces"][1]["url"], format!("{}/agents/echo", gw.url), "{extended}");
+    let (status, missing) =
+        a2a_e2e::rpc_as(Some(&alice), &format!("{}/agents/nobody/", gw.url), "GetExtendedAgentCard", json!({})).await;
+    assert_eq!(status, 404, "{missing}");
 }
 
 #[tokio::test]
@@ -184,7 +211,10 @@ async fn another_callers_task_answers_exactly_as_a_task_that_does_not_exist() {
     for (method, foreign, nonexistent) in calls {
         let (status_foreign, foreign) = a2a_e2e::rpc_as(Some(&bob), &root, method, foreign).await;
         let (status_missing, missing) = a2a_e2e::rpc_as(Some(&bob), &root, method, nonexistent).await;
-        assert_eq!(foreign["error"]["code"], -32001, "{method}: {foreign}");
+        // The gateway's card promises no push notifications: push config calls are refused as such
+        // before any task is looked up; every other call finds no task.
+        let code = if method.contains("PushNotification") { -32003 } else { -32001 };
+        assert_eq!(foreign["error"]["code"], code, "{method}: {foreign}");
         assert_eq!((status_foreign, error_of(&foreign)), (status_missing, error_of(&missing)), "{method}");
     }
     // Over HTTP+JSON too.

@@ -100,4 +100,78 @@ async fn cards_carry_no_spelling_of_a_backends_address() {
         }
     }
     task.abort();
+async fn cards_may_be_cached_briefly_and_say_when_they_last_changed() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let client = a2a_e2e::client();
+    for path in ["/.well-known/agent-card.json", "/agents/echo/.well-known/agent-card.json"] {
+        let url = format!("{}{path}", gw.url);
+        let first = client.get(&url).send().await.unwrap();
+        let cache = first.headers()["cache-control"].to_str().unwrap().to_string();
+        assert!(cache.contains("max-age="), "{path}: {cache}");
+        let modified = first.headers()["last-modified"].to_str().unwrap().to_string();
+        assert!(httpdate::parse_http_date(&modified).is_ok(), "{path}: {modified}");
+        let again = client.get(&url).header("If-Modified-Since", &modified).send().await.unwrap();
+        assert_eq!(again.status().as_u16(), 304, "{path}");
+        let older = client.get(&url).header("If-Modified-Since", "Thu, 01 Jan 2015 00:00:00 GMT").send().await.unwrap();
+        assert_eq!(older.status().as_u16(), 200, "{path}");
+    }
+}
+
+/// 0.3 clients (no `A2A-Version`, which the specification reads as 0.3) find their interface in the
+/// 0.3 top-level fields; 1.x clients get a card without them, as the strict 1.0 schema requires.
+#[tokio::test]
+async fn cards_carry_the_0_3_fields_only_for_clients_that_name_no_1_x_version() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let client = a2a_e2e::client();
+    for path in ["/.well-known/agent-card.json", "/agents/echo/.well-known/agent-card.json"] {
+        let url = format!("{}{path}", gw.url);
+        for (version, legacy) in [(None, true), (Some("0.3"), true), (Some("1.0"), false), (Some("1.2"), false)] {
+            let mut request = client.get(&url);
+            if let Some(version) = version {
+                request = request.header("A2A-Version", version);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.headers()["vary"], "a2a-version");
+            let card: serde_json::Value = response.json().await.unwrap();
+            for field in ["url", "preferredTransport", "protocolVersion"] {
+                assert_eq!(card.get(field).is_some(), legacy, "{path} {version:?} {field}: {card}");
+            }
+            assert!(card["supportedInterfaces"].as_array().unwrap().len() >= 3, "{card}");
+        }
+    }
+}
+
+/// The cards promise no push notifications, so push config calls are refused as such before any
+/// task is looked up: an unknown task id gets the same answer as any other.
+#[tokio::test]
+async fn push_config_calls_are_refused_as_the_cards_promise() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let missing = "00000000-0000-0000-0000-000000000000";
+    for base in [gw.url.clone(), format!("{}/agents/echo", gw.url)] {
+        for (method, params) in [
+            ("CreateTaskPushNotificationConfig", json!({"taskId": missing, "url": "https://example.com/hook"})),
+            ("GetTaskPushNotificationConfig", json!({"taskId": missing, "id": "c"})),
+            ("ListTaskPushNotificationConfigs", json!({"taskId": missing})),
+            ("DeleteTaskPushNotificationConfig", json!({"taskId": missing, "id": "c"})),
+        ] {
+            let answer = a2a_e2e::rpc(&format!("{base}/"), method, params).await;
+            assert_eq!(answer["error"]["code"], -32003, "{base} {method}: {answer}");
+        }
+        let response = a2a_e2e::client()
+            .get(format!("{base}/tasks/{missing}/pushNotificationConfigs"))
+            .header("A2A-Version", "1.0")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 400, "{base}");
+        let body: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["status"], "FAILED_PRECONDITION", "{body}");
+        assert_eq!(body["error"]["details"][0]["reason"], "PUSH_NOTIFICATION_NOT_SUPPORTED", "{body}");
+    }
 }

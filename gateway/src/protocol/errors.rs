@@ -79,6 +79,9 @@ fn mapping(error: &A2aError) -> Mapping {
         A2aError::ExtendedCardNotConfigured => {
             m(-32007, StatusCode::BAD_REQUEST, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
         }
+        A2aError::PushNotificationNotSupported => {
+            m(-32003, StatusCode::BAD_REQUEST, "FAILED_PRECONDITION", "PUSH_NOTIFICATION_NOT_SUPPORTED")
+        }
         A2aError::PayloadTooLarge(_) => Mapping {
             code: -32600,
             http: StatusCode::PAYLOAD_TOO_LARGE,
