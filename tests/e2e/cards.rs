@@ -100,6 +100,9 @@ async fn cards_carry_no_spelling_of_a_backends_address() {
         }
     }
     task.abort();
+}
+
+#[tokio::test]
 async fn cards_may_be_cached_briefly_and_say_when_they_last_changed() {
     let echo = example_agent(BIN, "echo", &[]).await;
     let gw = gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
