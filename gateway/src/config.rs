@@ -75,6 +75,9 @@ pub struct Config {
     /// The tamper-evident audit log. Read at start; a reload keeps the running sinks.
     #[serde(default)]
     pub audit: Option<AuditConfig>,
+    /// Where state shared by replicas lives: `memory` (default) or `{redis: {...}}`. Read at start.
+    #[serde(default)]
+    pub state: crate::state::StateConfig,
     /// Trace export (OTLP/HTTP). Read at start.
     #[serde(default)]
     pub telemetry: crate::telemetry::TelemetryConfig,

@@ -55,6 +55,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         deadlines: Default::default(),
         audit: None,
         telemetry: Default::default(),
+        state: Default::default(),
         rate_limit: None,
         concurrency: None,
         validation: None,

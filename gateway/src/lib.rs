@@ -20,6 +20,7 @@ pub mod registry;
 pub mod relay;
 pub mod routing;
 pub mod server;
+pub mod state;
 pub mod stack;
 pub mod telemetry;
 pub mod time;

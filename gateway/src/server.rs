@@ -134,7 +134,7 @@ pub async fn run(
         }
         None => (None, None),
     };
-    let shared = Shared::new(&config, audit)?;
+    let shared = Shared::new(&config, audit).await?;
     let generation = Generation::start(config, public_base.clone(), shared.clone(), None).await?;
     let runtime = Arc::new(Runtime {
         current: ArcSwap::from_pointee(generation),

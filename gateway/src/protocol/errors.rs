@@ -28,6 +28,7 @@ pub const CODE_UNAUTHENTICATED: i32 = -32040;
 pub const CODE_PERMISSION_DENIED: i32 = -32043;
 pub const CODE_RATE_LIMITED: i32 = -32029;
 pub const CODE_TOO_MANY_TASKS: i32 = -32030;
+pub const CODE_STATE_UNAVAILABLE: i32 = -32031;
 const GATEWAY_DOMAIN: &str = "a2a-gateway";
 
 /// A gateway-defined error: outside the specification's codes, in the JSON-RPC server-error range.
@@ -100,6 +101,9 @@ fn mapping(error: &A2aError) -> Mapping {
             reason: "BACKEND_UNAVAILABLE",
             domain: GATEWAY_DOMAIN,
         },
+        A2aError::StateUnavailable => {
+            gateway(CODE_STATE_UNAVAILABLE, StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE", "STATE_UNAVAILABLE")
+        }
         A2aError::Internal => m(-32603, StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "INTERNAL_ERROR"),
     }
 }
@@ -147,6 +151,7 @@ fn error_headers(error: &A2aError) -> Vec<(header::HeaderName, HeaderValue)> {
             let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
             vec![(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)))]
         }
+        A2aError::StateUnavailable => vec![(header::RETRY_AFTER, HeaderValue::from(1u64))],
         _ => Vec::new(),
     }
 }
