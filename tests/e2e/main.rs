@@ -12,6 +12,7 @@ mod lifecycle;
 mod limits;
 mod observability;
 mod python_sdk;
+mod replicas;
 mod resilience;
 mod routing;
 mod streaming;
