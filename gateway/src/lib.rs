@@ -20,8 +20,8 @@ pub mod registry;
 pub mod relay;
 pub mod routing;
 pub mod server;
-pub mod state;
 pub mod stack;
+pub mod state;
 pub mod telemetry;
 pub mod time;
 

@@ -67,17 +67,19 @@ async fn rest(gw: &Proc, token: &str, method: http::Method, path: &str, body: Op
 #[tokio::test]
 async fn a_task_created_through_one_replica_is_used_through_the_other_and_hidden_from_others() {
     let redis = RedisServer::start().await;
-    let Fleet { a, b, .. } = fleet(&redis).await;
+    let fleet = fleet(&redis).await;
+    let (a, b) = (&fleet.a, &fleet.b);
     let (alice, mallory) = (token("alice"), token("mallory"));
 
     // JSON-RPC 1.0: input-required through A, read and continued through B.
-    let (_, _, first) = call(&a, &alice, "1.0", "SendMessage", json!({"message": text_message("deploy", Some("clarify"))})).await;
+    let (_, _, first) =
+        call(a, &alice, "1.0", "SendMessage", json!({"message": text_message("deploy", Some("clarify"))})).await;
     assert_eq!(first["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{first}");
     let task_id = first["result"]["task"]["id"].as_str().expect("task id").to_string();
     let context = first["result"]["task"]["contextId"].clone();
-    let (_, _, got) = call(&b, &alice, "1.0", "GetTask", json!({"id": task_id})).await;
+    let (_, _, got) = call(b, &alice, "1.0", "GetTask", json!({"id": task_id})).await;
     assert_eq!(got["result"]["id"], json!(task_id), "{got}");
-    for gw in [&a, &b] {
+    for gw in [a, b] {
         let (_, _, foreign) = call(gw, &mallory, "1.0", "GetTask", json!({"id": task_id})).await;
         assert_eq!(foreign["error"]["code"], -32001, "another caller sees nothing: {foreign}");
         let (status, _) = rest(gw, &mallory, http::Method::GET, &format!("/tasks/{task_id}"), None).await;
@@ -86,17 +88,18 @@ async fn a_task_created_through_one_replica_is_used_through_the_other_and_hidden
     let mut reply = text_message("to staging", None);
     reply["taskId"] = json!(task_id);
     reply["contextId"] = context;
-    let (_, _, second) = call(&b, &alice, "1.0", "SendMessage", json!({"message": reply})).await;
+    let (_, _, second) = call(b, &alice, "1.0", "SendMessage", json!({"message": reply})).await;
     assert_eq!(second["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{second}");
 
     // HTTP+JSON: a slow task started through B, read, subscribed to and canceled through A.
-    let started = json!({"message": text_message("take your time", Some("slow")), "configuration": {"returnImmediately": true}});
-    let (status, started) = rest(&b, &alice, http::Method::POST, "/message:send", Some(started)).await;
+    let started =
+        json!({"message": text_message("take your time", Some("slow")), "configuration": {"returnImmediately": true}});
+    let (status, started) = rest(b, &alice, http::Method::POST, "/message:send", Some(started)).await;
     assert_eq!(status, 200, "{started}");
     let slow_id = started["task"]["id"].as_str().expect("slow task id").to_string();
-    let (status, got) = rest(&a, &alice, http::Method::GET, &format!("/tasks/{slow_id}"), None).await;
+    let (status, got) = rest(a, &alice, http::Method::GET, &format!("/tasks/{slow_id}"), None).await;
     assert_eq!((status, &got["id"]), (200, &json!(slow_id)), "{got}");
-    let (status, _) = rest(&a, &mallory, http::Method::POST, &format!("/tasks/{slow_id}:cancel"), Some(json!({}))).await;
+    let (status, _) = rest(a, &mallory, http::Method::POST, &format!("/tasks/{slow_id}:cancel"), Some(json!({}))).await;
     assert_eq!(status, 404, "another caller cannot cancel it through either replica");
     let subscription = client()
         .get(format!("{}/tasks/{slow_id}:subscribe", a.url))
@@ -109,7 +112,8 @@ async fn a_task_created_through_one_replica_is_used_through_the_other_and_hidden
     assert_eq!(subscription.status().as_u16(), 200);
     let subscription = tokio::spawn(async move { subscription.bytes().await.expect("stream") });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (status, canceled) = rest(&a, &alice, http::Method::POST, &format!("/tasks/{slow_id}:cancel"), Some(json!({}))).await;
+    let (status, canceled) =
+        rest(a, &alice, http::Method::POST, &format!("/tasks/{slow_id}:cancel"), Some(json!({}))).await;
     assert_eq!((status, &canceled["status"]["state"]), (200, &json!("TASK_STATE_CANCELED")), "{canceled}");
     let bytes = tokio::time::timeout(Duration::from_secs(10), subscription).await.expect("stream ends").unwrap();
     let events: Vec<Value> = a2a_e2e::sse_data(&bytes).iter().map(|d| serde_json::from_str(d).unwrap()).collect();
@@ -118,51 +122,52 @@ async fn a_task_created_through_one_replica_is_used_through_the_other_and_hidden
     // A2A 0.3: sent through A, read through B.
     let message03 = json!({"kind": "message", "messageId": uuid::Uuid::new_v4().to_string(), "role": "user",
         "parts": [{"kind": "text", "text": "hello 0.3"}], "metadata": {"skillId": "echo"}});
-    let (_, _, sent) = call(&a, &alice, "0.3", "message/send", json!({"message": message03})).await;
+    let (_, _, sent) = call(a, &alice, "0.3", "message/send", json!({"message": message03})).await;
     let id03 = sent["result"]["id"].as_str().expect("0.3 task id").to_string();
-    let (_, _, got) = call(&b, &alice, "0.3", "tasks/get", json!({"id": id03})).await;
+    let (_, _, got) = call(b, &alice, "0.3", "tasks/get", json!({"id": id03})).await;
     assert_eq!((&got["result"]["id"], &got["result"]["status"]["state"]), (&json!(id03), &json!("completed")), "{got}");
-    let (_, _, foreign) = call(&b, &mallory, "0.3", "tasks/get", json!({"id": id03})).await;
+    let (_, _, foreign) = call(b, &mallory, "0.3", "tasks/get", json!({"id": id03})).await;
     assert_eq!(foreign["error"]["code"], -32001, "{foreign}");
 
     // ListTasks through B lists what A created, and a page token made by one replica works on the other.
-    let (_, _, page) = call(&b, &alice, "1.0", "ListTasks", json!({"pageSize": 1})).await;
+    let (_, _, page) = call(b, &alice, "1.0", "ListTasks", json!({"pageSize": 1})).await;
     let token = page["result"]["nextPageToken"].as_str().expect("a next page").to_string();
     assert_eq!(page["result"]["totalSize"], 3, "{page}");
-    let (_, _, next) = call(&a, &alice, "1.0", "ListTasks", json!({"pageSize": 1, "pageToken": token})).await;
+    let (_, _, next) = call(a, &alice, "1.0", "ListTasks", json!({"pageSize": 1, "pageToken": token})).await;
     assert_eq!(next["result"]["tasks"].as_array().map(Vec::len), Some(1), "{next}");
-    let (_, _, none) = call(&a, &mallory, "1.0", "ListTasks", json!({})).await;
+    let (_, _, none) = call(a, &mallory, "1.0", "ListTasks", json!({})).await;
     assert_eq!(none["result"]["totalSize"], 0, "{none}");
 }
 
 #[tokio::test]
 async fn redis_down_gives_retryable_errors_and_service_resumes_when_it_is_back() {
     let mut redis = RedisServer::start().await;
-    let Fleet { a, b, .. } = fleet(&redis).await;
+    let fleet = fleet(&redis).await;
+    let (a, b) = (&fleet.a, &fleet.b);
     let alice = token("alice");
     let send = || json!({"message": text_message("hi", Some("echo"))});
 
     redis.stop();
     // A new task needs no shared read; looking it up through the other replica does.
-    let (_, _, sent) = call(&a, &alice, "1.0", "SendMessage", send()).await;
+    let (_, _, sent) = call(a, &alice, "1.0", "SendMessage", send()).await;
     let task_id = sent["result"]["task"]["id"].as_str().expect("task id").to_string();
     let started = std::time::Instant::now();
-    let (status, retry, refused) = call(&b, &alice, "1.0", "GetTask", json!({"id": task_id})).await;
+    let (status, retry, refused) = call(b, &alice, "1.0", "GetTask", json!({"id": task_id})).await;
     assert!(started.elapsed() < Duration::from_secs(5), "no hang");
     assert_eq!((status, retry.as_deref()), (503, Some("1")), "{refused}");
     assert_eq!(refused["error"]["code"], -32031, "{refused}");
     assert_eq!(refused["error"]["data"][0]["reason"], "STATE_UNAVAILABLE", "{refused}");
     assert!(!refused.to_string().contains("127.0.0.1"), "no internals: {refused}");
-    let (status, body) = rest(&b, &alice, http::Method::GET, &format!("/tasks/{task_id}"), None).await;
+    let (status, body) = rest(b, &alice, http::Method::GET, &format!("/tasks/{task_id}"), None).await;
     assert_eq!((status, &body["error"]["status"]), (503, &json!("UNAVAILABLE")), "{body}");
 
     redis.resume().await;
     // Redis came back empty: new tasks are shared again, without restarting either gateway.
     let mut shared = None;
     for _ in 0..50 {
-        let (_, _, sent) = call(&a, &alice, "1.0", "SendMessage", send()).await;
+        let (_, _, sent) = call(a, &alice, "1.0", "SendMessage", send()).await;
         let id = sent["result"]["task"]["id"].as_str().expect("task id").to_string();
-        let (status, _, got) = call(&b, &alice, "1.0", "GetTask", json!({"id": id})).await;
+        let (status, _, got) = call(b, &alice, "1.0", "GetTask", json!({"id": id})).await;
         if status == 200 && got["result"]["id"] == json!(id) {
             shared = Some(got);
             break;

@@ -100,14 +100,17 @@ impl RedisDirectory {
     }
 
     async fn fetch_task(&self, task_id: &str) -> Result<Option<TaskEntry>, StoreError> {
-        let fields: HashMap<String, String> = self.redis.query(redis::cmd("HGETALL").arg(self.task_key(task_id))).await?;
+        let fields: HashMap<String, String> =
+            self.redis.query(redis::cmd("HGETALL").arg(self.task_key(task_id))).await?;
         Ok(entry_from(&fields).map(|(_, entry)| entry))
     }
 
     async fn fetch_context(&self, context_id: &str) -> Result<Option<ContextEntry>, StoreError> {
         let fields: HashMap<String, String> =
             self.redis.query(redis::cmd("HGETALL").arg(self.redis.key(&format!("ctx:{context_id}")))).await?;
-        Ok(fields.get("b").map(|backend| ContextEntry { backend: Arc::from(backend.as_str()), owner: decode(fields.get("o")) }))
+        Ok(fields
+            .get("b")
+            .map(|backend| ContextEntry { backend: Arc::from(backend.as_str()), owner: decode(fields.get("o")) }))
     }
 
     fn task_key(&self, task_id: &str) -> String {
