@@ -79,6 +79,9 @@ pub struct Config {
     /// deliveries. Absent → push-config calls are refused. Read at start.
     #[serde(default)]
     pub push: Option<crate::push::PushConfig>,
+    /// Where state shared by replicas lives: `memory` (default) or `{redis: {...}}`. Read at start.
+    #[serde(default)]
+    pub state: crate::state::StateConfig,
     /// Trace export (OTLP/HTTP). Read at start.
     #[serde(default)]
     pub telemetry: crate::telemetry::TelemetryConfig,

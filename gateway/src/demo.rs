@@ -56,6 +56,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         audit: None,
         telemetry: Default::default(),
         push: None,
+        state: Default::default(),
         rate_limit: None,
         concurrency: None,
         validation: None,

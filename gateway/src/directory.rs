@@ -1,7 +1,7 @@
 //! The task directory: which backend owns each task and context the gateway has seen, learned from
 //! answers and stream events. Task-scoped calls are routed by it; a task it does not know is
-//! answered as not found. A trait, so that replicas can share one (Redis) later; the in-memory
-//! implementation serves a single process.
+//! answered as not found. A trait, so that replicas can share one: the in-memory implementation
+//! serves a single process, [`crate::state::redis_directory`] several.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +12,10 @@ use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 
 use crate::protocol::observe::{TaskFact, TaskState};
+use crate::state::StoreError;
+
+/// What a read of the directory yields: an error only when a shared store could not be reached.
+pub type Lookup<T> = Result<T, StoreError>;
 
 /// What the directory knows about one task.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,15 +48,15 @@ pub struct Sighting<'a> {
 
 pub trait TaskDirectory: Send + Sync + 'static {
     /// The entry of a task, if the gateway has seen it.
-    fn task(&self, task_id: &str) -> BoxFuture<'_, Option<TaskEntry>>;
+    fn task(&self, task_id: &str) -> BoxFuture<'_, Lookup<Option<TaskEntry>>>;
     /// The owner of a context, if the gateway has seen it.
-    fn context(&self, context_id: &str) -> BoxFuture<'_, Option<ContextEntry>>;
+    fn context(&self, context_id: &str) -> BoxFuture<'_, Lookup<Option<ContextEntry>>>;
     /// Records a sighting. Never waits: implementations with I/O queue it. The first backend (and
     /// owner) to report a task or context owns it; a later claim by another is ignored.
     fn record(&self, sighting: &Sighting<'_>);
     /// The tasks of `owner` (newest first, by when the gateway first saw them), each with its
     /// position: a number that only grows, for paging.
-    fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Vec<(u64, String, TaskEntry)>>;
+    fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Lookup<Vec<(u64, String, TaskEntry)>>>;
     /// Forgets entries not seen for longer than the directory's time-to-live.
     fn sweep(&self);
     /// Up to `limit` known tasks with their entries, in no particular order (the admin API's view).
@@ -97,14 +101,14 @@ impl MemoryDirectory {
 }
 
 impl TaskDirectory for MemoryDirectory {
-    fn task(&self, task_id: &str) -> BoxFuture<'_, Option<TaskEntry>> {
+    fn task(&self, task_id: &str) -> BoxFuture<'_, Lookup<Option<TaskEntry>>> {
         let found = self.tasks.get(task_id).map(|e| e.value.clone());
-        futures::future::ready(found).boxed()
+        futures::future::ready(Ok(found)).boxed()
     }
 
-    fn context(&self, context_id: &str) -> BoxFuture<'_, Option<ContextEntry>> {
+    fn context(&self, context_id: &str) -> BoxFuture<'_, Lookup<Option<ContextEntry>>> {
         let found = self.contexts.get(context_id).map(|e| e.value.clone());
-        futures::future::ready(found).boxed()
+        futures::future::ready(Ok(found)).boxed()
     }
 
     fn record(&self, sighting: &Sighting<'_>) {
@@ -158,7 +162,7 @@ impl TaskDirectory for MemoryDirectory {
         }
     }
 
-    fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Vec<(u64, String, TaskEntry)>> {
+    fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Lookup<Vec<(u64, String, TaskEntry)>>> {
         let key = owner.map_or("", |o| &**o);
         let ids: Vec<(u64, String)> = self
             .by_owner
@@ -172,7 +176,7 @@ impl TaskDirectory for MemoryDirectory {
                 Some((seq, id, entry))
             })
             .collect();
-        futures::future::ready(found).boxed()
+        futures::future::ready(Ok(found)).boxed()
     }
 
     fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>> {
@@ -208,12 +212,12 @@ mod tests {
         let dir = MemoryDirectory::new(Duration::from_secs(60));
         let echo: Arc<str> = Arc::from("echo");
         record(&dir, &echo, &fact("t1", "c1", Some(TaskState::Working)));
-        let entry = dir.task("t1").await.unwrap();
+        let entry = dir.task("t1").await.unwrap().unwrap();
         assert_eq!(entry.backend, echo);
         assert_eq!(entry.context_id.as_deref(), Some("c1"));
         assert_eq!(entry.skill.as_deref(), Some("echo"));
-        assert_eq!(dir.context("c1").await.map(|c| c.backend), Some(echo));
-        assert_eq!(dir.task("t2").await, None);
+        assert_eq!(dir.context("c1").await.unwrap().map(|c| c.backend), Some(echo));
+        assert_eq!(dir.task("t2").await.unwrap(), None);
     }
 
     #[tokio::test]
@@ -222,10 +226,10 @@ mod tests {
         let (a, b): (Arc<str>, Arc<str>) = (Arc::from("a"), Arc::from("b"));
         record(&dir, &a, &fact("t1", "c1", Some(TaskState::Working)));
         record(&dir, &b, &fact("t1", "c1", Some(TaskState::Completed)));
-        let entry = dir.task("t1").await.unwrap();
+        let entry = dir.task("t1").await.unwrap().unwrap();
         assert_eq!(entry.backend, a);
         assert_eq!(entry.state, Some(TaskState::Working));
-        assert_eq!(dir.context("c1").await.map(|c| c.backend), Some(a));
+        assert_eq!(dir.context("c1").await.unwrap().map(|c| c.backend), Some(a));
     }
 
     #[tokio::test]
@@ -237,9 +241,9 @@ mod tests {
         dir.record(&Sighting { backend: &a, owner: Some(&alice), skill: None, fact: &working });
         let done = fact("t1", "c1", Some(TaskState::Completed));
         dir.record(&Sighting { backend: &a, owner: Some(&mallory), skill: None, fact: &done });
-        let entry = dir.task("t1").await.unwrap();
+        let entry = dir.task("t1").await.unwrap().unwrap();
         assert_eq!((entry.owner, entry.state), (Some(alice.clone()), Some(TaskState::Working)));
-        assert_eq!(dir.context("c1").await.unwrap().owner, Some(alice));
+        assert_eq!(dir.context("c1").await.unwrap().unwrap().owner, Some(alice));
     }
 
     #[tokio::test]
@@ -248,7 +252,7 @@ mod tests {
         let a: Arc<str> = Arc::from("a");
         record(&dir, &a, &fact("t1", "c1", Some(TaskState::Canceled)));
         record(&dir, &a, &fact("t1", "c1", Some(TaskState::Working)));
-        assert_eq!(dir.task("t1").await.unwrap().state, Some(TaskState::Canceled));
+        assert_eq!(dir.task("t1").await.unwrap().unwrap().state, Some(TaskState::Canceled));
     }
 
     #[tokio::test]
@@ -270,8 +274,8 @@ mod tests {
         record(&dir, &a, &fact("t1", "c1", None));
         dir.sweep();
         assert!(dir.is_empty());
-        assert_eq!(dir.context("c1").await, None);
-        assert!(dir.tasks_of(None).await.is_empty());
+        assert_eq!(dir.context("c1").await.unwrap(), None);
+        assert!(dir.tasks_of(None).await.unwrap().is_empty());
     }
 
     #[tokio::test]
@@ -283,9 +287,9 @@ mod tests {
             let fact = fact(task, "c", None);
             dir.record(&Sighting { backend: &a, owner: Some(owner), skill: None, fact: &fact });
         }
-        let listed: Vec<String> = dir.tasks_of(Some(&alice)).await.into_iter().map(|(_, id, _)| id).collect();
+        let listed: Vec<String> = dir.tasks_of(Some(&alice)).await.unwrap().into_iter().map(|(_, id, _)| id).collect();
         assert_eq!(listed, ["t3", "t1"]);
-        assert_eq!(dir.tasks_of(Some(&bob)).await.len(), 1);
-        assert!(dir.tasks_of(None).await.is_empty());
+        assert_eq!(dir.tasks_of(Some(&bob)).await.unwrap().len(), 1);
+        assert!(dir.tasks_of(None).await.unwrap().is_empty());
     }
 }

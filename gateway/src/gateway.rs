@@ -18,7 +18,7 @@ use crate::deadlines::{DeadlineObserver, Deadlines, Expired};
 
 use crate::card::{CardSettings, Security};
 use crate::config::Config;
-use crate::directory::{MemoryDirectory, TaskDirectory};
+use crate::directory::TaskDirectory;
 use crate::observers::Observers;
 use crate::protocol::early_ids::EarlyIds;
 use crate::proxy::Forwarder;
@@ -50,10 +50,12 @@ pub struct Shared {
     pub overlay: Arc<crate::admin::overlay::Overlay>,
     /// Push-notification configs and deliveries (`push:`; read at start).
     pub push: Option<Arc<crate::push::Push>>,
+    /// The shared store, when state is kept in Redis (its health is part of readiness).
+    pub redis: Option<crate::state::Redis>,
 }
 
 impl Shared {
-    pub fn new(config: &Config, audit: Option<Audit>) -> anyhow::Result<Arc<Shared>> {
+    pub async fn new(config: &Config, audit: Option<Audit>) -> anyhow::Result<Arc<Shared>> {
         let client = reqwest::Client::builder()
             .connect_timeout(config.limits.connect_timeout)
             .tcp_nodelay(true)
@@ -67,7 +69,7 @@ impl Shared {
             .connect_timeout(config.limits.connect_timeout)
             .redirect(reqwest::redirect::Policy::custom(same_origin_redirects))
             .build()?;
-        let directory: Arc<dyn TaskDirectory> = Arc::new(MemoryDirectory::new(config.routing.task_ttl));
+        let (directory, redis, page_tokens) = crate::state::build(&config.state, config.routing.task_ttl).await?;
         let deadlines = Deadlines::new(config.deadlines.clone());
         let mut list: Vec<Arc<dyn TaskObserver>> = vec![Arc::new(DeadlineObserver(deadlines.clone()))];
         let live_tasks = match &config.concurrency {
@@ -108,9 +110,10 @@ impl Shared {
             live_tasks,
             audit,
             early_ids: Arc::new(EarlyIds::new(config.routing.task_ttl)),
-            page_tokens: crate::page_token::PageTokens::random(),
+            page_tokens,
             overlay: Arc::default(),
             push,
+            redis,
         }))
     }
 }

@@ -27,6 +27,7 @@ pub mod routing;
 pub mod screen;
 pub mod server;
 pub mod stack;
+pub mod state;
 pub mod telemetry;
 pub mod time;
 

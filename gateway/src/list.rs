@@ -70,7 +70,7 @@ pub async fn list_tasks(
                 .is_none_or(|s| s == TaskState::Unspecified || entry.state.map(|e| e.wire_name()) == Some(s.as_str()))
     };
     let matching: Vec<(u64, String, TaskEntry)> =
-        gateway.directory().tasks_of(owner).await.into_iter().filter(|(_, _, entry)| wanted(entry)).collect();
+        gateway.directory().tasks_of(owner).await?.into_iter().filter(|(_, _, entry)| wanted(entry)).collect();
     let total = matching.len();
     let after_cursor: Vec<&(u64, String, TaskEntry)> = matching.iter().filter(|(seq, _, _)| *seq < cursor).collect();
     let page = &after_cursor[..after_cursor.len().min(page_size)];

@@ -19,6 +19,17 @@ impl PageTokens {
         PageTokens { key }
     }
 
+    /// Tokens under a given key (shared by replicas).
+    pub fn from_key(key: [u8; 32]) -> PageTokens {
+        PageTokens { key }
+    }
+
+    /// Tokens under a key derived from a configured secret: every replica derives the same.
+    pub fn from_secret(secret: &[u8]) -> PageTokens {
+        let key = Sha256::new().chain_update(b"a2a-gateway page tokens\0").chain_update(secret).finalize();
+        PageTokens { key: key.into() }
+    }
+
     /// The token that continues `query` for `owner` after position `cursor`.
     pub fn seal(&self, owner: &str, query: &str, cursor: u64) -> String {
         let mut token = cursor.to_be_bytes().to_vec();

@@ -114,7 +114,7 @@ impl Router<'_> {
             return self.by_skill(skill);
         }
         if let Some(context_id) = &call.context_id
-            && let Some(entry) = self.directory.context(context_id).await
+            && let Some(entry) = self.directory.context(context_id).await?
             && entry.owner.as_ref() == self.owner
             && let Some(backend) = self.snapshot.backend(&entry.backend)
         {
@@ -164,7 +164,7 @@ impl Router<'_> {
     /// asked for under another agent's path, does not exist for the caller. The call may use the
     /// task's skill and any skill it names (which the owning agent must offer).
     async fn task_owner(&self, call: &A2aCall, task_id: &str) -> Result<Route, A2aError> {
-        let entry = self.directory.task(task_id).await.ok_or(A2aError::TaskNotFound)?;
+        let entry = self.directory.task(task_id).await?.ok_or(A2aError::TaskNotFound)?;
         if entry.owner.as_ref() != self.owner {
             return Err(A2aError::TaskNotFound);
         }
@@ -313,7 +313,7 @@ pub async fn amend(
         return Ok(changed);
     }
     if let Some(context_id) = &send.message.context_id {
-        let owned = state.directory.context(context_id).await.is_some_and(|entry| entry.owner.as_ref() == owner);
+        let owned = state.directory.context(context_id).await?.is_some_and(|entry| entry.owner.as_ref() == owner);
         if !owned {
             send.message.context_id = None;
             call.context_id = None;
@@ -321,7 +321,7 @@ pub async fn amend(
         }
     }
     for task_id in &send.message.reference_task_ids {
-        let owned = state.directory.task(task_id).await.is_some_and(|entry| entry.owner.as_ref() == owner);
+        let owned = state.directory.task(task_id).await?.is_some_and(|entry| entry.owner.as_ref() == owner);
         if !owned {
             return Err(A2aError::TaskNotFound);
         }

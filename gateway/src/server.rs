@@ -189,7 +189,7 @@ pub async fn run(
         }
         None => (None, None),
     };
-    let shared = Shared::new(&config, audit)?;
+    let shared = Shared::new(&config, audit).await?;
     let file_config = std::sync::Mutex::new(config.clone());
     let generation = Generation::start(config, public_base.clone(), shared.clone(), None).await?;
     let runtime = Arc::new(Runtime {

@@ -66,6 +66,9 @@ pub enum A2aError {
     /// The chosen backend could not be reached or did not answer.
     #[error("{0}")]
     BackendUnavailable(String),
+    /// State shared by the gateway's replicas could not be reached; the caller may retry shortly.
+    #[error("the gateway cannot reach its shared state right now; retry shortly")]
+    StateUnavailable,
     /// The backend answered something that is not valid A2A.
     #[error("{0}")]
     InvalidAgentResponse(String),
@@ -115,6 +118,7 @@ impl A2aError {
             A2aError::RateLimited { .. } => "RATE_LIMITED",
             A2aError::TooManyTasks { .. } => "TOO_MANY_TASKS",
             A2aError::BackendUnavailable(_) => "BACKEND_UNAVAILABLE",
+            A2aError::StateUnavailable => "STATE_UNAVAILABLE",
             A2aError::InvalidAgentResponse(_) => "INVALID_AGENT_RESPONSE",
             A2aError::AgentRefused { .. } => "AGENT_REFUSED",
             A2aError::AgentFailed { .. } => "AGENT_FAILED",

@@ -16,6 +16,7 @@ mod limits;
 mod observability;
 mod push;
 mod python_sdk;
+mod replicas;
 mod resilience;
 mod resolve;
 mod routing;

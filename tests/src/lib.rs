@@ -400,3 +400,74 @@ pub fn unsigned_jwt(issuer: &str, kid: &str) -> String {
     let payload = b64(json!({"iss": issuer, "aud": "a2a-gateway", "sub": "x", "exp": 4_000_000_000u64}));
     format!("{header}.{payload}.c2ln")
 }
+
+/// A real `redis-server` on a free loopback port with its own empty data directory, killed (and
+/// its directory removed) on drop. `tests/setup-redis.sh` installs Debian's `redis-server`.
+pub struct RedisServer {
+    child: Option<std::process::Child>,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl RedisServer {
+    /// Starts one; panics with what to do when `redis-server` is not installed.
+    pub async fn start() -> RedisServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
+        let dir = std::env::temp_dir().join(format!("a2a-redis-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("redis data dir");
+        let mut server = RedisServer { child: None, port, dir };
+        server.resume().await;
+        server
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Stops the server (as a crash would: SIGKILL); [`RedisServer::resume`] starts it again.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server (again) on the same port and waits until it answers.
+    pub async fn resume(&mut self) {
+        let log = std::fs::File::create(self.dir.join("redis.log")).expect("redis log");
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start redis-server ({e}): run tests/setup-redis.sh (apt-get install -y redis-server)")
+            });
+        self.child = Some(child);
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await {
+                use tokio::io::AsyncWriteExt;
+                let mut reply = [0u8; 7];
+                if stream.write_all(b"PING\r\n").await.is_ok()
+                    && tokio::io::AsyncReadExt::read_exact(&mut stream, &mut reply).await.is_ok()
+                    && &reply == b"+PONG\r\n"
+                {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "redis-server did not answer on port {}", self.port);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -30,6 +30,7 @@ pub const CODE_UNAUTHENTICATED: i32 = -32040;
 pub const CODE_PERMISSION_DENIED: i32 = -32043;
 pub const CODE_RATE_LIMITED: i32 = -32029;
 pub const CODE_TOO_MANY_TASKS: i32 = -32030;
+pub const CODE_STATE_UNAVAILABLE: i32 = -32031;
 const GATEWAY_DOMAIN: &str = "a2a-gateway";
 
 /// A gateway-defined error: outside the specification's codes, in the JSON-RPC server-error range.
@@ -113,6 +114,9 @@ fn mapping(error: &A2aError) -> Mapping {
             reason: "BACKEND_UNAVAILABLE",
             domain: GATEWAY_DOMAIN,
         },
+        A2aError::StateUnavailable => {
+            gateway(CODE_STATE_UNAVAILABLE, StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE", "STATE_UNAVAILABLE")
+        }
         A2aError::Internal => m(-32603, StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "INTERNAL_ERROR"),
         A2aError::AgentRefused { code, .. } => {
             // The agent's own A2A error: its code, and the status and reason the protocol gives it.
@@ -188,6 +192,7 @@ fn error_headers(error: &A2aError) -> Vec<(header::HeaderName, HeaderValue)> {
         }
         // The rest of a slow body is not waited for: the connection ends with the answer.
         A2aError::RequestTimeout(_) => vec![(header::CONNECTION, HeaderValue::from_static("close"))],
+        A2aError::StateUnavailable => vec![(header::RETRY_AFTER, HeaderValue::from(1u64))],
         _ => Vec::new(),
     }
 }

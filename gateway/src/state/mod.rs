@@ -1,0 +1,146 @@
+//! Where the gateway keeps state that replicas must share: in this process (`state: memory`, the
+//! default, nothing to run) or in Redis (`state: {redis: {...}}`), so that several replicas behind a
+//! load balancer behave as one. This module owns the `state` config section, the Redis connection
+//! (every call bounded by a timeout) and the store errors; the Redis task directory is
+//! [`redis_directory`].
+
+pub mod redis_directory;
+mod store;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_policies::A2aError;
+use serde::Deserialize;
+
+pub use self::store::Redis;
+use crate::directory::{MemoryDirectory, TaskDirectory};
+use crate::page_token::PageTokens;
+
+/// The `state` section.
+///
+/// ```yaml
+/// state:
+///   redis:
+///     url: redis://redis:6379/0        # rediss:// for TLS
+///     username: gateway                # ACL user (optional)
+///     password: ${REDIS_PASSWORD}
+///     key_prefix: "a2a:"
+///     timeout: 250ms
+///     on_unavailable: fail_closed      # or: local
+///     page_token_secret: ${PAGE_TOKEN_SECRET}
+/// ```
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum StateConfig {
+    /// State lives in this process only (a single replica).
+    #[default]
+    Memory,
+    /// State shared by every replica through one Redis.
+    Redis(RedisConfig),
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RedisConfig {
+    /// `redis://host:port/db` or `rediss://…` (TLS, verified against the system's roots).
+    pub url: String,
+    /// ACL user; `password` alone authenticates as `default`.
+    #[serde(default)]
+    pub username: Option<String>,
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Requires TLS: a `redis://` URL is upgraded to `rediss://`.
+    #[serde(default)]
+    pub tls: bool,
+    /// Prepended to every key, so that several gateways can share one Redis.
+    #[serde(default = "default_prefix")]
+    pub key_prefix: String,
+    /// The longest any Redis call may take (connecting included) before the call fails.
+    #[serde(default = "default_timeout", with = "a2a_policies::duration")]
+    pub timeout: Duration,
+    /// What calls that need shared state do while Redis is unreachable.
+    #[serde(default)]
+    pub on_unavailable: OnUnavailable,
+    /// The secret ListTasks page tokens are derived from. Absent → a random key stored once in
+    /// Redis (SET NX) and read by every replica at start.
+    #[serde(default)]
+    pub page_token_secret: Option<String>,
+}
+
+fn default_prefix() -> String {
+    "a2a:".into()
+}
+
+fn default_timeout() -> Duration {
+    Duration::from_millis(500)
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OnUnavailable {
+    /// Refuse with a retryable `UNAVAILABLE` error (HTTP 503, `Retry-After`).
+    #[default]
+    FailClosed,
+    /// Answer from what this replica knows, counting each such answer in
+    /// `a2a_state_degraded_total`: tasks created through other replicas are not found meanwhile.
+    Local,
+}
+
+/// The task directory, the store (for Redis) and the page-token key the configuration asks for.
+pub async fn build(
+    config: &StateConfig,
+    task_ttl: Duration,
+) -> anyhow::Result<(Arc<dyn TaskDirectory>, Option<Redis>, PageTokens)> {
+    let redis_config = match config {
+        StateConfig::Memory => {
+            return Ok((Arc::new(MemoryDirectory::new(task_ttl)), None, PageTokens::random()));
+        }
+        StateConfig::Redis(redis) => redis,
+    };
+    let redis = Redis::new(redis_config)?;
+    let page_tokens = match &redis_config.page_token_secret {
+        Some(secret) => PageTokens::from_secret(secret.as_bytes()),
+        None => PageTokens::from_key(page_key_at_start(&redis).await?),
+    };
+    let directory = redis_directory::RedisDirectory::new(redis.clone(), task_ttl);
+    Ok((directory, Some(redis), page_tokens))
+}
+
+/// Every replica must sign page tokens with the same key: read (or set) it in Redis, waiting a
+/// little for Redis at start.
+async fn page_key_at_start(redis: &Redis) -> anyhow::Result<[u8; 32]> {
+    let mut last = None;
+    for _ in 0..20 {
+        match redis.shared_page_key().await {
+            Ok(key) => return Ok(key),
+            Err(error) => last = Some(error),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let error = last.map(|e| e.to_string()).unwrap_or_default();
+    anyhow::bail!(
+        "state.redis: Redis is unreachable at start ({error}); make it reachable, or set \
+         state.redis.page_token_secret so that replicas can start without it"
+    )
+}
+
+/// Why shared state could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the shared state store did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the shared state store failed: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("the shared state store holds something unexpected: {0}")]
+    Corrupt(String),
+}
+
+impl From<StoreError> for A2aError {
+    fn from(error: StoreError) -> A2aError {
+        // The details (addresses, Redis messages) go to the log, never to the caller.
+        tracing::warn!(%error, "shared state unavailable");
+        metrics::counter!("a2a_state_errors_total").increment(1);
+        A2aError::StateUnavailable
+    }
+}
