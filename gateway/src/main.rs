@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use a2a_gateway::config::Config;
+use a2a_gateway::admin::cli;
 use a2a_gateway::{demo, install_crypto_provider, server};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -27,8 +28,58 @@ enum AuditCommand {
     },
 }
 
+/// How the CLI reaches the admin API.
+#[derive(clap::Args, Clone)]
+struct AdminArgs {
+    /// The admin listener's base URL.
+    #[arg(long, global = true, env = "A2A_ADMIN_URL", default_value = "http://127.0.0.1:9090")]
+    admin: String,
+    /// Print the API's JSON instead of a table.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum BackendsCommand {
+    /// List the backends with health, draining, dialect and skills.
+    List,
+    /// Register a backend at runtime.
+    Add { name: String, url: String },
+    /// Deregister a backend.
+    Remove { name: String },
+    /// Drain a backend (no new tasks; existing ones finish); `--undo` ends the drain.
+    Drain {
+        name: String,
+        #[arg(long)]
+        undo: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum TasksCommand {
+    /// Tasks by caller: ids and states (live ones; `--all` includes finished ones).
+    List {
+        #[arg(long)]
+        all: bool,
+    },
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Manage the fleet through the admin API (token from A2A_ADMIN_TOKEN).
+    Backends {
+        #[command(flatten)]
+        target: AdminArgs,
+        #[command(subcommand)]
+        command: BackendsCommand,
+    },
+    /// Tasks through the admin API (token from A2A_ADMIN_TOKEN).
+    Tasks {
+        #[command(flatten)]
+        target: AdminArgs,
+        #[command(subcommand)]
+        command: TasksCommand,
+    },
     /// Run the gateway with a configuration file.
     Serve {
         #[arg(long, short)]
@@ -100,6 +151,9 @@ fn main() -> ExitCode {
     if let Command::Audit { command: AuditCommand::Verify { files } } = &cli.command {
         return audit_verify(files);
     }
+    if let Some((target, verb)) = admin_verb(&cli.command) {
+        return admin_command(target, verb);
+    }
     init_tracing();
     install_crypto_provider();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -157,8 +211,51 @@ async fn run(command: Command) -> anyhow::Result<()> {
             a2a_example_agents::serve(kind, listener, options, stop.cancelled_owned()).await?;
             Ok(())
         }
-        Command::Check { .. } | Command::HashKey { .. } | Command::Audit { .. } => {
+        Command::Check { .. }
+        | Command::HashKey { .. }
+        | Command::Audit { .. }
+        | Command::Backends { .. }
+        | Command::Tasks { .. } => {
             unreachable!("handled before the runtime starts")
+        }
+    }
+}
+
+fn admin_verb(command: &Command) -> Option<(&AdminArgs, cli::Verb)> {
+    use cli::Verb;
+    Some(match command {
+        Command::Backends { target, command } => (
+            target,
+            match command {
+                BackendsCommand::List => Verb::BackendsList,
+                BackendsCommand::Add { name, url } => Verb::BackendsAdd { name: name.clone(), url: url.clone() },
+                BackendsCommand::Remove { name } => Verb::BackendsRemove { name: name.clone() },
+                BackendsCommand::Drain { name, undo } => Verb::BackendsDrain { name: name.clone(), undo: *undo },
+            },
+        ),
+        Command::Tasks { target, command: TasksCommand::List { all } } => (target, Verb::TasksList { all: *all }),
+        _ => return None,
+    })
+}
+
+fn admin_command(args: &AdminArgs, verb: cli::Verb) -> ExitCode {
+    let token = std::env::var("A2A_ADMIN_TOKEN").ok().filter(|t| !t.trim().is_empty());
+    let target = cli::Target { admin: args.admin.clone(), token, json: args.json };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(cli::run(&target, &verb)) {
+        Ok(out) => {
+            println!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("a2a-gateway: {error}");
+            ExitCode::FAILURE
         }
     }
 }
