@@ -17,6 +17,7 @@ mod python_sdk;
 mod resilience;
 mod resolve;
 mod routing;
+mod status_page;
 mod streaming;
 
 /// The gateway binary cargo built for this test run.
