@@ -19,6 +19,12 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print the configuration file's JSON Schema (docs/config.schema.json).
+    Schema,
+}
+
+#[derive(Subcommand)]
 enum AuditCommand {
     /// Check the hash chain of audit files (rotated files first, oldest first; or just the active
     /// file, whose rotated predecessors are found beside it). Exits 1 at the first broken link.
@@ -85,8 +91,14 @@ enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
-    /// Validate a configuration file; names the offending key and exits 1 on error.
+    /// Validate a configuration file against the schema and the strict parser; names the
+    /// offending key and exits 1 on error.
     Check { file: PathBuf },
+    /// Configuration tools.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Make an API key (or hash a given one) and print the config entry with its salted hash.
     HashKey {
         /// The key's id (`a2a_<id>_<secret>`); also its name in the config.
@@ -133,6 +145,14 @@ fn main() -> ExitCode {
     if let Command::Check { file } = &cli.command {
         return match Config::load(file) {
             Ok(config) => {
+                if let Some(document) = &config.document
+                    && let Err(errors) = a2a_gateway::config_schema::validate(document)
+                {
+                    for error in errors {
+                        eprintln!("{}: schema: {error}", file.display());
+                    }
+                    return ExitCode::FAILURE;
+                }
                 for warning in config.warnings() {
                     eprintln!("{}: warning: {warning}", file.display());
                 }
@@ -144,6 +164,10 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if let Command::Config { command: ConfigCommand::Schema } = &cli.command {
+        print!("{}", a2a_gateway::config_schema::schema_text());
+        return ExitCode::SUCCESS;
     }
     if let Command::HashKey { id, stdin } = &cli.command {
         return hash_key_command(id, *stdin);
@@ -212,6 +236,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Check { .. }
+        | Command::Config { .. }
         | Command::HashKey { .. }
         | Command::Audit { .. }
         | Command::Backends { .. }
