@@ -70,14 +70,20 @@ pub fn schema() -> Value {
     let mut add = |key: &str, value: Value| {
         properties.insert(key.to_string(), value);
     };
-    add("public_url", json!({"type": ["string", "null"], "description": "The URL callers use to reach the gateway; its cards point there."}));
+    add(
+        "public_url",
+        json!({"type": ["string", "null"], "description": "The URL callers use to reach the gateway; its cards point there."}),
+    );
     add("listeners", listeners);
     add("health", health);
     add("routing", section("How calls pick a skill and a backend (default_skill, resolve, …)."));
     add("card", section("The gateway's own agent card (name, description, …)."));
     add("limits", section("Size and time limits on requests."));
     add("shutdown", shutdown);
-    add("auth", section("How callers authenticate: bearer JWTs, API keys, token introspection. Absent: callers are anonymous."));
+    add(
+        "auth",
+        section("How callers authenticate: bearer JWTs, API keys, token introspection. Absent: callers are anonymous."),
+    );
     add("permissions", section("Which callers may use which skills."));
     add("gateway_identity", section("The key the gateway signs the tokens it mints for backends with."));
     add("deadlines", deadlines);

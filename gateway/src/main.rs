@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use a2a_gateway::config::Config;
 use a2a_gateway::admin::cli;
+use a2a_gateway::config::Config;
 use a2a_gateway::{demo, install_crypto_provider, server};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;

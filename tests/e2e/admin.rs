@@ -247,7 +247,8 @@ async fn the_cli_drives_every_verb_and_is_refused_without_a_token() {
     let echo = example_agent(BIN, "echo", &[]).await;
     let review = example_agent(BIN, "review", &[]).await;
     let (key, hash) = new_key("ops");
-    let extra = format!("admin:\n  auth:\n    api_keys:\n      keys:\n        - {{id: ops, hash: '{hash}', caller: ops}}\n");
+    let extra =
+        format!("admin:\n  auth:\n    api_keys:\n      keys:\n        - {{id: ops, hash: '{hash}', caller: ops}}\n");
     let gw = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
     let admin = gw.admin.clone().unwrap();
     wait_for_skills(&gw.url, &["echo"]).await;

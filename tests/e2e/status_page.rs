@@ -37,7 +37,11 @@ async fn rendered(url: &str) -> String {
     let output = tokio::time::timeout(Duration::from_secs(90), run).await.expect("chromium finished").unwrap();
     let _ = std::fs::remove_dir_all(&profile);
     let dom = String::from_utf8_lossy(&output.stdout).to_string();
-    assert!(output.status.success() && dom.contains("</html>"), "chromium: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success() && dom.contains("</html>"),
+        "chromium: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     dom
 }
 
