@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod card;
 pub mod config;
+pub mod config_schema;
 pub mod deadlines;
 pub mod demo;
 pub mod directory;

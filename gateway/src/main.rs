@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use a2a_gateway::admin::cli;
 use a2a_gateway::config::Config;
 use a2a_gateway::{demo, install_crypto_provider, server};
 use clap::{Parser, Subcommand};
@@ -15,6 +16,12 @@ use tokio_util::sync::CancellationToken;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print the configuration file's JSON Schema (docs/config.schema.json).
+    Schema,
 }
 
 #[derive(Subcommand)]
@@ -33,15 +40,71 @@ enum AuditCommand {
     },
 }
 
+/// How the CLI reaches the admin API.
+#[derive(clap::Args, Clone)]
+struct AdminArgs {
+    /// The admin listener's base URL.
+    #[arg(long, global = true, env = "A2A_ADMIN_URL", default_value = "http://127.0.0.1:9090")]
+    admin: String,
+    /// Print the API's JSON instead of a table.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum BackendsCommand {
+    /// List the backends with health, draining, dialect and skills.
+    List,
+    /// Register a backend at runtime.
+    Add { name: String, url: String },
+    /// Deregister a backend.
+    Remove { name: String },
+    /// Drain a backend (no new tasks; existing ones finish); `--undo` ends the drain.
+    Drain {
+        name: String,
+        #[arg(long)]
+        undo: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum TasksCommand {
+    /// Tasks by caller: ids and states (live ones; `--all` includes finished ones).
+    List {
+        #[arg(long)]
+        all: bool,
+    },
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Manage the fleet through the admin API (token from A2A_ADMIN_TOKEN).
+    Backends {
+        #[command(flatten)]
+        target: AdminArgs,
+        #[command(subcommand)]
+        command: BackendsCommand,
+    },
+    /// Tasks through the admin API (token from A2A_ADMIN_TOKEN).
+    Tasks {
+        #[command(flatten)]
+        target: AdminArgs,
+        #[command(subcommand)]
+        command: TasksCommand,
+    },
     /// Run the gateway with a configuration file.
     Serve {
         #[arg(long, short)]
         config: PathBuf,
     },
-    /// Validate a configuration file; names the offending key and exits 1 on error.
+    /// Validate a configuration file against the schema and the strict parser; names the
+    /// offending key and exits 1 on error.
     Check { file: PathBuf },
+    /// Configuration tools.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Make an API key (or hash a given one) and print the config entry with its salted hash.
     HashKey {
         /// The key's id (`a2a_<id>_<secret>`); also its name in the config.
@@ -88,6 +151,14 @@ fn main() -> ExitCode {
     if let Command::Check { file } = &cli.command {
         return match Config::load(file) {
             Ok(config) => {
+                if let Some(document) = &config.document
+                    && let Err(errors) = a2a_gateway::config_schema::validate(document)
+                {
+                    for error in errors {
+                        eprintln!("{}: schema: {error}", file.display());
+                    }
+                    return ExitCode::FAILURE;
+                }
                 for warning in config.warnings() {
                     eprintln!("{}: warning: {warning}", file.display());
                 }
@@ -105,11 +176,18 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Command::Config { command: ConfigCommand::Schema } = &cli.command {
+        print!("{}", a2a_gateway::config_schema::schema_text());
+        return ExitCode::SUCCESS;
+    }
     if let Command::HashKey { id, stdin } = &cli.command {
         return hash_key_command(id, *stdin);
     }
     if let Command::Audit { command: AuditCommand::Verify { files, key_env, open } } = &cli.command {
         return audit_verify(files, key_env.as_deref(), *open);
+    }
+    if let Some((target, verb)) = admin_verb(&cli.command) {
+        return admin_command(target, verb);
     }
     init_tracing();
     install_crypto_provider();
@@ -168,8 +246,52 @@ async fn run(command: Command) -> anyhow::Result<()> {
             a2a_example_agents::serve(kind, listener, options, stop.cancelled_owned()).await?;
             Ok(())
         }
-        Command::Check { .. } | Command::HashKey { .. } | Command::Audit { .. } => {
+        Command::Check { .. }
+        | Command::Config { .. }
+        | Command::HashKey { .. }
+        | Command::Audit { .. }
+        | Command::Backends { .. }
+        | Command::Tasks { .. } => {
             unreachable!("handled before the runtime starts")
+        }
+    }
+}
+
+fn admin_verb(command: &Command) -> Option<(&AdminArgs, cli::Verb)> {
+    use cli::Verb;
+    Some(match command {
+        Command::Backends { target, command } => (
+            target,
+            match command {
+                BackendsCommand::List => Verb::BackendsList,
+                BackendsCommand::Add { name, url } => Verb::BackendsAdd { name: name.clone(), url: url.clone() },
+                BackendsCommand::Remove { name } => Verb::BackendsRemove { name: name.clone() },
+                BackendsCommand::Drain { name, undo } => Verb::BackendsDrain { name: name.clone(), undo: *undo },
+            },
+        ),
+        Command::Tasks { target, command: TasksCommand::List { all } } => (target, Verb::TasksList { all: *all }),
+        _ => return None,
+    })
+}
+
+fn admin_command(args: &AdminArgs, verb: cli::Verb) -> ExitCode {
+    let token = std::env::var("A2A_ADMIN_TOKEN").ok().filter(|t| !t.trim().is_empty());
+    let target = cli::Target { admin: args.admin.clone(), token, json: args.json };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(cli::run(&target, &verb)) {
+        Ok(out) => {
+            println!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("a2a-gateway: {error}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -229,3 +229,75 @@ async fn a_self_registered_agent_receives_tasks_and_leaves_when_stopped() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// Runs the CLI (the same binary) against the admin API; returns (success, stdout, stderr).
+fn cli(admin: &str, token: Option<&str>, args: &[&str]) -> (bool, String, String) {
+    let mut command = Command::new(BIN);
+    command.args(args).args(["--admin", admin]).env_remove("A2A_ADMIN_TOKEN").env_remove("A2A_ADMIN_URL");
+    if let Some(token) = token {
+        command.env("A2A_ADMIN_TOKEN", token);
+    }
+    let output = command.output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).to_string();
+    (output.status.success(), text(&output.stdout), text(&output.stderr))
+}
+
+#[tokio::test]
+async fn the_cli_drives_every_verb_and_is_refused_without_a_token() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let review = example_agent(BIN, "review", &[]).await;
+    let (key, hash) = new_key("ops");
+    let extra =
+        format!("admin:\n  auth:\n    api_keys:\n      keys:\n        - {{id: ops, hash: '{hash}', caller: ops}}\n");
+    let gw = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
+    let admin = gw.admin.clone().unwrap();
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let token = Some(key.as_str());
+
+    // Refused without (or with a wrong) token: the API's message, a non-zero exit.
+    let (ok, out, err) = cli(&admin, None, &["backends", "list"]);
+    assert!(!ok && out.is_empty(), "{out}");
+    assert!(err.contains("401") && err.contains("needs credentials"), "{err}");
+    let (ok, _, err) = cli(&admin, Some("a2a_ops_00"), &["tasks", "list"]);
+    assert!(!ok && err.contains("not valid"), "{err}");
+
+    let (ok, out, err) = cli(&admin, token, &["backends", "list"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("NAME") && lines[0].contains("HEALTH"), "{out}");
+    assert!(lines[1].starts_with("echo ") && lines[1].contains("healthy") && lines[1].contains(&echo.url), "{out}");
+
+    let (ok, out, err) = cli(&admin, token, &["backends", "add", "review", &review.url]);
+    assert!(ok && out.contains("review"), "{out}{err}");
+    wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+    let (ok, _, err) = cli(&admin, token, &["backends", "add", "review", &review.url]);
+    assert!(!ok && err.contains("409") && err.contains("exists"), "{err}");
+
+    let (ok, out, err) = cli(&admin, token, &["backends", "list", "--json"]);
+    assert!(ok, "{err}");
+    let list: Value = serde_json::from_str(&out).expect("--json prints JSON");
+    let names: Vec<&str> = list["backends"].as_array().unwrap().iter().filter_map(|b| b["name"].as_str()).collect();
+    assert_eq!(names, ["echo", "review"]);
+
+    let answer =
+        rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("hi", Some("echo"))})).await;
+    let task_id = answer["result"]["task"]["id"].as_str().expect("task").to_string();
+    let (ok, out, _) = cli(&admin, token, &["tasks", "list", "--all"]);
+    assert!(ok && out.starts_with("CALLER") && out.contains(&task_id), "{out}");
+    let (ok, out, _) = cli(&admin, token, &["tasks", "list", "--all", "--json"]);
+    let tasks: Value = serde_json::from_str(&out).unwrap();
+    assert!(ok && tasks["callers"][0]["tasks"][0]["id"] == task_id.as_str(), "{out}");
+
+    let (ok, out, err) = cli(&admin, token, &["backends", "drain", "echo"]);
+    assert!(ok && out.lines().nth(1).is_some_and(|l| l.contains("yes")), "{out}{err}");
+    wait_for_skills(&gw.url, &["review-pr"]).await;
+    let (ok, _, _) = cli(&admin, token, &["backends", "drain", "echo", "--undo"]);
+    assert!(ok);
+    wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+
+    let (ok, out, _) = cli(&admin, token, &["backends", "remove", "review"]);
+    assert!(ok && out.trim() == "removed review", "{out}");
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let (ok, _, err) = cli(&admin, token, &["backends", "remove", "review"]);
+    assert!(!ok && err.contains("404") && err.contains("no backend named 'review'"), "{err}");
+}

@@ -20,6 +20,7 @@ mod replicas;
 mod resilience;
 mod resolve;
 mod routing;
+mod status_page;
 mod streaming;
 
 /// The gateway binary cargo built for this test run.

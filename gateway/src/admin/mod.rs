@@ -8,6 +8,7 @@
 //! listener — allowed only when that listener is bound to a loopback address.
 
 mod api;
+pub mod cli;
 pub mod config;
 pub mod overlay;
 mod redact;
