@@ -6,11 +6,9 @@
 
 use std::sync::Arc;
 
-use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation};
+use a2a_policies::{A2aCall, A2aError, Binding, Caller};
 use axum::body::Body;
-use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Response, header};
-use http_body_util::BodyExt;
+use http::{HeaderValue, Response, header};
 use serde_json::{Value, json};
 
 use crate::directory::TaskEntry;
@@ -121,17 +119,6 @@ async fn get_task(
     history_length: Option<i32>,
 ) -> Option<Value> {
     let backend = snapshot.backend(&entry.backend).filter(|b| b.healthy)?;
-    let mut call = A2aCall::new(Binding::JsonRpc, Operation::GetTask);
-    call.task_id = Some(task_id.to_owned());
-    call.rpc_id = Some(json!("list"));
-    let mut params = json!({"id": task_id});
-    if let Some(n) = history_length {
-        params["historyLength"] = json!(n);
-    }
-    let body = json!({"jsonrpc": "2.0", "id": "list", "method": "GetTask", "params": params});
-    let mut headers = HeaderMap::new();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert("a2a-version", HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
     let exchange = Exchange {
         backend: backend.name.clone(),
         binding: Binding::JsonRpc,
@@ -140,12 +127,7 @@ async fn get_task(
         request_id: Arc::from("list"),
         skill: entry.skill.clone(),
     };
-    let body = Bytes::from(serde_json::to_vec(&body).ok()?);
-    let response = gateway.forwarder.forward(backend, exchange, &call, &Method::POST, &headers, body).await.ok()?;
-    let bytes = response.into_body().collect().await.ok()?.to_bytes();
-    let mut answer: Value = serde_json::from_slice(&bytes).ok()?;
-    let task = answer.get_mut("result")?.take();
-    (task.get("id").and_then(Value::as_str) == Some(task_id)).then_some(task)
+    gateway.forwarder.get_task(backend, exchange, task_id, history_length).await
 }
 
 fn timestamp(task: &Value) -> &str {

@@ -174,6 +174,37 @@ impl Forwarder {
         Ok(build_response(status, out_headers, Body::from(body)))
     }
 
+    /// A task as its agent has it now: GetTask in 1.0 JSON-RPC under the exchange's request id (the
+    /// forwarder speaks the agent's dialect), observed like any answer. `None` when the agent cannot
+    /// say (it forgot the task, failed, or answered for another task).
+    pub async fn get_task(
+        &self,
+        backend: &Backend,
+        exchange: Exchange,
+        task_id: &str,
+        history_length: Option<i32>,
+    ) -> Option<serde_json::Value> {
+        use http_body_util::BodyExt;
+        let rpc_id = serde_json::Value::from(&*exchange.request_id);
+        let mut call = A2aCall::new(Binding::JsonRpc, a2a_policies::Operation::GetTask);
+        call.task_id = Some(task_id.to_owned());
+        call.rpc_id = Some(rpc_id.clone());
+        let mut params = serde_json::json!({"id": task_id});
+        if let Some(n) = history_length {
+            params["historyLength"] = serde_json::json!(n);
+        }
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": rpc_id, "method": "GetTask", "params": params});
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert("a2a-version", HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
+        let body = Bytes::from(serde_json::to_vec(&body).ok()?);
+        let response = self.forward(backend, exchange, &call, &Method::POST, &headers, body).await.ok()?;
+        let bytes = response.into_body().collect().await.ok()?.to_bytes();
+        let mut answer: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+        let task = answer.get_mut("result")?.take();
+        (task.get("id").and_then(serde_json::Value::as_str) == Some(task_id)).then_some(task)
+    }
+
     /// Sends the call and reads the whole answer (for calls the gateway post-processes); an error
     /// answer comes back screened, as an `Err`.
     pub async fn unary(

@@ -7,6 +7,7 @@
 //! nothing. It does not validate the JSON: the decoder does that on what passes.
 
 use a2a_policies::A2aError;
+use a2a_policies::validate::nested_deeper_than as deeper_than;
 
 /// The default `limits.max_json_depth`: deep enough for every A2A request (the envelope takes about
 /// six levels) with a data part at validation's default `max_data_depth` (32).
@@ -20,38 +21,6 @@ pub fn check_depth(body: &[u8], max_depth: usize) -> Result<(), A2aError> {
             "the request is nested more than {max_depth} levels deep; flatten it (limits.max_json_depth)"
         ))),
     }
-}
-
-/// Whether `json` opens more than `max` arrays/objects at once. Brackets inside strings do not count;
-/// a backslash escapes the next byte inside a string (so `"\""` and `"\\"` end where they should).
-pub fn deeper_than(json: &[u8], max: usize) -> bool {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &byte in json {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > max {
-                    return true;
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
 }
 
 #[cfg(test)]

@@ -11,11 +11,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use a2a_policies::audit::{Audit, PushOutcome};
-use a2a_policies::{A2aCall, Binding, Dialect, Operation, TaskState};
+use a2a_policies::{Binding, Dialect, TaskState};
 use bytes::Bytes;
 use dashmap::DashMap;
-use http::{HeaderMap, HeaderValue, Method, header};
-use http_body_util::BodyExt;
+use http::{HeaderValue, header};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
@@ -300,13 +299,6 @@ fn fingerprint(task: &Value) -> String {
 async fn fetch(gateway: &Gateway, backend: &str, task_id: &str, config: &(Arc<str>, StoredConfig)) -> Option<Value> {
     let snapshot = gateway.registry.snapshot();
     let backend = snapshot.backend(backend)?;
-    let mut call = A2aCall::new(Binding::JsonRpc, Operation::GetTask);
-    call.task_id = Some(task_id.to_owned());
-    call.rpc_id = Some(json!(POLL_REQUEST_ID));
-    let body = json!({"jsonrpc": "2.0", "id": POLL_REQUEST_ID, "method": "GetTask", "params": {"id": task_id, "historyLength": 0}});
-    let mut headers = HeaderMap::new();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert("a2a-version", HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
     let (owner, stored) = config;
     let exchange = Exchange {
         backend: backend.name.clone(),
@@ -316,12 +308,7 @@ async fn fetch(gateway: &Gateway, backend: &str, task_id: &str, config: &(Arc<st
         request_id: Arc::from(POLL_REQUEST_ID),
         skill: None,
     };
-    let body = Bytes::from(serde_json::to_vec(&body).ok()?);
-    let response = gateway.forwarder.forward(backend, exchange, &call, &Method::POST, &headers, body).await.ok()?;
-    let bytes = response.into_body().collect().await.ok()?.to_bytes();
-    let mut answer: Value = serde_json::from_slice(&bytes).ok()?;
-    let task = answer.get_mut("result")?.take();
-    (task.get("id").and_then(Value::as_str) == Some(task_id)).then_some(task)
+    gateway.forwarder.get_task(backend, exchange, task_id, Some(0)).await
 }
 
 fn describe(error: &reqwest::Error) -> String {

@@ -317,7 +317,7 @@ fn check_part<'a>(index: usize, raw: &'a RawValue, rules: &Rules<'_>, report: &m
         }
         "text/plain"
     } else if let Some(data) = part.data {
-        if nested_deeper_than(data.get(), limits.max_data_depth) {
+        if nested_deeper_than(data.get().as_bytes(), limits.max_data_depth) {
             report.push(at("data"), format!("the data is nested more than {} levels deep", limits.max_data_depth));
         }
         "application/json"

@@ -55,6 +55,7 @@ use serde_json::value::RawValue;
 use tower::{Layer, Service};
 
 pub use self::config::{ConfigError, Limits, SkillRules, ValidationConfig};
+pub use self::measure::nested_deeper_than;
 pub use self::message::MAX_ID_BYTES;
 use self::message::{Report, Rules};
 pub use self::schema::check_schema;
