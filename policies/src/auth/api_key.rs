@@ -214,7 +214,10 @@ mod tests {
         assert_eq!(&*caller.id, "key:demo-client");
         assert_eq!(caller.tenant.as_deref(), Some("acme"));
         assert_eq!(caller.auth, AuthMethod::ApiKey { key_id: Arc::from("demo") });
-        let wrong = format!("{}0", &key[..key.len() - 1]);
+        // Change the last secret digit (whatever it was: a fixed replacement equals it 1 time in 16).
+        let last = if key.ends_with('0') { '1' } else { '0' };
+        let wrong = format!("{}{last}", &key[..key.len() - 1]);
+        assert_ne!(wrong, key);
         assert!(matches!(store.verify_only(&wrong), Err(AuthFailure::WrongKeySecret(id)) if id == "demo"));
         assert!(matches!(store.verify_only(&generate_key("nobody")), Err(AuthFailure::UnknownKeyId(_))));
     }
