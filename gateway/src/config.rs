@@ -632,68 +632,16 @@ fn expand_str(s: &str, path: &str, env: &dyn Fn(&str) -> Option<String>) -> Resu
     Ok(out)
 }
 
-/// Parses durations such as `250ms`, `10s`, `5m`, `1h`.
+/// Parses a duration in the file's one grammar ([`a2a_policies::duration`]).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.parse().map_err(|_| format!("'{text}' is not a duration like 500ms, 10s, 5m"))?;
-    let seconds = match unit.trim() {
-        "ms" => number / 1000.0,
-        "s" => number,
-        "m" => number * 60.0,
-        "h" => number * 3600.0,
-        _ => return Err(format!("'{text}' has no unit: use ms, s, m or h")),
-    };
-    if !seconds.is_finite() || !(0.0..=1e9).contains(&seconds) {
-        return Err(format!("'{text}' is out of range"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    a2a_policies::duration::parse(text)
 }
 
-/// `#[serde(with = …)]` for a duration written like `500ms` or `10s`, for other modules' configs.
-pub mod duration_serde {
-    pub use super::duration::deserialize;
-}
-
-mod duration {
-    use serde::{Deserialize, Deserializer};
-    use std::time::Duration;
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(d)?;
-        super::parse_duration(&text).map_err(serde::de::Error::custom)
-    }
-}
-
-mod duration_map {
-    use serde::{Deserialize, Deserializer};
-    use std::collections::HashMap;
-    use std::time::Duration;
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<HashMap<String, Duration>, D::Error> {
-        let texts = HashMap::<String, String>::deserialize(d)?;
-        texts
-            .into_iter()
-            .map(|(skill, text)| {
-                let duration = super::parse_duration(&text).map_err(serde::de::Error::custom)?;
-                Ok((skill, duration))
-            })
-            .collect()
-    }
-}
-
-pub(crate) mod opt_duration {
-    use serde::{Deserialize, Deserializer};
-    use std::time::Duration;
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        match Option::<String>::deserialize(d)? {
-            Some(text) => super::parse_duration(&text).map(Some).map_err(serde::de::Error::custom),
-            None => Ok(None),
-        }
-    }
-}
+/// `#[serde(with = …)]` for the gateway's sections: the policies' duration grammar, so the whole
+/// file reads durations one way.
+pub use a2a_policies::duration as duration_serde;
+pub(crate) use a2a_policies::duration::option as opt_duration;
+use a2a_policies::duration::{self, map as duration_map};
 
 #[cfg(test)]
 mod tests {
