@@ -415,7 +415,13 @@ mod tests {
     }
 
     fn settings(public_base: &str) -> CardSettings {
-        CardSettings { info: CardInfo::default(), public_base: public_base.into(), security: None, push: false, grpc: false }
+        CardSettings {
+            info: CardInfo::default(),
+            public_base: public_base.into(),
+            security: None,
+            push: false,
+            grpc: false,
+        }
     }
 
     fn backend<'a>(card: &'a Value, names: &'a Redactor) -> BackendCard<'a> {

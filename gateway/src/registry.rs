@@ -387,8 +387,12 @@ pub async fn probe_card(client: &reqwest::Client, url: Url, timeout: Duration, m
 }
 
 async fn fetch_card(client: &reqwest::Client, url: Url, timeout: Duration, max: usize) -> Result<Value, CheckError> {
-    let response =
-        client.get(url.clone()).header("a2a-version", crate::protocol::PROTOCOL_VERSION).timeout(timeout).send().await?;
+    let response = client
+        .get(url.clone())
+        .header("a2a-version", crate::protocol::PROTOCOL_VERSION)
+        .timeout(timeout)
+        .send()
+        .await?;
     if !response.status().is_success() {
         return Err(CheckError::Status(response.status().as_u16()));
     }
@@ -643,7 +647,10 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Optio
 
 /// A backend the gateway can send calls to in some binding (and so, bridging, in every binding).
 fn reachable(backend: &Backend) -> bool {
-    backend.jsonrpc_url.is_some() || backend.rest_url.is_some() || backend.grpc.is_some() || backend.dialect != Dialect::V1
+    backend.jsonrpc_url.is_some()
+        || backend.rest_url.is_some()
+        || backend.grpc.is_some()
+        || backend.dialect != Dialect::V1
 }
 
 fn card_version(card: &Value) -> u64 {

@@ -26,9 +26,9 @@ use crate::metrics::{BACKEND_DURATION, MetricsLayer};
 use crate::observers::Exchange;
 use crate::protocol::bridge::{self, Answering};
 use crate::protocol::decode::{Checked, Decoded, EarlyCall, decode_any, decode_grpc, dialect_hint, split_agent_path};
-use crate::protocol::grpc;
 use crate::protocol::early_ids::EarlyIds;
 use crate::protocol::errors::render_in;
+use crate::protocol::grpc;
 use crate::protocol::translate::model::Request as A2aRequest;
 use crate::proxy::ForwardError;
 use crate::routing::{self, RouteLayer};
@@ -142,7 +142,8 @@ where
         let early_ids = self.early_ids.clone();
         if *request.method() == Method::POST && grpc::front::is_grpc(request.headers()) {
             if !self.grpc {
-                let off = grpc::wire::Status::new(grpc::wire::UNIMPLEMENTED, "gRPC is not served here (listeners.grpc)");
+                let off =
+                    grpc::wire::Status::new(grpc::wire::UNIMPLEMENTED, "gRPC is not served here (listeners.grpc)");
                 return Box::pin(async move { Ok(grpc::front::status_response(&off)) });
             }
             return Box::pin(serve_grpc(inner, request, (max_body, body_timeout, max_depth)));
@@ -159,13 +160,7 @@ where
                 }
             };
             let uri = &parts.uri;
-            let decoded = match decode_any(
-                &parts.method,
-                uri.path(),
-                uri.query(),
-                &parts.headers,
-                &bytes,
-            ) {
+            let decoded = match decode_any(&parts.method, uri.path(), uri.query(), &parts.headers, &bytes) {
                 Ok(decoded) => decoded,
                 Err(refusal) => {
                     metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())

@@ -92,7 +92,8 @@ impl Forwarder {
             }
             Err(_) => {
                 tracing::warn!(backend = %backend.name, "backend did not answer in time");
-                let error = A2aError::BackendUnavailable(format!("the agent '{}' did not answer in time", backend.name));
+                let error =
+                    A2aError::BackendUnavailable(format!("the agent '{}' did not answer in time", backend.name));
                 return Err(ForwardError::Failed(error));
             }
         };
@@ -129,15 +130,17 @@ impl Forwarder {
                 request_id,
                 done: false,
             };
-            let relay = Relay::new(events.boxed(), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
+            let relay =
+                Relay::new(events.boxed(), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
             return Ok(build_response(StatusCode::OK, out_headers, Body::from_stream(relay)));
         }
-        let collected = Limited::new(response.into_body(), self.max_response_bytes + 5).collect().await.map_err(|_| {
-            ForwardError::Failed(A2aError::BackendUnavailable(format!(
-                "the agent '{}' broke off its answer or sent an oversized one",
-                backend.name
-            )))
-        })?;
+        let collected =
+            Limited::new(response.into_body(), self.max_response_bytes + 5).collect().await.map_err(|_| {
+                ForwardError::Failed(A2aError::BackendUnavailable(format!(
+                    "the agent '{}' broke off its answer or sent an oversized one",
+                    backend.name
+                )))
+            })?;
         let status = collected.trailers().and_then(Status::from_headers);
         let status = status.unwrap_or_else(|| Status::new(wire::INTERNAL, "the answer ended without a status"));
         if status.code != 0 {

@@ -29,10 +29,13 @@ pub fn request_message(call: &A2aCall, body: &[u8], tenant: Option<&str>) -> Res
 }
 
 /// The agent's answer message as ProtoJSON, or why it is no valid answer.
-fn answer_json(method: &Method, descriptor: &prost_reflect::MessageDescriptor, message: &[u8]) -> Result<Vec<u8>, A2aError> {
-    super::to_json(descriptor, message).map_err(|error| {
-        A2aError::InvalidAgentResponse(format!("the agent's {} answer is {error}", method.operation))
-    })
+fn answer_json(
+    method: &Method,
+    descriptor: &prost_reflect::MessageDescriptor,
+    message: &[u8],
+) -> Result<Vec<u8>, A2aError> {
+    super::to_json(descriptor, message)
+        .map_err(|error| A2aError::InvalidAgentResponse(format!("the agent's {} answer is {error}", method.operation)))
 }
 
 /// Wraps a result in the call's binding: a JSON-RPC success under the call's id, or the bare object.

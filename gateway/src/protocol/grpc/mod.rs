@@ -129,8 +129,7 @@ mod tests {
     #[test]
     fn unknown_json_fields_are_dropped_and_garbage_is_refused() {
         let task = message("lf.a2a.v1.Task").unwrap();
-        let bytes =
-            from_json(&task, br#"{"id":"t","status":{"state":"TASK_STATE_WORKING"},"kind":"task"}"#).unwrap();
+        let bytes = from_json(&task, br#"{"id":"t","status":{"state":"TASK_STATE_WORKING"},"kind":"task"}"#).unwrap();
         let back: serde_json::Value = serde_json::from_slice(&to_json(&task, &bytes).unwrap()).unwrap();
         assert_eq!(back, serde_json::json!({"id":"t","status":{"state":"TASK_STATE_WORKING"}}));
         assert!(from_json(&task, br#"{"id":5}"#).is_err());

@@ -240,11 +240,7 @@ impl Status {
     /// The status in trailers or trailers-only headers, if they carry one.
     pub fn from_headers(headers: &HeaderMap) -> Option<Status> {
         let code = headers.get("grpc-status")?.to_str().ok()?.trim().parse().ok()?;
-        let message = headers
-            .get("grpc-message")
-            .and_then(|v| v.to_str().ok())
-            .map(percent_decode)
-            .unwrap_or_default();
+        let message = headers.get("grpc-message").and_then(|v| v.to_str().ok()).map(percent_decode).unwrap_or_default();
         let details = headers.get("grpc-status-details-bin").and_then(|v| {
             let text = v.to_str().ok()?.trim_end_matches('=');
             STANDARD_NO_PAD.decode(text).or_else(|_| STANDARD.decode(v.as_bytes())).ok()
@@ -334,7 +330,11 @@ mod tests {
         assert_eq!(body["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
         assert_eq!(body["error"]["details"][0]["metadata"]["n"], "3");
         assert_eq!(
-            crate::protocol::agent_errors::screen(a2a_policies::Binding::Rest, http, &serde_json::to_vec(&body).unwrap()),
+            crate::protocol::agent_errors::screen(
+                a2a_policies::Binding::Rest,
+                http,
+                &serde_json::to_vec(&body).unwrap()
+            ),
             crate::protocol::agent_errors::Verdict::Refused { code: -32001, message: "Task not found: 100%".into() }
         );
     }
