@@ -140,7 +140,9 @@ where
         let inner = self.inner.clone();
         let (max_body, body_timeout, max_depth) = (self.max_body, self.body_timeout, self.max_depth);
         let early_ids = self.early_ids.clone();
-        if *request.method() == Method::POST && grpc::front::is_grpc(request.headers()) {
+        // gRPC needs HTTP/2 (its status travels in trailers); over HTTP/1 such a request is JSON's.
+        let http2 = request.version() == http::Version::HTTP_2;
+        if http2 && *request.method() == Method::POST && grpc::front::is_grpc(request.headers()) {
             if !self.grpc {
                 let off =
                     grpc::wire::Status::new(grpc::wire::UNIMPLEMENTED, "gRPC is not served here (listeners.grpc)");

@@ -28,12 +28,12 @@ use crate::protocol::sse::SseParser;
 use crate::protocol::translate::jsonrpc::Envelope;
 use crate::protocol::translate::model::ErrorKind;
 
-/// Whether a request is a gRPC call (by its content type: `application/grpc`, `+proto`, …).
+/// Whether a message is gRPC, by its content type: `application/grpc`, `application/grpc+proto`,
+/// with parameters or not (gRPC-Web, `application/grpc-web`, is not served).
 pub fn is_grpc(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with(super::CONTENT_TYPE))
+    let Some(value) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else { return false };
+    let value = value.trim().to_ascii_lowercase();
+    value.strip_prefix(super::CONTENT_TYPE).is_some_and(|rest| rest.is_empty() || rest.starts_with(['+', ';']))
 }
 
 /// The method a request path names: `/lf.a2a.v1.A2AService/{Method}`; anything else is a method
@@ -222,6 +222,17 @@ fn clip(text: &str) -> &str {
 mod tests {
     use super::*;
     use a2a_policies::Operation;
+
+    #[test]
+    fn grpc_is_told_by_its_content_type() {
+        let with = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(value));
+            is_grpc(&headers)
+        };
+        assert!(with("application/grpc") && with("application/grpc+proto") && with("Application/GRPC; charset=x"));
+        assert!(!with("application/grpc-web") && !with("application/json") && !is_grpc(&HeaderMap::new()));
+    }
 
     #[test]
     fn paths_name_methods_of_the_service_only() {
