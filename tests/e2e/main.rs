@@ -11,6 +11,7 @@ mod errors;
 mod grpc;
 mod health;
 mod integrity;
+mod js_sdk;
 mod leaks;
 mod lifecycle;
 mod limits;
