@@ -218,6 +218,16 @@ async fn grpc_calls_are_judged_like_json_ones() {
         }
     }
 
+    // ListTasks is the gateway's: alice's page lists her tasks, mallory's none of them.
+    let listed = raw(&target, "ListTasks", json!({}), &as_alice).await;
+    assert_eq!(listed["code"], "OK", "{listed}");
+    let ids: Vec<&str> =
+        listed["responses"][0]["tasks"].as_array().unwrap().iter().filter_map(|t| t["id"].as_str()).collect();
+    assert!(ids.contains(&lab_task.as_str()) && ids.contains(&py_task.as_str()), "{listed}");
+    let listed = raw(&target, "ListTasks", json!({}), &as_mallory).await;
+    assert_eq!(listed["code"], "OK", "{listed}");
+    assert!(!listed.to_string().contains(&lab_task) && !listed.to_string().contains(&py_task), "{listed}");
+
     // Skills and tenants mallory may not use, and requests that name two skills.
     let denied = raw(&target, "SendMessage", json!({"message": message("x", "rec-a")}), &as_mallory).await;
     assert_eq!(denied["code"], "PERMISSION_DENIED", "{denied}");
