@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash tests/setup-python.sh
+bash tests/setup-js.sh
 bash tests/setup-redis.sh
 bash tests/setup-browser.sh
 cargo fmt --all -- --check

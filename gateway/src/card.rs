@@ -89,6 +89,8 @@ pub struct CardSettings {
     pub security: Option<Security>,
     /// The gateway answers push-notification configs and delivers them (`push:` configured).
     pub push: bool,
+    /// gRPC is served on the public listener (`listeners.grpc`).
+    pub grpc: bool,
 }
 
 impl CardSettings {
@@ -133,13 +135,24 @@ pub fn agent_base(public_base: &str, name: &str) -> String {
 /// The card's interfaces, 1.0 first (SDK clients take the first of a binding they support). The
 /// JSON-RPC endpoint also takes A2A 0.3 calls (told apart by method name), so it is listed a second
 /// time as 0.3, as the reference SDK lists the interfaces it serves in both versions.
-fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>) -> Value {
+///
+/// gRPC (`grpc`: the public base, and the agent's name as `tenant` on its own card) comes after the
+/// JSON bindings: its address is the listener's, and a gRPC call names its agent by the protocol's own
+/// `tenant` field, which unmodified gRPC clients set from the interface.
+fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>, grpc: Option<(&str, Option<&str>)>) -> Value {
     let mut list = Vec::new();
     if let Some(url) = &jsonrpc_url {
         list.push(json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": PROTOCOL_VERSION}));
     }
     if let Some(url) = rest_url {
         list.push(json!({"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": PROTOCOL_VERSION}));
+    }
+    if let Some((url, tenant)) = grpc {
+        let mut interface = json!({"url": url, "protocolBinding": "GRPC", "protocolVersion": PROTOCOL_VERSION});
+        if let Some(tenant) = tenant {
+            interface["tenant"] = json!(tenant);
+        }
+        list.push(interface);
     }
     if let Some(url) = jsonrpc_url {
         list.push(json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": V03_VERSION}));
@@ -194,7 +207,11 @@ pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Va
         "name": info.name,
         "description": info.description,
         "version": info.version,
-        "supportedInterfaces": interfaces(Some(format!("{public_base}/")), Some(public_base.to_string())),
+        "supportedInterfaces": interfaces(
+            Some(format!("{public_base}/")),
+            Some(public_base.to_string()),
+            settings.grpc.then_some((public_base, None)),
+        ),
         "capabilities": {"streaming": true, "pushNotifications": settings.push},
         "defaultInputModes": input_modes,
         "defaultOutputModes": output_modes,
@@ -228,7 +245,11 @@ pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
         "name": text("name"),
         "description": text("description"),
         "version": text("version"),
-        "supportedInterfaces": interfaces(jsonrpc.clone(), rest),
+        "supportedInterfaces": interfaces(
+            jsonrpc.clone(),
+            rest,
+            (settings.grpc && backend.has_jsonrpc).then_some((settings.public_base.as_str(), Some(backend.name))),
+        ),
         "capabilities": capabilities(card.get("capabilities"), r),
         "defaultInputModes": modes(card.get("defaultInputModes"), r),
         "defaultOutputModes": modes(card.get("defaultOutputModes"), r),
@@ -394,7 +415,13 @@ mod tests {
     }
 
     fn settings(public_base: &str) -> CardSettings {
-        CardSettings { info: CardInfo::default(), public_base: public_base.into(), security: None, push: false }
+        CardSettings {
+            info: CardInfo::default(),
+            public_base: public_base.into(),
+            security: None,
+            push: false,
+            grpc: false,
+        }
     }
 
     fn backend<'a>(card: &'a Value, names: &'a Redactor) -> BackendCard<'a> {
@@ -575,7 +602,7 @@ mod tests {
                 let card = card(leak, at, all);
                 let redactor = Redactor::new([format!("http://127.0.0.1:{PORT}").as_str(), &format!("http://127.0.0.1:{PORT}{PATH}")]);
                 let view = BackendCard { name: "lab", card: &card, redactor: &redactor, has_jsonrpc: true, has_rest: true };
-                let settings = CardSettings { info: CardInfo::default(), public_base: "https://gw.example".into(), security: None, push: false };
+                let settings = CardSettings { info: CardInfo::default(), public_base: "https://gw.example".into(), security: None, push: false, grpc: false };
                 for served in [agent_card(&settings, &view), gateway_card(&settings, std::slice::from_ref(&view))] {
                     let text = serde_json::to_string(&served).unwrap();
                     prop_assert!(leaks(&text).is_none(), "{:?} leaked: {}", leaks(&text), text);

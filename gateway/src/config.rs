@@ -134,6 +134,14 @@ pub struct Listeners {
     /// address. Anyone else's forwarding headers are ignored.
     #[serde(default)]
     pub trusted_proxies: Vec<String>,
+    /// Serve the A2A gRPC binding on the public listener (HTTP/2, `content-type: application/grpc`)
+    /// and list it on the cards. On by default.
+    #[serde(default = "default_true")]
+    pub grpc: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 impl Default for Listeners {
@@ -143,6 +151,7 @@ impl Default for Listeners {
             admin: default_admin_listener(),
             protection: Default::default(),
             trusted_proxies: Vec::new(),
+            grpc: true,
         }
     }
 }

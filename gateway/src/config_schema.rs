@@ -29,7 +29,8 @@ pub fn schema() -> Value {
             "public": {"type": "string", "description": "The public A2A listener, host:port."},
             "admin": {"type": ["string", "null"], "description": "The admin listener (/healthz, /readyz, /metrics, /admin/), host:port; null turns it off."},
             "protection": section("Listener protection: per-address connection and request limits, header and body timeouts."),
-            "trusted_proxies": {"type": "array", "items": {"type": "string"}, "description": "Proxies (addresses or CIDRs) whose X-Forwarded-For is believed."}
+            "trusted_proxies": {"type": "array", "items": {"type": "string"}, "description": "Proxies (addresses or CIDRs) whose X-Forwarded-For is believed."},
+            "grpc": {"type": "boolean", "description": "Serve the A2A gRPC binding on the public listener and list it on the cards (default true)."}
         }
     });
     let health = json!({

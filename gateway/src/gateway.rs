@@ -161,7 +161,8 @@ impl Gateway {
             .as_ref()
             .map(|auth| Security { schemes: auth.security_schemes(), requirements: auth.security_requirements() });
         let push = shared.push.as_ref().is_some_and(|p| p.config.enabled);
-        let cards = CardSettings { info: config.card.clone(), public_base, security, push };
+        let grpc = config.listeners.grpc;
+        let cards = CardSettings { info: config.card.clone(), public_base, security, push, grpc };
         let registry = Registry::new(&config, cards, shared.client.clone(), previous)?;
         for name in shared.overlay.draining() {
             registry.set_draining(&name, true);

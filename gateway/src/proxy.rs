@@ -25,6 +25,8 @@ use crate::protocol::translate::v03;
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
 
+mod grpc;
+
 /// Caller headers that carry A2A meaning and go on to the backend. Everything else — credentials,
 /// cookies, hop-by-hop and forwarding headers — stays at the gateway.
 const REQUEST_HEADERS: [HeaderName; 9] = [
@@ -92,6 +94,8 @@ pub struct Forwarder {
     max_response_bytes: usize,
     first_byte_timeout: Duration,
     streams: StreamSettings,
+    /// HTTP/2 client for agents that speak only gRPC.
+    grpc: grpc::GrpcClient,
 }
 
 /// A backend's unary answer, read whole.
@@ -110,7 +114,8 @@ impl Forwarder {
         first_byte_timeout: Duration,
         streams: StreamSettings,
     ) -> Forwarder {
-        Forwarder { client, credentials, observers, max_response_bytes, first_byte_timeout, streams }
+        let grpc = grpc::client(first_byte_timeout);
+        Forwarder { client, credentials, observers, max_response_bytes, first_byte_timeout, streams, grpc }
     }
 
     /// Sends the call to `backend` and relays its answer to the caller; what the answer says about
@@ -141,6 +146,10 @@ impl Forwarder {
     ) -> Result<Response<Body>, ForwardError> {
         if call.dialect == Dialect::V03 && backend.dialect == Dialect::V03 {
             return self.forward_unchanged(backend, exchange, call, headers, body).await;
+        }
+        if let (None, None, Some(target)) = (&backend.jsonrpc_url, &backend.rest_url, &backend.grpc) {
+            // An agent that offers only gRPC.
+            return self.forward_grpc(backend, target, exchange, call, headers, body).await;
         }
         let has_binding = match call.binding {
             Binding::JsonRpc => backend.jsonrpc_url.is_some(),

@@ -30,6 +30,8 @@ pub struct Backend {
     /// Base of the HTTP+JSON binding (of the early dialect for an early agent); operation paths are
     /// appended.
     pub rest_url: Option<Url>,
+    /// The agent's A2A 1.0 gRPC interface, used when it offers neither JSON binding.
+    pub grpc: Option<GrpcTarget>,
     pub skills: Vec<String>,
     /// The A2A dialect the gateway speaks to this backend: 1.0 when its card offers a 1.x interface
     /// (or config says so), else 0.3 JSON-RPC or the early REST dialect (bridged).
@@ -37,6 +39,14 @@ pub struct Backend {
     /// Drained by an operator: picked for no new task (not in the skill index nor the gateway's
     /// card), while calls about its tasks still reach it.
     pub draining: bool,
+}
+
+/// Where the gateway calls an agent's gRPC service (HTTP/2 without TLS), and the tenant its interface
+/// names (set on every request to it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrpcTarget {
+    pub url: Url,
+    pub tenant: Option<String>,
 }
 
 /// Everything routing and the card endpoints need, swapped as a whole when anything changes.
@@ -377,8 +387,12 @@ pub async fn probe_card(client: &reqwest::Client, url: Url, timeout: Duration, m
 }
 
 async fn fetch_card(client: &reqwest::Client, url: Url, timeout: Duration, max: usize) -> Result<Value, CheckError> {
-    let response =
-        client.get(url).header("a2a-version", crate::protocol::PROTOCOL_VERSION).timeout(timeout).send().await?;
+    let response = client
+        .get(url.clone())
+        .header("a2a-version", crate::protocol::PROTOCOL_VERSION)
+        .timeout(timeout)
+        .send()
+        .await?;
     if !response.status().is_success() {
         return Err(CheckError::Status(response.status().as_u16()));
     }
@@ -386,7 +400,7 @@ async fn fetch_card(client: &reqwest::Client, url: Url, timeout: Duration, max: 
     let card: Value = serde_json::from_slice(&bytes).map_err(CheckError::Json)?;
     let card = normalize_card(card);
     let (_, jsonrpc, rest) = interfaces_of(&card, None);
-    if jsonrpc.is_none() && rest.is_none() {
+    if jsonrpc.is_none() && rest.is_none() && grpc_interface(&card, &url).is_none() {
         return Err(CheckError::NoInterface);
     }
     Ok(card)
@@ -484,6 +498,33 @@ fn interface_paths(card: &Value, dialect: Dialect) -> (Option<String>, Option<St
     (jsonrpc, rest)
 }
 
+/// The card's first A2A 1.x GRPC interface, on the host of `base`: a card may name the port its gRPC
+/// service listens on (gRPC servers rarely share the card's port), never another host. Interfaces
+/// that need TLS are not used (the gateway speaks gRPC to agents over plain HTTP/2).
+fn grpc_interface(card: &Value, base: &Url) -> Option<GrpcTarget> {
+    let Some(Value::Array(list)) = card.get("supportedInterfaces") else { return None };
+    list.iter().find_map(|interface| {
+        let version = interface.get("protocolVersion").and_then(Value::as_str).unwrap_or("1.0");
+        if interface.get("protocolBinding").and_then(Value::as_str) != Some("GRPC")
+            || version.split('.').next() != Some("1")
+        {
+            return None;
+        }
+        let address = interface.get("url").and_then(Value::as_str)?;
+        let with_scheme = if address.contains("://") { address.to_owned() } else { format!("http://{address}") };
+        let named = Url::parse(&with_scheme).ok()?;
+        if !matches!(named.scheme(), "http" | "grpc") || named.host_str() != base.host_str() {
+            return None;
+        }
+        let mut url = base.clone();
+        url.set_port(named.port().or(base.port())).ok()?;
+        url.set_path(named.path().trim_end_matches('/'));
+        url.set_query(None);
+        let tenant = interface.get("tenant").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_owned);
+        Some(GrpcTarget { url, tenant })
+    })
+}
+
 /// The path of an absolute or root-relative URL.
 fn url_path(url: &str) -> Option<String> {
     match Url::parse(url) {
@@ -549,6 +590,7 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Optio
             healthy: card.is_some(),
             jsonrpc_url: jsonrpc.map(|p| on_origin(&state.base, &p)),
             rest_url: rest.map(|p| on_origin(&state.base, p.trim_end_matches('/'))),
+            grpc: card.filter(|_| dialect == Dialect::V1).and_then(|c| grpc_interface(c, &state.base)),
             skills,
             dialect,
             draining: state.draining,
@@ -605,7 +647,10 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Optio
 
 /// A backend the gateway can send calls to in some binding (and so, bridging, in every binding).
 fn reachable(backend: &Backend) -> bool {
-    backend.jsonrpc_url.is_some() || backend.rest_url.is_some() || backend.dialect != Dialect::V1
+    backend.jsonrpc_url.is_some()
+        || backend.rest_url.is_some()
+        || backend.grpc.is_some()
+        || backend.dialect != Dialect::V1
 }
 
 fn card_version(card: &Value) -> u64 {

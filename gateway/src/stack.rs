@@ -25,9 +25,10 @@ use crate::gateway::Gateway;
 use crate::metrics::{BACKEND_DURATION, MetricsLayer};
 use crate::observers::Exchange;
 use crate::protocol::bridge::{self, Answering};
-use crate::protocol::decode::{Checked, Decoded, EarlyCall, decode_any, dialect_hint, split_agent_path};
+use crate::protocol::decode::{Checked, Decoded, EarlyCall, decode_any, decode_grpc, dialect_hint, split_agent_path};
 use crate::protocol::early_ids::EarlyIds;
 use crate::protocol::errors::render_in;
+use crate::protocol::grpc;
 use crate::protocol::translate::model::Request as A2aRequest;
 use crate::proxy::ForwardError;
 use crate::routing::{self, RouteLayer};
@@ -45,6 +46,7 @@ pub fn a2a_stack(
             body_timeout: gateway.config.listeners.protection.body_read_timeout,
             max_depth: gateway.config.limits.max_json_depth,
             early_ids: gateway.shared.early_ids.clone(),
+            grpc: gateway.config.listeners.grpc,
         })
         // A span per call (when traces are exported), parent of the backend's.
         .option_layer(crate::telemetry::installed_layer())
@@ -93,6 +95,8 @@ pub struct DecodeLayer {
     max_depth: usize,
     /// Early callers' task ids → the agents' tasks (filled in by their answers).
     early_ids: Arc<EarlyIds>,
+    /// gRPC calls are served (`listeners.grpc`).
+    grpc: bool,
 }
 
 impl<S> Layer<S> for DecodeLayer {
@@ -104,6 +108,7 @@ impl<S> Layer<S> for DecodeLayer {
             body_timeout: self.body_timeout,
             max_depth: self.max_depth,
             early_ids: self.early_ids.clone(),
+            grpc: self.grpc,
         }
     }
 }
@@ -115,6 +120,7 @@ pub struct DecodeService<S> {
     body_timeout: Option<Duration>,
     max_depth: usize,
     early_ids: Arc<EarlyIds>,
+    grpc: bool,
 }
 
 impl<S> Service<Request<Body>> for DecodeService<S>
@@ -134,6 +140,16 @@ where
         let inner = self.inner.clone();
         let (max_body, body_timeout, max_depth) = (self.max_body, self.body_timeout, self.max_depth);
         let early_ids = self.early_ids.clone();
+        // gRPC needs HTTP/2 (its status travels in trailers); over HTTP/1 such a request is JSON's.
+        let http2 = request.version() == http::Version::HTTP_2;
+        if http2 && *request.method() == Method::POST && grpc::front::is_grpc(request.headers()) {
+            if !self.grpc {
+                let off =
+                    grpc::wire::Status::new(grpc::wire::UNIMPLEMENTED, "gRPC is not served here (listeners.grpc)");
+                return Box::pin(async move { Ok(grpc::front::status_response(&off)) });
+            }
+            return Box::pin(serve_grpc(inner, request, (max_body, body_timeout, max_depth)));
+        }
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             let binding = binding_of(&parts.method, parts.uri.path());
@@ -146,13 +162,7 @@ where
                 }
             };
             let uri = &parts.uri;
-            let Decoded { call, request, body, early_id, new_task } = match decode_any(
-                &parts.method,
-                uri.path(),
-                uri.query(),
-                &parts.headers,
-                &bytes,
-            ) {
+            let decoded = match decode_any(&parts.method, uri.path(), uri.query(), &parts.headers, &bytes) {
                 Ok(decoded) => decoded,
                 Err(refusal) => {
                     metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
@@ -161,35 +171,8 @@ where
                     return Ok(rendered.into_response());
                 }
             };
-            let binding = call.binding;
-            let answering = Answering {
-                dialect: call.dialect,
-                operation: call.operation,
-                rpc_id: call.rpc_id.clone(),
-                early_id: early_id.clone(),
-                new_task,
-                early_ids: Some(early_ids),
-                early_scope: None,
-            };
-            let info = RequestInfo::new(uuid::Uuid::now_v7().to_string());
-            let request_id = HeaderValue::from_str(info.request_id()).ok();
-            // Everything inside — policies and the backend — sees the checked request, written out
-            // again: never the caller's bytes.
-            let mut request_out = Request::from_parts(parts, Bytes::from(body));
-            let early = early_id.map(|id| EarlyCall { id, new_task });
-            request_out.extensions_mut().insert(Checked { request, early });
-            request_out.extensions_mut().insert(call);
-            request_out.extensions_mut().insert(info);
-            // The call runs to its end even when the caller hangs up: what the backend answers
-            // still reaches the task directory, leases and the audit log.
-            let (answer, answered) = tokio::sync::oneshot::channel();
-            tokio::spawn(async move {
-                let result = inner.oneshot(request_out).await;
-                if let Err(Ok(abandoned)) = answer.send(result) {
-                    settle_abandoned(abandoned).await;
-                }
-            });
-            let result = answered.await.unwrap_or(Err(A2aError::Internal));
+            let binding = decoded.call.binding;
+            let (result, answering, request_id) = run_inner(inner, parts, decoded, Some(early_ids)).await;
             let mut response = match result {
                 Ok(response) => bridge::answer(answering, response).await,
                 Err(error) => {
@@ -203,6 +186,99 @@ where
             Ok(response)
         })
     }
+}
+
+/// Runs a decoded call through the layers inside: in its checked form, on a task of its own so that
+/// it runs to its end even when the caller hangs up (what the backend answers still reaches the task
+/// directory, leases and the audit log). Returns the answer, what answering it needs, and the
+/// request id.
+async fn run_inner<S>(
+    inner: S,
+    parts: http::request::Parts,
+    decoded: Decoded,
+    early_ids: Option<Arc<EarlyIds>>,
+) -> (Result<Response<Body>, A2aError>, Answering, Option<HeaderValue>)
+where
+    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Send + 'static,
+    S::Future: Send,
+{
+    let Decoded { call, request, body, early_id, new_task } = decoded;
+    let answering = Answering {
+        dialect: call.dialect,
+        operation: call.operation,
+        rpc_id: call.rpc_id.clone(),
+        early_id: early_id.clone(),
+        new_task,
+        early_ids,
+        early_scope: None,
+    };
+    let info = RequestInfo::new(uuid::Uuid::now_v7().to_string());
+    let request_id = HeaderValue::from_str(info.request_id()).ok();
+    // Everything inside — policies and the backend — sees the checked request, written out again:
+    // never the caller's bytes.
+    let mut request_out = Request::from_parts(parts, Bytes::from(body));
+    let early = early_id.map(|id| EarlyCall { id, new_task });
+    request_out.extensions_mut().insert(Checked { request, early });
+    request_out.extensions_mut().insert(call);
+    request_out.extensions_mut().insert(info);
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let result = inner.oneshot(request_out).await;
+        if let Err(Ok(abandoned)) = answer.send(result) {
+            settle_abandoned(abandoned).await;
+        }
+    });
+    let result = answered.await.unwrap_or(Err(A2aError::Internal));
+    (result, answering, request_id)
+}
+
+/// A gRPC call: its one message read into the checked model like JSON ([`decode_grpc`]), run
+/// through the same layers as a 1.0 JSON-RPC call, and answered in gRPC ([`grpc::front`]).
+async fn serve_grpc<S>(
+    inner: S,
+    request: Request<Body>,
+    (max_body, body_timeout, max_depth): (usize, Option<Duration>, usize),
+) -> Result<Response<Body>, Infallible>
+where
+    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Send + 'static,
+    S::Future: Send,
+{
+    let (mut parts, body) = request.into_parts();
+    let method = match grpc::front::method_of(parts.uri.path()) {
+        Ok(method) => method,
+        Err(status) => return Ok(grpc::front::status_response(&status)),
+    };
+    let read = read_body_in_time(&parts.headers, body, max_body, body_timeout).await;
+    let json = match read.map(|bytes| grpc::front::request_json(&method, &bytes)) {
+        Ok(Ok(json)) => json,
+        Ok(Err(status)) => return Ok(grpc::front::status_response(&status)),
+        Err(error) => return Ok(grpc::front::refusal(&error)),
+    };
+    let decoded = crate::protocol::json_limits::check_depth(&json, max_depth)
+        .and_then(|()| decode_grpc(method.operation, &json, &parts.headers));
+    let decoded = match decoded {
+        Ok(decoded) => decoded,
+        Err(error) => {
+            metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => error.reason())
+                .increment(1);
+            return Ok(grpc::front::refusal(&error));
+        }
+    };
+    // Inside, the call is its JSON-RPC form at the endpoint's path.
+    parts.uri = http::Uri::from_static("/");
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let (result, _, request_id) = run_inner(inner, parts, decoded, None).await;
+    let mut response = match result {
+        Ok(response) => grpc::front::answer(&method, response).await,
+        Err(error) => {
+            tracing::debug!(%error, "gRPC request refused");
+            grpc::front::refusal(&error)
+        }
+    };
+    if let Some(id) = request_id {
+        response.headers_mut().insert("x-request-id", id);
+    }
+    Ok(response)
 }
 
 /// How long the gateway keeps reading a stream its caller left before the stream said which task it

@@ -13,9 +13,10 @@ async fn gateway_card_is_the_union_of_backend_skills_and_hides_backends() {
     let card = wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
 
     let interfaces = card["supportedInterfaces"].as_array().unwrap();
-    // JSON-RPC and HTTP+JSON in 1.0, then the JSON-RPC endpoint again as 0.3 (it takes both).
-    assert_eq!(interfaces.len(), 3);
-    assert_eq!((&interfaces[2]["url"], &interfaces[2]["protocolVersion"]), (&interfaces[0]["url"], &json!("0.3")));
+    // JSON-RPC, HTTP+JSON and gRPC in 1.0, then the JSON-RPC endpoint again as 0.3 (it takes both).
+    assert_eq!(interfaces.len(), 4);
+    assert_eq!((&interfaces[3]["url"], &interfaces[3]["protocolVersion"]), (&interfaces[0]["url"], &json!("0.3")));
+    assert_eq!(interfaces[2], json!({"url": gw.url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}));
     assert_eq!(interfaces[0]["url"], format!("{}/", gw.url));
     assert_eq!(interfaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(interfaces[1]["url"], gw.url);
@@ -44,7 +45,9 @@ async fn per_agent_card_points_at_the_agent_path_behind_the_gateway() {
     let urls: Vec<&str> =
         card["supportedInterfaces"].as_array().unwrap().iter().map(|i| i["url"].as_str().unwrap()).collect();
     let rpc = format!("{}/agents/echo/", gw.url);
-    assert_eq!(urls, [rpc.clone(), format!("{}/agents/echo", gw.url), rpc]);
+    assert_eq!(urls, [rpc.clone(), format!("{}/agents/echo", gw.url), gw.url.clone(), rpc]);
+    // gRPC has no paths: the agent is the request's tenant.
+    assert_eq!(card["supportedInterfaces"][2]["tenant"], "echo");
     assert_eq!(card["skills"][0]["id"], "echo");
     assert!(!card.to_string().contains(&format!(":{}", echo.port())), "{card}");
 

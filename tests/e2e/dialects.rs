@@ -751,9 +751,9 @@ async fn matrix_every_caller_dialect_to_1_0_agents_with_one_binding() {
             .iter()
             .filter(|i| i["protocolVersion"] == "1.0")
             .collect();
-        // The gateway bridges the binding the agent lacks, so its card offers both.
+        // The gateway bridges the bindings the agent lacks, so its card offers all of them.
         let bindings: Vec<&Value> = offered.iter().map(|i| &i["protocolBinding"]).collect();
-        assert_eq!(bindings, [&json!("JSONRPC"), &json!("HTTP+JSON")], "{card}");
+        assert_eq!(bindings, [&json!("JSONRPC"), &json!("HTTP+JSON"), &json!("GRPC")], "{card}");
         matrix_row(&gw.url, "echo", "clarify").await;
     }
 }

@@ -47,9 +47,9 @@ fn policy(extra: &str) -> String {
 
 /// A recording agent with two skills (`rec-a`, `rec-b`) on JSON-RPC and HTTP+JSON: it answers every
 /// send with a completed task in the message's context (or a new one) and keeps each body.
-struct Lab {
-    url: String,
-    seen: Arc<Mutex<Vec<String>>>,
+pub(crate) struct Lab {
+    pub(crate) url: String,
+    pub(crate) seen: Arc<Mutex<Vec<String>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -59,7 +59,7 @@ impl Drop for Lab {
     }
 }
 
-async fn start_lab() -> Lab {
+pub(crate) async fn start_lab() -> Lab {
     use axum::response::IntoResponse;
     use axum::routing::{get, post};
     let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();

@@ -5,12 +5,16 @@ route factories, served by uvicorn), so the gateway is tested against the refere
 implementation's wire behaviour rather than a hand-written imitation.
 
     python sdk_agent.py --port N [--host 127.0.0.1] [--kind echo|clarify|slow]
-                        [--name NAME] [--v03] [--duration SECONDS] [--log-level LEVEL]
+                        [--name NAME] [--v03] [--grpc-only] [--duration SECONDS] [--log-level LEVEL]
 
 Endpoints on http://HOST:PORT:
     GET  /.well-known/agent-card.json   the card
     POST /a2a/jsonrpc                   JSON-RPC 2.0 (1.0 methods; with --v03 also the 0.3 ones)
          /a2a/rest/...                  HTTP+JSON (1.0 paths; with --v03 also /a2a/rest/v1/...)
+
+With --grpc-only the agent serves its 1.0 service over gRPC only (the SDK's GrpcHandler on a
+grpc.aio server, another port on the same host) and its card, still on HTTP, lists just that
+GRPC interface; the JSON-RPC and HTTP+JSON routes are not mounted.
 
 Kinds and their skill ids:
     echo    py-echo     working status, then the input text as artifact "echo", then completed
@@ -151,7 +155,9 @@ class SlowExecutor(BaseExecutor):
         await updater.complete()
 
 
-def build_card(kind: str, name: str, base_url: str, v03: bool) -> AgentCard:
+def build_card(
+    kind: str, name: str, base_url: str, v03: bool, grpc_url: str | None = None
+) -> AgentCard:
     spec = KINDS[kind]
     jsonrpc_url, rest_url = f'{base_url}{JSONRPC_PATH}', f'{base_url}{REST_PATH}'
     # 1.0 first: SDK clients take the first interface of a binding they support, and prefer
@@ -164,7 +170,13 @@ def build_card(kind: str, name: str, base_url: str, v03: bool) -> AgentCard:
             url=rest_url, protocol_binding=TransportProtocol.HTTP_JSON, protocol_version='1.0'
         ),
     ]
-    if v03:
+    if grpc_url is not None:
+        interfaces = [
+            AgentInterface(
+                url=grpc_url, protocol_binding=TransportProtocol.GRPC, protocol_version='1.0'
+            )
+        ]
+    elif v03:
         interfaces += [
             AgentInterface(
                 url=jsonrpc_url, protocol_binding=TransportProtocol.JSONRPC, protocol_version='0.3'
@@ -194,10 +206,9 @@ def build_card(kind: str, name: str, base_url: str, v03: bool) -> AgentCard:
     )
 
 
-def build_app(card: AgentCard, executor: AgentExecutor, v03: bool) -> Starlette:
-    handler = DefaultRequestHandler(
-        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
-    )
+def build_app(
+    card: AgentCard, handler: DefaultRequestHandler, v03: bool, grpc_only: bool
+) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -205,11 +216,12 @@ def build_app(card: AgentCard, executor: AgentExecutor, v03: bool) -> Starlette:
         # Force-closes still-running tasks (e.g. a slow one) so shutdown does not hang.
         await handler.aclose()
 
-    routes = [
-        *create_agent_card_routes(card, card_url=CARD_PATH),
-        *create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=v03),
-        *create_rest_routes(handler, enable_v0_3_compat=v03, path_prefix=REST_PATH),
-    ]
+    routes = [*create_agent_card_routes(card, card_url=CARD_PATH)]
+    if not grpc_only:
+        routes += [
+            *create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=v03),
+            *create_rest_routes(handler, enable_v0_3_compat=v03, path_prefix=REST_PATH),
+        ]
     return Starlette(routes=routes, lifespan=lifespan)
 
 
@@ -231,6 +243,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--v03', action='store_true', help='also serve and advertise A2A 0.3 (SDK compat)'
     )
     p.add_argument(
+        '--grpc-only', action='store_true', help='serve 1.0 over gRPC only (card still on HTTP)'
+    )
+    p.add_argument(
         '--duration', type=float, default=10.0, help='slow kind: seconds of work (default 10)'
     )
     p.add_argument('--log-level', default='warning', help='uvicorn/SDK log level (default warning)')
@@ -250,8 +265,26 @@ async def serve(args: argparse.Namespace) -> None:
     base_url = f'http://{url_host}:{port}'
 
     name = args.name or f'Python SDK {args.kind} agent'
-    card = build_card(args.kind, name, base_url, args.v03)
-    app = build_app(card, make_executor(args.kind, args.duration), args.v03)
+    grpc_server = None
+    grpc_url = None
+    if args.grpc_only:
+        import grpc  # the a2a-sdk[grpc] extra
+        from a2a.server.request_handlers.grpc_handler import GrpcHandler
+        from a2a.types import a2a_pb2_grpc
+
+        grpc_server = grpc.aio.server()
+        grpc_port = grpc_server.add_insecure_port(f'{url_host}:0')
+        grpc_url = f'http://{url_host}:{grpc_port}'
+    card = build_card(args.kind, name, base_url, args.v03, grpc_url)
+    handler = DefaultRequestHandler(
+        agent_executor=make_executor(args.kind, args.duration),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+    )
+    if grpc_server is not None:
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
+        await grpc_server.start()
+    app = build_app(card, handler, args.v03, args.grpc_only)
     config = uvicorn.Config(
         app,
         log_level=args.log_level,
@@ -277,7 +310,11 @@ async def serve(args: argparse.Namespace) -> None:
         await asyncio.sleep(0.01)
     print(f'READY {base_url}', flush=True)
     log.info('%s (%s, skill %s) on %s', name, args.kind, KINDS[args.kind].skill_id, base_url)
-    await serving
+    try:
+        await serving
+    finally:
+        if grpc_server is not None:
+            await grpc_server.stop(1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,35 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.constants import TransportProtocol
 
-BINDINGS = {'jsonrpc': TransportProtocol.JSONRPC, 'rest': TransportProtocol.HTTP_JSON}
+BINDINGS = {
+    'jsonrpc': TransportProtocol.JSONRPC,
+    'rest': TransportProtocol.HTTP_JSON,
+    'grpc': TransportProtocol.GRPC,
+}
+
+
+def grpc_channel(url: str, headers: dict[str, str]) -> Any:
+    """An insecure grpc.aio channel to a card's GRPC interface URL (scheme optional), sending
+    `headers` (e.g. Authorization) as metadata on every call."""
+    import grpc  # the a2a-sdk[grpc] extra
+
+    target = url.split('://', 1)[-1].rstrip('/')
+    metadata = [(k.lower(), v) for k, v in headers.items()]
+
+    class WithMetadata(
+        grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor
+    ):
+        def _details(self, details: Any) -> Any:
+            merged = list(details.metadata or []) + metadata
+            return details._replace(metadata=merged)
+
+        async def intercept_unary_unary(self, continuation, details, request):  # noqa: ANN001
+            return await continuation(self._details(details), request)
+
+        async def intercept_unary_stream(self, continuation, details, request):  # noqa: ANN001
+            return await continuation(self._details(details), request)
+
+    return grpc.aio.insecure_channel(target, interceptors=[WithMetadata()] if metadata else None)
 FLOWS = ('card', 'send', 'stream', 'get', 'cancel', 'multiturn')
 TERMINAL = {
     TaskState.TASK_STATE_COMPLETED,
@@ -75,10 +103,18 @@ class Session:
                     streaming=streaming,
                     httpx_client=http,
                     supported_protocol_bindings=[self.binding],
+                    grpc_channel_factory=lambda url: grpc_channel(url, self.grpc_metadata()),
                 )
             )
             for streaming in (False, True)
         }
+
+    def grpc_metadata(self) -> dict[str, str]:
+        """What the client sends as HTTP headers, as gRPC metadata (--header, --bearer)."""
+        headers = dict(self.args.header)
+        if self.args.bearer:
+            headers['Authorization'] = f'Bearer {self.args.bearer}'
+        return headers
 
     async def card(self) -> AgentCard:
         card = await A2ACardResolver(self.http, self.args.base).get_agent_card()

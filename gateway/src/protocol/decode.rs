@@ -114,6 +114,24 @@ pub fn decode_any(
     Ok(Decoded { call, request, body, early_id: None, new_task: false })
 }
 
+/// Decodes a gRPC call: `params` is its request message in ProtoJSON, the JSON-RPC params of the same
+/// method, parsed by the same [`Request::parse`] into the same checked model. Inside, the call is a
+/// 1.0 JSON-RPC call under a fresh id (one envelope for answers and errors, `POST` for every
+/// operation); the gRPC front writes the answer back as gRPC. The package `lf.a2a.v1` says 1.0, so a
+/// missing `a2a-version` is no 0.3 caller (another major version is refused).
+pub fn decode_grpc(operation: Operation, params: &[u8], headers: &HeaderMap) -> Result<Decoded, A2aError> {
+    if headers.contains_key("a2a-version") {
+        check_version(headers)?;
+    }
+    let params: &RawValue = serde_json::from_slice(params).map_err(|_| A2aError::Internal)?;
+    let mut request = Request::parse(operation, Some(params)).map_err(TranslateError::into_request_error)?;
+    let mut call = A2aCall::new(Binding::JsonRpc, operation);
+    call.rpc_id = Some(Value::String(uuid::Uuid::new_v4().to_string()));
+    read_facts(&mut call, &mut request)?;
+    let body = encode(&mut call, &request);
+    Ok(Decoded { call, request, body, early_id: None, new_task: false })
+}
+
 /// Whether a request is in the early REST dialect: its paths, except that `GET /tasks/{id}` is 1.0's
 /// too and is early only without an `A2A-Version` header.
 fn is_early(method: &Method, rest: &str, headers: &HeaderMap) -> bool {

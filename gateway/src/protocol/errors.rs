@@ -262,6 +262,15 @@ pub fn render_in(error: &A2aError, dialect: Dialect, binding: Binding, rpc_id: O
     }
 }
 
+/// Renders `error` as the gRPC status of a gRPC caller: the HTTP+JSON rendering is a
+/// `google.rpc.Status` already (same message, same ErrorInfo), with the code the specification gives
+/// gRPC for it.
+pub fn render_grpc(error: &A2aError) -> super::grpc::wire::Status {
+    let rendered = render(error, Binding::Rest, None);
+    super::grpc::wire::Status::from_rest_error(&rendered.body)
+        .unwrap_or_else(|| super::grpc::wire::Status::new(super::grpc::wire::INTERNAL, "internal error"))
+}
+
 fn to_bytes(value: &Value) -> Bytes {
     // Serialising a `Value` built above cannot fail.
     Bytes::from(serde_json::to_vec(value).unwrap_or_default())

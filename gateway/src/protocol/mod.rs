@@ -9,6 +9,7 @@ pub mod bridge;
 pub mod decode;
 pub mod early_ids;
 pub mod errors;
+pub mod grpc;
 pub mod json_limits;
 pub mod observe;
 pub mod sse;
