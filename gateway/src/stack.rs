@@ -92,7 +92,7 @@ pub struct DecodeLayer {
     /// JSON nesting deeper than this is refused before anything parses it (`limits.max_json_depth`).
     max_depth: usize,
     /// Early callers' task ids → the agents' tasks (filled in by their answers).
-    early_ids: Arc<EarlyIds>,
+    early_ids: Arc<dyn EarlyIds>,
 }
 
 impl<S> Layer<S> for DecodeLayer {
@@ -114,7 +114,7 @@ pub struct DecodeService<S> {
     max_body: usize,
     body_timeout: Option<Duration>,
     max_depth: usize,
-    early_ids: Arc<EarlyIds>,
+    early_ids: Arc<dyn EarlyIds>,
 }
 
 impl<S> Service<Request<Body>> for DecodeService<S>
