@@ -130,10 +130,35 @@ async fn a_task_created_through_one_replica_is_used_through_the_other_and_hidden
     let (_, _, foreign) = call(b, &mallory, "0.3", "tasks/get", json!({"id": id03})).await;
     assert_eq!(foreign["error"]["code"], -32001, "{foreign}");
 
+    // The early dialect: the caller's own task id, given through A, names the task through B; it is
+    // taken for her on both, and means nothing for another caller.
+    let early_id = uuid::Uuid::new_v4().to_string();
+    let early_send = |text: &str| {
+        json!({"id": early_id, "message": {"role": "user", "parts": [{"type": "text", "text": text}]}, "metadata": {"skillId": "echo"}})
+    };
+    let early = |gw: &Proc, who: &str, method: http::Method, path: String, body: Option<Value>| {
+        let mut request = client().request(method, format!("{}{path}", gw.url)).bearer_auth(who.to_owned());
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        async move {
+            let response = request.send().await.expect("early call");
+            (response.status().as_u16(), response.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let (status, sent) = early(a, &alice, http::Method::POST, "/tasks/send".into(), Some(early_send("hi early"))).await;
+    assert_eq!((status, &sent["id"]), (200, &json!(early_id)), "{sent}");
+    let (status, got) = early(b, &alice, http::Method::GET, format!("/tasks/{early_id}"), None).await;
+    assert_eq!((status, &got["id"], &got["status"]["state"]), (200, &json!(early_id), &json!("completed")), "{got}");
+    let (status, reused) = early(b, &alice, http::Method::POST, "/tasks/send".into(), Some(early_send("again"))).await;
+    assert_eq!(status, 400, "the id is taken through the other replica too: {reused}");
+    let (status, _) = early(b, &mallory, http::Method::GET, format!("/tasks/{early_id}"), None).await;
+    assert_eq!(status, 404, "another caller's early id means nothing");
+
     // ListTasks through B lists what A created, and a page token made by one replica works on the other.
     let (_, _, page) = call(b, &alice, "1.0", "ListTasks", json!({"pageSize": 1})).await;
     let token = page["result"]["nextPageToken"].as_str().expect("a next page").to_string();
-    assert_eq!(page["result"]["totalSize"], 3, "{page}");
+    assert_eq!(page["result"]["totalSize"], 4, "{page}");
     let (_, _, next) = call(a, &alice, "1.0", "ListTasks", json!({"pageSize": 1, "pageToken": token})).await;
     assert_eq!(next["result"]["tasks"].as_array().map(Vec::len), Some(1), "{next}");
     let (_, _, none) = call(a, &mallory, "1.0", "ListTasks", json!({})).await;
