@@ -133,9 +133,7 @@ async fn a_task_created_through_one_replica_is_used_through_the_other_and_hidden
     // The early dialect: the caller's own task id, given through A, names the task through B; it is
     // taken for her on both, and means nothing for another caller.
     let early_id = uuid::Uuid::new_v4().to_string();
-    let early_send = |text: &str| {
-        json!({"id": early_id, "message": {"role": "user", "parts": [{"type": "text", "text": text}]}, "metadata": {"skillId": "echo"}})
-    };
+    let early_send = |text: &str| json!({"id": early_id, "message": {"role": "user", "parts": [{"type": "text", "text": text}]}, "metadata": {"skillId": "echo"}});
     let early = |gw: &Proc, who: &str, method: http::Method, path: String, body: Option<Value>| {
         let mut request = client().request(method, format!("{}{path}", gw.url)).bearer_auth(who.to_owned());
         if let Some(body) = body {
@@ -240,7 +238,11 @@ async fn a_callers_rate_quota_and_live_task_limit_are_counted_across_both_replic
     for gw in [a, b, a, b] {
         let (status, _, sent) =
             call(gw, &carol, "1.0", "SendMessage", json!({"message": text_message("hi", Some("echo"))})).await;
-        assert_eq!((status, &sent["result"]["task"]["status"]["state"]), (200, &json!("TASK_STATE_COMPLETED")), "{sent}");
+        assert_eq!(
+            (status, &sent["result"]["task"]["status"]["state"]),
+            (200, &json!("TASK_STATE_COMPLETED")),
+            "{sent}"
+        );
     }
     for gw in [a, b] {
         let (status, retry, refused) =

@@ -288,8 +288,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures::StreamExt;
     use crate::protocol::early_ids::MemoryEarlyIds;
+    use futures::StreamExt;
     use serde_json::json;
 
     fn v03(operation: Operation) -> Answering {

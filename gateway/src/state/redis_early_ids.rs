@@ -40,7 +40,8 @@ impl RedisEarlyIds {
     }
 
     async fn fetch(&self, key: &str) -> Result<Option<AgentTask>, StoreError> {
-        let stored: Option<String> = self.redis.query(redis::cmd("GET").arg(self.redis.key(&format!("early:{key}")))).await?;
+        let stored: Option<String> =
+            self.redis.query(redis::cmd("GET").arg(self.redis.key(&format!("early:{key}")))).await?;
         let Some(stored) = stored else { return Ok(None) };
         let (task_id, context_id): (String, Option<String>) =
             serde_json::from_str(&stored).map_err(|_| StoreError::Corrupt("early id".into()))?;

@@ -87,10 +87,7 @@ impl Redis {
     }
 
     /// A call's outcome, noting whether Redis answered (an error reply is an answer).
-    fn settle<T>(
-        &self,
-        outcome: Result<redis::RedisResult<T>, tokio::time::error::Elapsed>,
-    ) -> Result<T, StoreError> {
+    fn settle<T>(&self, outcome: Result<redis::RedisResult<T>, tokio::time::error::Elapsed>) -> Result<T, StoreError> {
         let result = match outcome {
             Ok(result) => result.map_err(StoreError::from),
             Err(_) => Err(StoreError::Timeout(self.timeout)),

@@ -399,7 +399,9 @@ impl SharedLeases for FakeLeases {
     ) -> BoxFuture<'static, Result<LeaseVerdict, A2aError>> {
         self.log.lock().unwrap().push(format!("reserve {caller} {request_id}"));
         let refuse = self.refuse;
-        Box::pin(async move { if refuse { Err(A2aError::TooManyTasks { held: limit, limit }) } else { Ok(LeaseVerdict::Reserved) } })
+        Box::pin(async move {
+            if refuse { Err(A2aError::TooManyTasks { held: limit, limit }) } else { Ok(LeaseVerdict::Reserved) }
+        })
     }
     fn release(&self, request_id: &str) {
         self.log.lock().unwrap().push(format!("release {request_id}"));

@@ -344,8 +344,10 @@ where
     type Response = S::Response;
     type Error = A2aError;
     #[allow(clippy::type_complexity)]
-    type Future =
-        Either<Ready<Result<S::Response, A2aError>>, Either<S::Future, BoxFuture<'static, Result<S::Response, A2aError>>>>;
+    type Future = Either<
+        Ready<Result<S::Response, A2aError>>,
+        Either<S::Future, BoxFuture<'static, Result<S::Response, A2aError>>>,
+    >;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
         self.inner.poll_ready(cx)

@@ -22,7 +22,10 @@ pub struct SharedCheck {
 pub enum Verdict {
     Admitted,
     /// `checks[index]` refused; the same request would conform after `retry_after`.
-    Refused { index: usize, retry_after: Duration },
+    Refused {
+        index: usize,
+        retry_after: Duration,
+    },
     /// The store is unreachable and the operator chose to meter with this replica's buckets meanwhile.
     Local,
 }

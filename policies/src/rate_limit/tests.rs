@@ -237,7 +237,10 @@ async fn a_shared_store_is_asked_for_the_caller_and_global_buckets_in_one_check(
             SharedCheck { key: "g".into(), interval: Duration::from_millis(10), burst: 200 },
         ]
     );
-    assert_eq!(asked[1], vec![SharedCheck { key: "s\nreview\nalice".into(), interval: Duration::from_secs(10), burst: 2 }]);
+    assert_eq!(
+        asked[1],
+        vec![SharedCheck { key: "s\nreview\nalice".into(), interval: Duration::from_secs(10), burst: 2 }]
+    );
 }
 
 #[tokio::test(start_paused = true)]

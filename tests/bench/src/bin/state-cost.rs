@@ -111,7 +111,10 @@ fn config(backend: &str, redis: Option<&str>, policies: Policies, index: usize) 
     if let Some(url) = redis {
         // A fresh prefix per gateway: no run sees another's keys.
         let prefix = format!("bench{}-{index}:", std::process::id());
-        let _ = write!(yaml, "state:\n  redis:\n    url: {url}\n    key_prefix: \"{prefix}\"\n    page_token_secret: bench-secret-bench-secret-bench-secret\n");
+        let _ = write!(
+            yaml,
+            "state:\n  redis:\n    url: {url}\n    key_prefix: \"{prefix}\"\n    page_token_secret: bench-secret-bench-secret-bench-secret\n"
+        );
     }
     if policies == Policies::Limits {
         yaml.push_str("rate_limit:\n  default: {per_second: 1000000, burst: 1000000}\n");
@@ -220,7 +223,8 @@ async fn main() -> anyhow::Result<()> {
     ] {
         let path = dir.join(format!("{}.yaml", variants.len()));
         std::fs::write(&path, config(&backend, store, policies, variants.len()))?;
-        let (gateway, url) = start(&gateway_bin, &["serve".into(), "--config".into(), path.display().to_string()]).await?;
+        let (gateway, url) =
+            start(&gateway_bin, &["serve".into(), "--config".into(), path.display().to_string()]).await?;
         let url = format!("{url}/");
         // The gateway learns the backend's card at start: wait until a send goes through.
         let client = reqwest::Client::new();
@@ -269,7 +273,14 @@ async fn main() -> anyhow::Result<()> {
     let _ = writeln!(out, "| variant | p50 µs | p99 µs | req/s ({} connections) |", args.connections);
     let _ = writeln!(out, "|---|---|---|---|");
     for variant in &variants {
-        let _ = writeln!(out, "| {} | {} | {} | {} |", variant.name, range(&variant.p50), range(&variant.p99), range(&variant.rps));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            variant.name,
+            range(&variant.p50),
+            range(&variant.p99),
+            range(&variant.rps)
+        );
     }
     let _ = writeln!(out, "\nRedis minus memory (medians):\n");
     for pair in variants.chunks(2) {
