@@ -254,7 +254,10 @@ async fn main() -> anyhow::Result<()> {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut out = String::new();
     let _ = writeln!(out, "# Shared state: memory vs Redis\n");
-    let _ = writeln!(out, "Command: `{command}` (after `cargo build --release -p a2a-gateway -p a2a-bench`)  ");
+    let _ = writeln!(
+        out,
+        "Command: `{command}` (binaries built beforehand with `cargo build [--release] -p a2a-gateway -p a2a-bench`)  "
+    );
     let _ = writeln!(
         out,
         "Run: {started_at}, {:.0} s, {} cores (nproc), load average at the end {}",
@@ -264,11 +267,15 @@ async fn main() -> anyhow::Result<()> {
     );
     let _ = writeln!(
         out,
-        "\nOne gateway per variant (release build), the bench backend and one redis-server on loopback, all on this \
+        "\nGateway binary: `{}`. One gateway per variant, the bench backend and one redis-server on loopback, all on this \
          machine's cores. Every request is a blocking SendMessage creating a task. Latency: one connection, requests \
          back to back for {} s (µs, median of the repetitions with min–max). Throughput: {} connections back to back \
          for {} s. {} interleaved repetitions.\n",
-        args.seconds, args.connections, args.seconds, args.repetitions
+        gateway_bin.display(),
+        args.seconds,
+        args.connections,
+        args.seconds,
+        args.repetitions
     );
     let _ = writeln!(out, "| variant | p50 µs | p99 µs | req/s ({} connections) |", args.connections);
     let _ = writeln!(out, "|---|---|---|---|");
