@@ -92,8 +92,11 @@ impl Runtime {
         if !self.gateway().registry.any_healthy() {
             return Err("no healthy backend");
         }
-        // Calls that need shared state would fail (or degrade): let the balancer send them elsewhere.
-        if self.shared.redis.as_ref().is_some_and(|redis| !redis.reachable()) {
+        // Calls that need shared state would fail: let the balancer send them elsewhere. An operator
+        // who chose `on_unavailable: local` keeps the replica serving from its own state instead.
+        let fails_closed =
+            |redis: &crate::state::Redis| redis.on_unavailable == crate::state::OnUnavailable::FailClosed;
+        if self.shared.redis.as_ref().is_some_and(|redis| fails_closed(redis) && !redis.reachable()) {
             return Err("the shared state store (Redis) is unreachable");
         }
         Ok(())
