@@ -67,6 +67,28 @@ pub fn schema() -> Value {
         "additionalProperties": {"type": "string"},
         "description": format!("Per-skill task deadlines, skill → {DURATION}.")
     });
+    let redis = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["url"],
+        "properties": {
+            "url": {"type": "string", "description": "redis://host:port/db, or rediss:// for TLS."},
+            "username": {"type": ["string", "null"], "description": "ACL user."},
+            "password": {"type": ["string", "null"], "description": "Password (use ${VAR})."},
+            "tls": {"type": "boolean", "description": "Require TLS (a redis:// URL is upgraded)."},
+            "key_prefix": {"type": "string", "description": "Prepended to every key; hash-tag it ({a2a}:) for Redis Cluster."},
+            "timeout": duration("The longest any Redis call may take"),
+            "on_unavailable": {"enum": ["fail_closed", "local"], "description": "While Redis is unreachable: refuse with a retryable error, or use this replica's state."},
+            "page_token_secret": {"type": ["string", "null"], "description": "The secret of ListTasks page tokens shared by every replica."}
+        }
+    });
+    let state = json!({
+        "description": "Where state shared by replicas is kept: memory (default, one replica) or redis.",
+        "oneOf": [
+            {"const": "memory"},
+            {"type": "object", "additionalProperties": false, "required": ["redis"], "properties": {"redis": redis}}
+        ]
+    });
     let mut properties = serde_json::Map::new();
     let mut add = |key: &str, value: Value| {
         properties.insert(key.to_string(), value);
@@ -93,6 +115,7 @@ pub fn schema() -> Value {
     add("validation", section("Input validation against skills' schemas, sizes, part kinds and ids."));
     add("audit", section("The tamper-evident audit log."));
     add("telemetry", section("Trace export (OTLP/HTTP)."));
+    add("state", state);
     add("admin", section("The admin API: operators' credentials and agent self-registration."));
     add("backends", json!({"type": "array", "description": "The agents behind the gateway.", "items": backend}));
     json!({
@@ -135,7 +158,11 @@ mod tests {
     #[test]
     fn the_schema_is_valid_and_accepts_the_shipped_configs() {
         jsonschema::meta::validate(&schema()).expect("a valid JSON Schema");
-        for file in ["../deploy/gateway.example.yaml", "../tests/bench/configs/full-stack.yaml"] {
+        for file in [
+            "../deploy/gateway.example.yaml",
+            "../deploy/compose-replicas-gateway.yaml",
+            "../tests/bench/configs/full-stack.yaml",
+        ] {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
             let text = std::fs::read_to_string(&path).unwrap();
             let document: Value = yaml_serde::from_str(&text).unwrap();

@@ -43,7 +43,7 @@ pub struct Shared {
     /// The audit log, kept across reloads (one chain per file).
     pub audit: Option<Audit>,
     /// Early-dialect callers' task ids ↔ agents' ids, kept across reloads.
-    pub early_ids: Arc<EarlyIds>,
+    pub early_ids: Arc<dyn EarlyIds>,
     /// The key of ListTasks page tokens, kept across reloads (tokens stay valid).
     pub page_tokens: crate::page_token::PageTokens,
     /// Runtime changes to the fleet (admin API, self-registration), applied over every reload.
@@ -69,11 +69,18 @@ impl Shared {
             .connect_timeout(config.limits.connect_timeout)
             .redirect(reqwest::redirect::Policy::custom(same_origin_redirects))
             .build()?;
-        let (directory, redis, page_tokens) = crate::state::build(&config.state, config.routing.task_ttl).await?;
+        let crate::state::Stores { directory, early_ids, page_tokens, redis } =
+            crate::state::build(&config.state, config.routing.task_ttl).await?;
         let deadlines = Deadlines::new(config.deadlines.clone());
         let mut list: Vec<Arc<dyn TaskObserver>> = vec![Arc::new(DeadlineObserver(deadlines.clone()))];
         let live_tasks = match &config.concurrency {
-            Some(limits) => Some(LiveTasks::new(limits).map_err(|e| anyhow::anyhow!("concurrency: {e}"))?),
+            Some(limits) => {
+                let shared = redis.clone().map(|redis| {
+                    crate::state::redis_leases::RedisLeases::new(redis, limits.lease_ttl)
+                        as Arc<dyn a2a_policies::concurrency::SharedLeases>
+                });
+                Some(LiveTasks::with_store(limits, shared).map_err(|e| anyhow::anyhow!("concurrency: {e}"))?)
+            }
             None => None,
         };
         if let Some(live) = &live_tasks {
@@ -109,7 +116,7 @@ impl Shared {
             deadlines,
             live_tasks,
             audit,
-            early_ids: Arc::new(EarlyIds::new(config.routing.task_ttl)),
+            early_ids,
             page_tokens,
             overlay: Arc::default(),
             push,
@@ -173,7 +180,13 @@ impl Gateway {
             None => Permissions::allow_all(),
         });
         let rate_limits = match &config.rate_limit {
-            Some(quotas) => Some(Arc::new(RateLimits::new(quotas)?)),
+            Some(quotas) => {
+                let limits = RateLimits::new(quotas)?;
+                Some(Arc::new(match &shared.redis {
+                    Some(redis) => limits.with_shared(crate::state::redis_quotas::RedisQuotas::new(redis.clone())),
+                    None => limits,
+                }))
+            }
             None => None,
         };
         let validation = match &config.validation {

@@ -296,10 +296,10 @@ pub async fn amend(
     if let Some(early) = &checked.early {
         let scope = owner.map_or("", |o| &**o);
         if early.new_task {
-            if state.early_ids.contains(scope, &early.id) {
+            if state.early_ids.contains(scope, &early.id).await? {
                 return Err(A2aError::invalid_params("the task id is already in use; a new task needs a new id"));
             }
-        } else if let Some(task) = state.early_ids.get(scope, &early.id) {
+        } else if let Some(task) = state.early_ids.get(scope, &early.id).await? {
             set_task(&mut checked.request, &task.task_id, task.context_id.as_deref());
             call.task_id = Some(task.task_id);
             changed = true;
@@ -383,7 +383,7 @@ pub struct RouteState {
     pub registry: Arc<Registry>,
     pub directory: Arc<dyn TaskDirectory>,
     /// Early callers' task ids → the agents' tasks.
-    pub early_ids: Arc<EarlyIds>,
+    pub early_ids: Arc<dyn EarlyIds>,
     pub default_skill: Option<String>,
     pub isolation: Isolation,
     pub resolve: ResolveMode,

@@ -83,13 +83,21 @@ impl Runtime {
         self.current.load().gateway.clone()
     }
 
-    /// Ready: configuration loaded (it is, once this exists), a healthy backend, not draining.
+    /// Ready: configuration loaded (it is, once this exists), a healthy backend, not draining, and
+    /// the shared state store reachable (when there is one).
     fn readiness(&self) -> Result<(), &'static str> {
         if self.draining.load(Ordering::Relaxed) {
             return Err("draining");
         }
         if !self.gateway().registry.any_healthy() {
             return Err("no healthy backend");
+        }
+        // Calls that need shared state would fail: let the balancer send them elsewhere. An operator
+        // who chose `on_unavailable: local` keeps the replica serving from its own state instead.
+        let fails_closed =
+            |redis: &crate::state::Redis| redis.on_unavailable == crate::state::OnUnavailable::FailClosed;
+        if self.shared.redis.as_ref().is_some_and(|redis| fails_closed(redis) && !redis.reachable()) {
+            return Err("the shared state store (Redis) is unreachable");
         }
         Ok(())
     }
@@ -228,6 +236,9 @@ pub async fn run(
         None => None,
     };
     spawn_directory_sweeper(shared.directory.clone(), background.clone());
+    if let Some(redis) = &shared.redis {
+        redis.spawn_pinger(Duration::from_secs(1), background.clone());
+    }
     crate::admin::spawn_expiry(runtime.clone(), background.clone());
     if let Some(path) = config_path {
         spawn_reloader(runtime.clone(), path, background.clone());

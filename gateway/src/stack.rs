@@ -94,7 +94,7 @@ pub struct DecodeLayer {
     /// JSON nesting deeper than this is refused before anything parses it (`limits.max_json_depth`).
     max_depth: usize,
     /// Early callers' task ids → the agents' tasks (filled in by their answers).
-    early_ids: Arc<EarlyIds>,
+    early_ids: Arc<dyn EarlyIds>,
     /// gRPC calls are served (`listeners.grpc`).
     grpc: bool,
 }
@@ -119,7 +119,7 @@ pub struct DecodeService<S> {
     max_body: usize,
     body_timeout: Option<Duration>,
     max_depth: usize,
-    early_ids: Arc<EarlyIds>,
+    early_ids: Arc<dyn EarlyIds>,
     grpc: bool,
 }
 
@@ -196,7 +196,7 @@ async fn run_inner<S>(
     inner: S,
     parts: http::request::Parts,
     decoded: Decoded,
-    early_ids: Option<Arc<EarlyIds>>,
+    early_ids: Option<Arc<dyn EarlyIds>>,
 ) -> (Result<Response<Body>, A2aError>, Answering, Option<HeaderValue>)
 where
     S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Send + 'static,

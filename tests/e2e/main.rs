@@ -23,6 +23,7 @@ mod resilience;
 mod resolve;
 mod routing;
 mod status_page;
+mod stores;
 mod streaming;
 
 /// The gateway binary cargo built for this test run.

@@ -36,7 +36,7 @@ pub struct Answering {
     /// Early callers: the caller's task id, and whether the call starts a task under it.
     pub early_id: Option<String>,
     pub new_task: bool,
-    pub early_ids: Option<Arc<EarlyIds>>,
+    pub early_ids: Option<Arc<dyn EarlyIds>>,
     /// The owner scope of an early caller's ids (learned from the answer, see [`EarlyScope`]).
     pub early_scope: Option<Arc<str>>,
 }
@@ -288,6 +288,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::early_ids::MemoryEarlyIds;
     use futures::StreamExt;
     use serde_json::json;
 
@@ -349,21 +350,21 @@ mod tests {
         assert_eq!(v["result"]["status"]["state"], "completed");
     }
 
-    fn early(operation: Operation, ids: &Arc<EarlyIds>) -> Answering {
+    fn early(operation: Operation, ids: &Arc<MemoryEarlyIds>) -> Answering {
         Answering {
             dialect: Dialect::Early,
             operation,
             rpc_id: None,
             early_id: Some("e-1".into()),
             new_task: true,
-            early_ids: Some(ids.clone()),
+            early_ids: Some(ids.clone() as Arc<dyn EarlyIds>),
             early_scope: Some(Arc::from("alice")),
         }
     }
 
     #[test]
     fn early_callers_get_whole_tasks_under_their_id_and_the_agent_id_is_remembered() {
-        let ids = Arc::new(EarlyIds::new(std::time::Duration::from_secs(60)));
+        let ids = Arc::new(MemoryEarlyIds::new(std::time::Duration::from_secs(60)));
         let answer = json!({"task": {"id": "agent-1", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}});
         let (status, out) = unary_early(
             &early(Operation::SendMessage, &ids),
@@ -376,7 +377,7 @@ mod tests {
             (&out["id"], &out["sessionId"], &out["status"]["state"]),
             (&json!("e-1"), &json!("c"), &json!("completed"))
         );
-        assert_eq!(ids.get("alice", "e-1").map(|t| t.task_id), Some("agent-1".into()));
+        assert_eq!(ids.find("alice", "e-1").map(|t| t.task_id), Some("agent-1".into()));
         let error = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found"}}"#;
         let (status, out) = unary_early(&early(Operation::GetTask, &ids), http::StatusCode::NOT_FOUND, error);
         assert_eq!((status, json_of(&out)), (http::StatusCode::NOT_FOUND, json!({"detail": "Task not found"})));
@@ -384,14 +385,14 @@ mod tests {
 
     #[test]
     fn an_early_stream_cut_before_its_task_ends_gets_a_last_failed_task() {
-        let ids = Arc::new(EarlyIds::new(std::time::Duration::from_secs(60)));
+        let ids = Arc::new(MemoryEarlyIds::new(std::time::Duration::from_secs(60)));
         let answering = early(Operation::SendStreamingMessage, &ids);
         let mut converter = Converter::Early(answering.clone(), Box::new(SnapshotBuilder::new("e-1")));
         let working =
             br#"{"statusUpdate":{"taskId":"agent-2","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
         let first = converter.event(working).expect("snapshot");
         assert!(std::str::from_utf8(&first).unwrap().contains(r#""id":"e-1""#));
-        assert_eq!(ids.get("alice", "e-1").map(|t| t.task_id), Some("agent-2".into()));
+        assert_eq!(ids.find("alice", "e-1").map(|t| t.task_id), Some("agent-2".into()));
         let last = converter.end().expect("a failed task");
         let text = std::str::from_utf8(&last).unwrap();
         assert!(text.contains(r#""state":"failed""#), "{text}");

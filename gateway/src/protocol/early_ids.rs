@@ -7,11 +7,16 @@
 //! UUID, and whether an id is taken is never visible across owners.
 //!
 //! Entries live as long as the task directory's: a sweep on every 1024th insert drops older ones.
+//! A trait, so that replicas can share the map: [`MemoryEarlyIds`] serves one process,
+//! [`crate::state::redis_early_ids`] several.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
+use futures::future::{BoxFuture, FutureExt};
+
+use crate::directory::Lookup;
 
 /// The agent's task an early caller's id stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +30,18 @@ struct Entry {
     at: Instant,
 }
 
-pub struct EarlyIds {
+/// Early callers' ids by owner scope. Reads fail only when a shared store could not be reached.
+pub trait EarlyIds: Send + Sync + 'static {
+    /// The agent's task that `early_id` stands for, among the ids of `scope` (an owner key).
+    fn get(&self, scope: &str, early_id: &str) -> BoxFuture<'_, Lookup<Option<AgentTask>>>;
+    /// Whether `early_id` already names a task of `scope` (a new task may not reuse it).
+    fn contains(&self, scope: &str, early_id: &str) -> BoxFuture<'_, Lookup<bool>>;
+    /// Remembers that `early_id` of `scope` is the agent's `task`; a second claim keeps the first.
+    /// Never waits: implementations with I/O queue it.
+    fn insert(&self, scope: &str, early_id: &str, task: AgentTask);
+}
+
+pub struct MemoryEarlyIds {
     map: DashMap<String, Entry>,
     ttl: Duration,
     inserts: AtomicUsize,
@@ -33,23 +49,27 @@ pub struct EarlyIds {
 
 const SWEEP_EVERY: usize = 1024;
 
-impl EarlyIds {
-    pub fn new(ttl: Duration) -> EarlyIds {
-        EarlyIds { map: DashMap::new(), ttl, inserts: AtomicUsize::new(0) }
+impl MemoryEarlyIds {
+    pub fn new(ttl: Duration) -> MemoryEarlyIds {
+        MemoryEarlyIds { map: DashMap::new(), ttl, inserts: AtomicUsize::new(0) }
     }
 
-    /// The agent's task that `early_id` stands for, among the ids of `scope` (an owner key).
-    pub fn get(&self, scope: &str, early_id: &str) -> Option<AgentTask> {
+    /// The entry of `early_id` of `scope`, read now.
+    pub fn find(&self, scope: &str, early_id: &str) -> Option<AgentTask> {
         self.map.get(&key(scope, early_id)).filter(|e| e.at.elapsed() < self.ttl).map(|e| e.task.clone())
     }
+}
 
-    /// Whether `early_id` already names a task of `scope` (a new task may not reuse it).
-    pub fn contains(&self, scope: &str, early_id: &str) -> bool {
-        self.get(scope, early_id).is_some()
+impl EarlyIds for MemoryEarlyIds {
+    fn get(&self, scope: &str, early_id: &str) -> BoxFuture<'_, Lookup<Option<AgentTask>>> {
+        futures::future::ready(Ok(self.find(scope, early_id))).boxed()
     }
 
-    /// Remembers that `early_id` of `scope` is the agent's `task`; a second claim keeps the first.
-    pub fn insert(&self, scope: &str, early_id: &str, task: AgentTask) {
+    fn contains(&self, scope: &str, early_id: &str) -> BoxFuture<'_, Lookup<bool>> {
+        futures::future::ready(Ok(self.find(scope, early_id).is_some())).boxed()
+    }
+
+    fn insert(&self, scope: &str, early_id: &str, task: AgentTask) {
         if task.task_id.is_empty() {
             return;
         }
@@ -61,7 +81,7 @@ impl EarlyIds {
 }
 
 /// Owner keys never contain a line break (they come from checked identities).
-fn key(scope: &str, early_id: &str) -> String {
+pub(crate) fn key(scope: &str, early_id: &str) -> String {
     format!("{scope}\n{early_id}")
 }
 
@@ -77,24 +97,24 @@ mod tests {
         AgentTask { task_id: id.into(), context_id: Some("c".into()) }
     }
 
-    #[test]
-    fn maps_caller_ids_to_agent_tasks_and_keeps_the_first_claim() {
-        let ids = EarlyIds::new(Duration::from_secs(60));
-        assert!(!ids.contains("alice", "e1"));
+    #[tokio::test]
+    async fn maps_caller_ids_to_agent_tasks_and_keeps_the_first_claim() {
+        let ids = MemoryEarlyIds::new(Duration::from_secs(60));
+        assert!(!ids.contains("alice", "e1").await.unwrap());
         ids.insert("alice", "e1", task("a1"));
         ids.insert("alice", "e1", task("a2"));
-        assert_eq!(ids.get("alice", "e1"), Some(task("a1")));
-        assert_eq!(ids.get("bob", "e1"), None, "another owner's id is not visible");
+        assert_eq!(ids.get("alice", "e1").await.unwrap(), Some(task("a1")));
+        assert_eq!(ids.get("bob", "e1").await.unwrap(), None, "another owner's id is not visible");
         ids.insert("bob", "e1", task("b1"));
-        assert_eq!(ids.get("bob", "e1"), Some(task("b1")));
+        assert_eq!(ids.get("bob", "e1").await.unwrap(), Some(task("b1")));
         ids.insert("alice", "e2", AgentTask { task_id: String::new(), context_id: None });
-        assert!(!ids.contains("alice", "e2"), "an answer without a task id names nothing");
+        assert!(!ids.contains("alice", "e2").await.unwrap(), "an answer without a task id names nothing");
     }
 
     #[test]
     fn entries_expire() {
-        let ids = EarlyIds::new(Duration::ZERO);
+        let ids = MemoryEarlyIds::new(Duration::ZERO);
         ids.insert("", "e1", task("a1"));
-        assert_eq!(ids.get("", "e1"), None);
+        assert_eq!(ids.find("", "e1"), None);
     }
 }

@@ -1,10 +1,15 @@
 //! Where the gateway keeps state that replicas must share: in this process (`state: memory`, the
 //! default, nothing to run) or in Redis (`state: {redis: {...}}`), so that several replicas behind a
 //! load balancer behave as one. This module owns the `state` config section, the Redis connection
-//! (every call bounded by a timeout) and the store errors; the Redis task directory is
-//! [`redis_directory`].
+//! (every call bounded by a timeout) and the store errors. One Redis store per kind of state: the
+//! task directory and contexts ([`redis_directory`]), live-task leases ([`redis_leases`]), rate
+//! quotas ([`redis_quotas`]) and the early dialect's ids ([`redis_early_ids`]); each implements the
+//! trait whose in-memory implementation is the default.
 
 pub mod redis_directory;
+pub mod redis_early_ids;
+pub mod redis_leases;
+pub mod redis_quotas;
 mod store;
 
 use std::sync::Arc;
@@ -16,6 +21,7 @@ use serde::Deserialize;
 pub use self::store::Redis;
 use crate::directory::{MemoryDirectory, TaskDirectory};
 use crate::page_token::PageTokens;
+use crate::protocol::early_ids::{EarlyIds, MemoryEarlyIds};
 
 /// The `state` section.
 ///
@@ -87,14 +93,24 @@ pub enum OnUnavailable {
     Local,
 }
 
-/// The task directory, the store (for Redis) and the page-token key the configuration asks for.
-pub async fn build(
-    config: &StateConfig,
-    task_ttl: Duration,
-) -> anyhow::Result<(Arc<dyn TaskDirectory>, Option<Redis>, PageTokens)> {
+/// The stores that outlive configuration generations, as the configuration asks for them. Leases
+/// and rate quotas are built by their owners from [`Stores::redis`].
+pub struct Stores {
+    pub directory: Arc<dyn TaskDirectory>,
+    pub early_ids: Arc<dyn EarlyIds>,
+    pub page_tokens: PageTokens,
+    pub redis: Option<Redis>,
+}
+
+pub async fn build(config: &StateConfig, task_ttl: Duration) -> anyhow::Result<Stores> {
     let redis_config = match config {
         StateConfig::Memory => {
-            return Ok((Arc::new(MemoryDirectory::new(task_ttl)), None, PageTokens::random()));
+            return Ok(Stores {
+                directory: Arc::new(MemoryDirectory::new(task_ttl)),
+                early_ids: Arc::new(MemoryEarlyIds::new(task_ttl)),
+                page_tokens: PageTokens::random(),
+                redis: None,
+            });
         }
         StateConfig::Redis(redis) => redis,
     };
@@ -103,8 +119,12 @@ pub async fn build(
         Some(secret) => PageTokens::from_secret(secret.as_bytes()),
         None => PageTokens::from_key(page_key_at_start(&redis).await?),
     };
-    let directory = redis_directory::RedisDirectory::new(redis.clone(), task_ttl);
-    Ok((directory, Some(redis), page_tokens))
+    Ok(Stores {
+        directory: redis_directory::RedisDirectory::new(redis.clone(), task_ttl),
+        early_ids: redis_early_ids::RedisEarlyIds::new(redis.clone(), task_ttl),
+        page_tokens,
+        redis: Some(redis),
+    })
 }
 
 /// Every replica must sign page tokens with the same key: read (or set) it in Redis, waiting a

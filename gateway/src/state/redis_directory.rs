@@ -1,7 +1,8 @@
 //! The task directory in Redis, shared by every replica.
 //!
 //! Keys (under the configured prefix): `task:{id}` a hash (backend `b`, owner `o`, skill `k`,
-//! context `c`, state `s`, terminal flag `t`, position `n`); `ctx:{id}` a hash (backend, owner);
+//! context `c`, state `s`, terminal flag `t`, position `n`); `ctx:{id}` a hash (backend `b`, owner
+//! `o`, skill of its first task `k`);
 //! `owner:{owner}` a sorted set of the owner's task ids by position; `seq` the position counter.
 //! Everything expires `task_ttl` after its last sighting.
 //!
@@ -36,7 +37,7 @@ local ttl = tonumber(ARGV[7])
 if ARGV[5] ~= '' then
   local cb = redis.call('HGET', KEYS[2], 'b')
   if not cb then
-    redis.call('HSET', KEYS[2], 'b', ARGV[2], 'o', ARGV[3])
+    redis.call('HSET', KEYS[2], 'b', ARGV[2], 'o', ARGV[3], 'k', ARGV[4])
     redis.call('EXPIRE', KEYS[2], ttl)
   elseif cb == ARGV[2] and redis.call('HGET', KEYS[2], 'o') == ARGV[3] then
     redis.call('EXPIRE', KEYS[2], ttl)

@@ -2,6 +2,8 @@
 //! created lazily so a gateway starts while Redis is down), and every call bounded by the
 //! configured timeout.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -15,6 +17,8 @@ pub struct Redis {
     prefix: String,
     timeout: Duration,
     pub on_unavailable: OnUnavailable,
+    /// Whether the last call (or ping) got an answer: readiness reads it without a round trip.
+    reachable: Arc<AtomicBool>,
 }
 
 impl Redis {
@@ -51,6 +55,8 @@ impl Redis {
             prefix: config.key_prefix.clone(),
             timeout: config.timeout,
             on_unavailable: config.on_unavailable,
+            // Unknown until the first answer: not ready before Redis has been reached once.
+            reachable: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -65,28 +71,62 @@ impl Redis {
     /// Runs a command within the timeout.
     pub async fn query<T: FromRedisValue>(&self, command: &redis::Cmd) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
-        match tokio::time::timeout(self.timeout, command.query_async(&mut connection)).await {
-            Ok(result) => Ok(result?),
-            Err(_) => Err(StoreError::Timeout(self.timeout)),
-        }
+        self.settle(tokio::time::timeout(self.timeout, command.query_async(&mut connection)).await)
     }
 
     /// Runs a pipeline (one round trip) within the timeout.
     pub async fn pipeline<T: FromRedisValue>(&self, pipe: &redis::Pipeline) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
-        match tokio::time::timeout(self.timeout, pipe.query_async(&mut connection)).await {
-            Ok(result) => Ok(result?),
-            Err(_) => Err(StoreError::Timeout(self.timeout)),
-        }
+        self.settle(tokio::time::timeout(self.timeout, pipe.query_async(&mut connection)).await)
     }
 
     /// Runs a script (EVALSHA, loading it on first use) within the timeout.
     pub async fn script<T: FromRedisValue>(&self, invocation: &redis::ScriptInvocation<'_>) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
-        match tokio::time::timeout(self.timeout, invocation.invoke_async(&mut connection)).await {
-            Ok(result) => Ok(result?),
+        self.settle(tokio::time::timeout(self.timeout, invocation.invoke_async(&mut connection)).await)
+    }
+
+    /// A call's outcome, noting whether Redis answered (an error reply is an answer).
+    fn settle<T>(&self, outcome: Result<redis::RedisResult<T>, tokio::time::error::Elapsed>) -> Result<T, StoreError> {
+        let result = match outcome {
+            Ok(result) => result.map_err(StoreError::from),
             Err(_) => Err(StoreError::Timeout(self.timeout)),
-        }
+        };
+        let answered = match &result {
+            Ok(_) => true,
+            Err(StoreError::Redis(error)) => {
+                !(error.is_io_error()
+                    || error.is_timeout()
+                    || error.is_connection_dropped()
+                    || error.is_connection_refusal())
+            }
+            Err(_) => false,
+        };
+        self.reachable.store(answered, Ordering::Relaxed);
+        result
+    }
+
+    /// Whether Redis answered the last call or ping (for `/readyz`).
+    pub fn reachable(&self) -> bool {
+        self.reachable.load(Ordering::Relaxed)
+    }
+
+    /// Pings Redis every `every` until `stop`, so that reachability is known while no call needs it.
+    pub fn spawn_pinger(&self, every: Duration, stop: tokio_util::sync::CancellationToken) {
+        let redis = self.clone();
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(every);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = ticker.tick() => {
+                        if let Err(error) = redis.ping().await {
+                            tracing::debug!(%error, "shared state store unreachable");
+                        }
+                    }
+                }
+            }
+        });
     }
 
     /// Whether Redis answers a PING now (for `/readyz`).

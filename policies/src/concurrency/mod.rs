@@ -28,6 +28,7 @@
 //! [`TaskObserver`](crate::TaskObserver). The layer's response body type is [`LeaseBody<B>`] around
 //! the inner body `B`.
 
+mod shared;
 mod table;
 
 use std::collections::BTreeMap;
@@ -38,12 +39,14 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use http::Request;
 use http_body::{Body, Frame, SizeHint};
 use serde::Deserialize;
 use tower::{Layer, Service};
 
-pub use self::table::{LiveTasks, Reservation};
+pub use self::shared::{LeaseVerdict, SharedLeases};
+pub use self::table::{LiveTasks, Reservation, Reserving};
 use crate::{A2aCall, A2aError, Caller, RequestInfo};
 
 /// The `concurrency` section of the policy configuration.
@@ -113,7 +116,7 @@ pub struct ConcurrencyService<S> {
 }
 
 impl<S> ConcurrencyService<S> {
-    fn reserve(&self, request: &Request<Bytes>) -> Result<Option<Reservation>, A2aError> {
+    fn reserve(&self, request: &Request<Bytes>) -> Result<Option<Reserving>, A2aError> {
         let extensions = request.extensions();
         let creates_task =
             extensions.get::<A2aCall>().is_some_and(|call| call.operation.is_send() && call.task_id.is_none());
@@ -125,17 +128,19 @@ impl<S> ConcurrencyService<S> {
             tracing::error!("concurrency: task-creating request without Caller or RequestInfo extension");
             return Err(A2aError::Internal);
         };
-        self.live.reserve(&caller.id, info.request_id()).map(Some)
+        Ok(Some(self.live.reserve_any(&caller.id, info.request_id())))
     }
 }
 
 impl<S, B> Service<Request<Bytes>> for ConcurrencyService<S>
 where
-    S: Service<Request<Bytes>, Response = http::Response<B>, Error = A2aError>,
+    S: Service<Request<Bytes>, Response = http::Response<B>, Error = A2aError> + Clone + Send + 'static,
+    S::Future: Send,
+    B: Send + 'static,
 {
     type Response = http::Response<LeaseBody<B>>;
     type Error = A2aError;
-    type Future = ResponseFuture<S::Future>;
+    type Future = ResponseFuture<S::Future, B>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
         self.inner.poll_ready(cx)
@@ -143,8 +148,24 @@ where
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
         match self.reserve(&request) {
-            Ok(reservation) => ResponseFuture::Forward { future: self.inner.call(request), reservation },
-            Err(refusal) => ResponseFuture::Refused { refusal: Some(refusal) },
+            Ok(None) => ResponseFuture::Forward { future: self.inner.call(request), reservation: None },
+            Ok(Some(Reserving::Now(Ok(reservation)))) => {
+                ResponseFuture::Forward { future: self.inner.call(request), reservation: Some(reservation) }
+            }
+            Ok(Some(Reserving::Now(Err(refusal)))) | Err(refusal) => ResponseFuture::Refused { refusal: Some(refusal) },
+            Ok(Some(Reserving::Shared(reserving))) => {
+                // The inner service was readied in `poll_ready`: keep that one for this call.
+                let clone = self.inner.clone();
+                let mut inner = std::mem::replace(&mut self.inner, clone);
+                ResponseFuture::Shared {
+                    future: Box::pin(async move {
+                        let reservation = reserving.await?;
+                        // On an error the reservation drops here: released.
+                        let response = inner.call(request).await?;
+                        Ok(response.map(|inner| LeaseBody { inner, reservation: Some(reservation) }))
+                    }),
+                }
+            }
         }
     }
 }
@@ -152,13 +173,15 @@ where
 pin_project_lite::pin_project! {
     /// The answer of [`ConcurrencyService`]: the inner answer with the reservation moved into its body.
     #[project = Projected]
-    pub enum ResponseFuture<F> {
+    pub enum ResponseFuture<F, B> {
         Forward { #[pin] future: F, reservation: Option<Reservation> },
         Refused { refusal: Option<A2aError> },
+        /// Reserving in a shared store, then forwarding.
+        Shared { future: BoxFuture<'static, Result<http::Response<LeaseBody<B>>, A2aError>> },
     }
 }
 
-impl<F, B> Future for ResponseFuture<F>
+impl<F, B> Future for ResponseFuture<F, B>
 where
     F: Future<Output = Result<http::Response<B>, A2aError>>,
 {
@@ -173,6 +196,7 @@ where
                 Poll::Ready(Ok(response.map(|inner| LeaseBody { inner, reservation })))
             }
             Projected::Refused { refusal } => Poll::Ready(Err(refusal.take().unwrap_or(A2aError::Internal))),
+            Projected::Shared { future } => future.as_mut().poll(cx),
         }
     }
 }

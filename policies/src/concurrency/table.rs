@@ -11,7 +11,10 @@ use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use tokio::time::Instant;
 
+use futures::future::BoxFuture;
+
 use super::ConcurrencyConfig;
+use super::shared::{LeaseVerdict, SharedLeases};
 use crate::{A2aError, TaskEvent, TaskObserver};
 
 /// How many reservations pass between two sweeps of expired leases of every caller.
@@ -85,10 +88,27 @@ pub struct LiveTasks {
     /// Leased task (by [`task_key`]) → its caller.
     by_task: DashMap<Box<str>, Arc<str>>,
     reservations: AtomicUsize,
+    /// When set, slots are counted there (across replicas); the table above then holds only the
+    /// reservations taken while the store was unreachable, if the store says to take them.
+    shared: Option<Arc<dyn SharedLeases>>,
+}
+
+/// A reservation decided now (this table), or by a shared store.
+pub enum Reserving {
+    Now(Result<Reservation, A2aError>),
+    Shared(BoxFuture<'static, Result<Reservation, A2aError>>),
 }
 
 impl LiveTasks {
     pub fn new(config: &ConcurrencyConfig) -> Result<Arc<LiveTasks>, String> {
+        LiveTasks::with_store(config, None)
+    }
+
+    /// A table whose slots are counted in `shared` (across replicas) when given.
+    pub fn with_store(
+        config: &ConcurrencyConfig,
+        shared: Option<Arc<dyn SharedLeases>>,
+    ) -> Result<Arc<LiveTasks>, String> {
         if config.lease_ttl.is_zero() {
             return Err("lease_ttl: must be longer than zero".into());
         }
@@ -100,6 +120,21 @@ impl LiveTasks {
             by_request: DashMap::new(),
             by_task: DashMap::new(),
             reservations: AtomicUsize::new(0),
+            shared,
+        }))
+    }
+
+    /// [`LiveTasks::reserve`], or its shared form when a store is attached.
+    pub fn reserve_any(self: &Arc<Self>, caller: &Arc<str>, request_id: &str) -> Reserving {
+        let Some(store) = &self.shared else { return Reserving::Now(self.reserve(caller, request_id)) };
+        let request_id: Arc<str> = Arc::from(request_id);
+        let verdict = store.reserve(caller.clone(), request_id.clone(), self.limit(caller), self.ttl);
+        let (table, caller) = (self.clone(), caller.clone());
+        Reserving::Shared(Box::pin(async move {
+            match verdict.await? {
+                LeaseVerdict::Reserved => Ok(Reservation { table, request_id, shared: true }),
+                LeaseVerdict::Local => table.reserve(&caller, &request_id),
+            }
         }))
     }
 
@@ -161,7 +196,7 @@ impl LiveTasks {
             self.drop_if_idle(caller);
             return Err(refusal);
         }
-        Ok(Reservation { table: self.clone(), request_id })
+        Ok(Reservation { table: self.clone(), request_id, shared: false })
     }
 
     /// Ends the pending reservation of `request_id`, if it is still pending.
@@ -252,6 +287,16 @@ impl TaskObserver for LiveTasks {
         let Some(task_id) = event.task_id else {
             return;
         };
+        if let Some(store) = &self.shared {
+            if event.state.is_some_and(|state| state.is_terminal()) {
+                if let Some(request_id) = event.request_id {
+                    store.release(request_id);
+                }
+                store.finish(event.backend, task_id);
+            } else if let Some(request_id) = event.request_id {
+                store.bind(request_id, event.backend, task_id);
+            }
+        }
         if event.state.is_some_and(|state| state.is_terminal()) {
             // An answer whose task is already over leaves nothing to lease.
             if let Some(request_id) = event.request_id {
@@ -270,11 +315,16 @@ impl TaskObserver for LiveTasks {
 pub struct Reservation {
     table: Arc<LiveTasks>,
     request_id: Arc<str>,
+    /// Held in the shared store rather than the table.
+    shared: bool,
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.table.release(&self.request_id);
+        match (&self.table.shared, self.shared) {
+            (Some(store), true) => store.release(&self.request_id),
+            _ => self.table.release(&self.request_id),
+        }
     }
 }
 

@@ -381,3 +381,80 @@ fn request_for_body(who: &str, request_id: &str, body: &'static str) -> Request<
     *request.body_mut() = Bytes::from_static(body.as_bytes());
     request
 }
+
+/// A shared lease store that admits or refuses as the test says and records what it was told.
+#[derive(Default)]
+struct FakeLeases {
+    refuse: bool,
+    log: Mutex<Vec<String>>,
+}
+
+impl SharedLeases for FakeLeases {
+    fn reserve(
+        &self,
+        caller: Arc<str>,
+        request_id: Arc<str>,
+        limit: usize,
+        _ttl: Duration,
+    ) -> BoxFuture<'static, Result<LeaseVerdict, A2aError>> {
+        self.log.lock().unwrap().push(format!("reserve {caller} {request_id}"));
+        let refuse = self.refuse;
+        Box::pin(async move {
+            if refuse { Err(A2aError::TooManyTasks { held: limit, limit }) } else { Ok(LeaseVerdict::Reserved) }
+        })
+    }
+    fn release(&self, request_id: &str) {
+        self.log.lock().unwrap().push(format!("release {request_id}"));
+    }
+    fn bind(&self, request_id: &str, backend: &str, task_id: &str) {
+        self.log.lock().unwrap().push(format!("bind {request_id} {backend}/{task_id}"));
+    }
+    fn finish(&self, backend: &str, task_id: &str) {
+        self.log.lock().unwrap().push(format!("finish {backend}/{task_id}"));
+    }
+}
+
+fn shared_table(store: Arc<FakeLeases>) -> Arc<LiveTasks> {
+    LiveTasks::with_store(&ConcurrencyConfig::default(), Some(store)).expect("valid")
+}
+
+async fn reserved(live: &Arc<LiveTasks>, caller: &str, request_id: &str) -> Result<Reservation, A2aError> {
+    match live.reserve_any(&Arc::from(caller), request_id) {
+        Reserving::Now(result) => result,
+        Reserving::Shared(future) => future.await,
+    }
+}
+
+#[tokio::test]
+async fn with_a_shared_store_slots_are_reserved_bound_released_and_ended_there() {
+    let store = Arc::new(FakeLeases::default());
+    let live = shared_table(store.clone());
+    let guard = reserved(&live, "alice", "r1").await.expect("reserved");
+    let event = |request_id, state| TaskEvent {
+        caller: None,
+        request_id,
+        backend: "b",
+        skill: None,
+        task_id: Some("t1"),
+        context_id: None,
+        state: Some(state),
+        artifact: None,
+        source: Source::Response,
+        at: std::time::Instant::now(),
+    };
+    live.observe(&event(Some("r1"), TaskState::Working));
+    drop(guard);
+    live.observe(&event(None, TaskState::Completed));
+    drop(reserved(&live, "alice", "r2").await.expect("reserved"));
+    assert_eq!(
+        *store.log.lock().unwrap(),
+        ["reserve alice r1", "bind r1 b/t1", "release r1", "finish b/t1", "reserve alice r2", "release r2"]
+    );
+    assert_eq!(live.footprint(), (0, 0, 0), "the in-process table holds nothing");
+}
+
+#[tokio::test]
+async fn a_shared_refusal_refuses_the_request() {
+    let live = shared_table(Arc::new(FakeLeases { refuse: true, ..FakeLeases::default() }));
+    assert!(matches!(reserved(&live, "alice", "r1").await, Err(A2aError::TooManyTasks { .. })));
+}

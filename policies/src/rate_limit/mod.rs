@@ -20,6 +20,7 @@
 //! a check is a few atomic operations and hash lookups, with no allocation for known callers.
 
 mod config;
+mod shared;
 mod store;
 
 use std::collections::HashMap;
@@ -29,7 +30,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::future::{Either, Ready, ready};
+use futures::future::{BoxFuture, Either, Ready, ready};
 use governor::clock::Clock;
 use governor::middleware::NoOpMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
@@ -38,6 +39,7 @@ use http::Request;
 use tower::{Layer, Service};
 
 pub use self::config::{ConfigError, QuotaConfig, RateLimitConfig};
+pub use self::shared::{SharedCheck, SharedQuotas, Verdict};
 pub(crate) use self::store::TokioClock;
 use self::store::{BoundedStore, Occupancy};
 use crate::{A2aCall, A2aError, Caller, RouteHint};
@@ -88,27 +90,100 @@ pub struct RateLimits {
     callers: HashMap<Box<str>, Direct>,
     skills: HashMap<Box<str>, Keyed>,
     global: Option<Direct>,
+    /// The quotas themselves, for a shared store.
+    plan: Plan,
+    /// When set, quotas are counted there (across replicas) and the buckets above only serve
+    /// while it is unreachable, if the store says so.
+    shared: Option<Arc<dyn SharedQuotas>>,
+}
+
+#[derive(Default)]
+struct Plan {
+    default: Option<Quota>,
+    callers: HashMap<Box<str>, Quota>,
+    skills: HashMap<Box<str>, Quota>,
+    global: Option<Quota>,
+}
+
+/// The outcome of a check: decided now (in-process buckets), or by a shared store.
+pub enum Check {
+    Now(Result<(), A2aError>),
+    Shared(BoxFuture<'static, Result<(), A2aError>>),
 }
 
 impl RateLimits {
     /// Builds the quotas; a bad quota is reported with its key path inside the section.
     pub fn new(config: &RateLimitConfig) -> Result<RateLimits, ConfigError> {
         let max_keys = config.max_tracked_keys.max(1);
+        let mut plan = Plan { default: Some(config.default.quota("default")?), ..Plan::default() };
         let default = Keyed::new(config.default.quota("default")?, max_keys);
         let mut callers = HashMap::with_capacity(config.callers.len());
         for (id, quota) in &config.callers {
             let quota = quota.quota(&format!("callers.{id}"))?;
+            plan.callers.insert(Box::from(id.as_str()), quota);
             callers.insert(Box::from(id.as_str()), RateLimiter::direct_with_clock(quota, TokioClock));
         }
         let mut skills = HashMap::with_capacity(config.skills.len());
         for (skill, quota) in &config.skills {
-            skills.insert(Box::from(skill.as_str()), Keyed::new(quota.quota(&format!("skills.{skill}"))?, max_keys));
+            let quota = quota.quota(&format!("skills.{skill}"))?;
+            plan.skills.insert(Box::from(skill.as_str()), quota);
+            skills.insert(Box::from(skill.as_str()), Keyed::new(quota, max_keys));
         }
         let global = match &config.global {
-            Some(quota) => Some(RateLimiter::direct_with_clock(quota.quota("global")?, TokioClock)),
+            Some(quota) => {
+                let quota = quota.quota("global")?;
+                plan.global = Some(quota);
+                Some(RateLimiter::direct_with_clock(quota, TokioClock))
+            }
             None => None,
         };
-        Ok(RateLimits { default, callers, skills, global })
+        Ok(RateLimits { default, callers, skills, global, plan, shared: None })
+    }
+
+    /// Counts the quotas in `store`, shared with other replicas, instead of in this process.
+    pub fn with_shared(mut self, store: Arc<dyn SharedQuotas>) -> RateLimits {
+        self.shared = Some(store);
+        self
+    }
+
+    /// [`RateLimits::check_caller`], or its shared form when a store is attached.
+    pub fn check_caller_any(self: &Arc<Self>, caller: &Arc<str>) -> Check {
+        let Some(store) = &self.shared else { return Check::Now(self.check_caller(caller)) };
+        let quota = self.plan.callers.get(&**caller).copied().or(self.plan.default);
+        let mut checks = Vec::with_capacity(2);
+        let mut scopes = Vec::with_capacity(2);
+        if let Some(quota) = quota {
+            checks.push(shared_check(format!("c\n{caller}"), quota));
+            scopes.push(Owned::Caller);
+        }
+        if let Some(quota) = self.plan.global {
+            checks.push(shared_check("g".to_owned(), quota));
+            scopes.push(Owned::Global);
+        }
+        let (this, caller) = (self.clone(), caller.clone());
+        let verdict = store.check(checks);
+        Check::Shared(Box::pin(async move {
+            match verdict.await? {
+                Verdict::Admitted => Ok(()),
+                Verdict::Refused { index, retry_after } => Err(refused(retry_after, scopes[index].scope())),
+                Verdict::Local => this.check_caller(&caller),
+            }
+        }))
+    }
+
+    /// [`RateLimits::check_skill`], or its shared form when a store is attached.
+    pub fn check_skill_any(self: &Arc<Self>, caller: &Arc<str>, skill: &str) -> Check {
+        let Some(store) = &self.shared else { return Check::Now(self.check_skill(caller, skill)) };
+        let Some(quota) = self.plan.skills.get(skill).copied() else { return Check::Now(Ok(())) };
+        let verdict = store.check(vec![shared_check(format!("s\n{skill}\n{caller}"), quota)]);
+        let (this, caller, skill) = (self.clone(), caller.clone(), skill.to_owned());
+        Check::Shared(Box::pin(async move {
+            match verdict.await? {
+                Verdict::Admitted => Ok(()),
+                Verdict::Refused { retry_after, .. } => Err(refused(retry_after, Scope::Skill(&skill))),
+                Verdict::Local => this.check_skill(&caller, &skill),
+            }
+        }))
     }
 
     /// Admits one request of `caller` (a send to `skill`, when given) or says which quota it is over.
@@ -159,8 +234,31 @@ impl RateLimits {
     }
 }
 
+/// A scope that a future can carry (the skill's name is known where it is used).
+#[derive(Clone, Copy)]
+enum Owned {
+    Caller,
+    Global,
+}
+
+impl Owned {
+    fn scope(self) -> Scope<'static> {
+        match self {
+            Owned::Caller => Scope::Caller,
+            Owned::Global => Scope::Global,
+        }
+    }
+}
+
+fn shared_check(key: String, quota: Quota) -> SharedCheck {
+    SharedCheck { key, interval: quota.replenish_interval(), burst: quota.burst_size().get() }
+}
+
 fn refusal(until: &NotUntil<Instant>, scope: Scope<'_>) -> A2aError {
-    let retry_after = until.wait_time_from(TokioClock.now());
+    refused(until.wait_time_from(TokioClock.now()), scope)
+}
+
+fn refused(retry_after: Duration, scope: Scope<'_>) -> A2aError {
     let what = match scope {
         Scope::Caller => "you are over your request rate limit".to_owned(),
         Scope::Skill(skill) => format!("you are over your rate limit for the skill '{skill}'"),
@@ -175,6 +273,15 @@ pub(crate) fn human(wait: Duration) -> String {
         return format!("{} ms", wait.as_millis().max(1));
     }
     format!("{} s", wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
+}
+
+impl Check {
+    async fn resolve(self) -> Result<(), A2aError> {
+        match self {
+            Check::Now(result) => result,
+            Check::Shared(future) => future.await,
+        }
+    }
 }
 
 /// Which quotas a [`RateLimitLayer`] checks.
@@ -231,11 +338,16 @@ pub struct RateLimitService<S> {
 
 impl<S> Service<Request<Bytes>> for RateLimitService<S>
 where
-    S: Service<Request<Bytes>, Error = A2aError>,
+    S: Service<Request<Bytes>, Error = A2aError> + Clone + Send + 'static,
+    S::Future: Send,
 {
     type Response = S::Response;
     type Error = A2aError;
-    type Future = Either<Ready<Result<S::Response, A2aError>>, S::Future>;
+    #[allow(clippy::type_complexity)]
+    type Future = Either<
+        Ready<Result<S::Response, A2aError>>,
+        Either<S::Future, BoxFuture<'static, Result<S::Response, A2aError>>>,
+    >;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
         self.inner.poll_ready(cx)
@@ -253,14 +365,36 @@ where
             _ => None,
         };
         let checked = match (self.stage, skill) {
-            (Stage::Caller, _) => self.limits.check_caller(&caller.id),
-            (Stage::Skill, Some(skill)) => self.limits.check_skill(&caller.id, skill),
-            (Stage::Skill, None) => Ok(()),
-            (Stage::Both, skill) => self.limits.check(&caller.id, skill),
+            (Stage::Caller, _) => self.limits.check_caller_any(&caller.id),
+            (Stage::Skill, Some(skill)) => self.limits.check_skill_any(&caller.id, skill),
+            (Stage::Skill, None) => Check::Now(Ok(())),
+            (Stage::Both, skill) if self.limits.shared.is_none() => Check::Now(self.limits.check(&caller.id, skill)),
+            (Stage::Both, skill) => {
+                let (caller_check, skill_check) = (
+                    self.limits.check_caller_any(&caller.id),
+                    skill.map(|skill| self.limits.check_skill_any(&caller.id, skill)),
+                );
+                Check::Shared(Box::pin(async move {
+                    caller_check.resolve().await?;
+                    match skill_check {
+                        Some(check) => check.resolve().await,
+                        None => Ok(()),
+                    }
+                }))
+            }
         };
         match checked {
-            Ok(()) => Either::Right(self.inner.call(request)),
-            Err(refusal) => Either::Left(ready(Err(refusal))),
+            Check::Now(Ok(())) => Either::Right(Either::Left(self.inner.call(request))),
+            Check::Now(Err(refusal)) => Either::Left(ready(Err(refusal))),
+            Check::Shared(decision) => {
+                // The inner service was readied in `poll_ready`: keep that one for this call.
+                let clone = self.inner.clone();
+                let mut inner = std::mem::replace(&mut self.inner, clone);
+                Either::Right(Either::Right(Box::pin(async move {
+                    decision.await?;
+                    inner.call(request).await
+                })))
+            }
         }
     }
 }

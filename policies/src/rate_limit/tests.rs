@@ -196,3 +196,70 @@ fn the_service_is_generic_over_the_inner_response() {
     assert_service(&layer(RateLimitConfig::default()).layer(inner));
     let _: Option<Infallible> = None;
 }
+
+/// A shared store answering every check with what the test says, recording what it was asked.
+struct FakeShared {
+    verdict: Verdict,
+    asked: std::sync::Mutex<Vec<Vec<SharedCheck>>>,
+}
+
+impl SharedQuotas for FakeShared {
+    fn check(&self, checks: Vec<SharedCheck>) -> BoxFuture<'static, Result<Verdict, A2aError>> {
+        self.asked.lock().unwrap().push(checks);
+        let verdict = self.verdict.clone();
+        Box::pin(async move { Ok(verdict) })
+    }
+}
+
+fn shared_layer(config: &RateLimitConfig, verdict: Verdict) -> (RateLimitLayer, Arc<FakeShared>) {
+    let store = Arc::new(FakeShared { verdict, asked: Default::default() });
+    let limits = RateLimits::new(config).expect("valid").with_shared(store.clone());
+    (RateLimitLayer::new(Arc::new(limits)), store)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_store_is_asked_for_the_caller_and_global_buckets_in_one_check() {
+    let config = RateLimitConfig {
+        global: Some(QuotaConfig::per_second(100, 200)),
+        skills: [("review".to_owned(), QuotaConfig::per_minute(6, 2))].into(),
+        ..only_default(QuotaConfig::per_second(2, 4))
+    };
+    let (layer, store) = shared_layer(&config, Verdict::Admitted);
+    for _ in 0..10 {
+        assert!(send(&layer, request("alice", Operation::SendMessage, Some("review"))).await.is_ok());
+    }
+    let asked = store.asked.lock().unwrap();
+    assert_eq!(asked.len(), 20, "the caller's check and the skill's, per request; the in-process buckets are not used");
+    assert_eq!(
+        asked[0],
+        vec![
+            SharedCheck { key: "c\nalice".into(), interval: Duration::from_millis(500), burst: 4 },
+            SharedCheck { key: "g".into(), interval: Duration::from_millis(10), burst: 200 },
+        ]
+    );
+    assert_eq!(
+        asked[1],
+        vec![SharedCheck { key: "s\nreview\nalice".into(), interval: Duration::from_secs(10), burst: 2 }]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_refusal_names_the_quota_that_refused() {
+    let config = RateLimitConfig { global: Some(QuotaConfig::per_second(100, 200)), ..RateLimitConfig::default() };
+    let (layer, _) = shared_layer(&config, Verdict::Refused { index: 1, retry_after: Duration::from_millis(300) });
+    match message(&layer, "alice").await {
+        Err(A2aError::RateLimited { message, retry_after }) => {
+            assert_eq!(retry_after, Duration::from_millis(300));
+            assert!(message.contains("overall"), "{message}");
+        }
+        other => panic!("expected RateLimited, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_store_that_says_local_leaves_metering_to_this_process() {
+    let (layer, _) = shared_layer(&only_default(QuotaConfig::per_second(1, 2)), Verdict::Local);
+    assert!(message(&layer, "alice").await.is_ok());
+    assert!(message(&layer, "alice").await.is_ok());
+    assert!(message(&layer, "alice").await.is_err(), "the in-process bucket meters meanwhile");
+}
