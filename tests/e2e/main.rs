@@ -13,6 +13,7 @@ mod integrity;
 mod leaks;
 mod lifecycle;
 mod limits;
+mod outage;
 mod observability;
 mod push;
 mod python_sdk;
