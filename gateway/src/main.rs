@@ -142,6 +142,12 @@ enum Command {
         /// Delay between the review agent's steps, in milliseconds.
         #[arg(long)]
         step_ms: Option<u64>,
+        /// Finished tasks kept at most (the oldest are forgotten first).
+        #[arg(long, default_value_t = 10_000)]
+        max_tasks: usize,
+        /// Seconds a finished task is kept.
+        #[arg(long, default_value_t = 3600)]
+        task_ttl_secs: u64,
     },
 }
 
@@ -231,10 +237,11 @@ async fn run(command: Command) -> anyhow::Result<()> {
             a2a_example_agents::serve_early(listener, stop.cancelled_owned()).await?;
             Ok(())
         }
-        Command::ExampleAgent { kind, listen, name, slow_secs, step_ms } => {
+        Command::ExampleAgent { kind, listen, name, slow_secs, step_ms, max_tasks, task_ttl_secs } => {
             let kind: a2a_example_agents::AgentKind =
                 kind.parse().map_err(|_| anyhow::anyhow!("unknown example agent '{kind}'"))?;
-            let mut options = a2a_example_agents::AgentOptions { name, ..Default::default() };
+            let store = a2a_example_agents::StoreLimits { max_tasks, ttl: Duration::from_secs(task_ttl_secs) };
+            let mut options = a2a_example_agents::AgentOptions { name, store, ..Default::default() };
             if let Some(secs) = slow_secs {
                 options.slow_duration = Duration::from_secs_f64(secs);
             }

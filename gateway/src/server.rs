@@ -244,7 +244,11 @@ pub async fn run(
         }
         None => None,
     };
-    spawn_directory_sweeper(shared.directory.clone(), runtime.gateway().config.routing.sweep_interval, background.clone());
+    spawn_directory_sweeper(
+        shared.directory.clone(),
+        runtime.gateway().config.routing.sweep_interval,
+        background.clone(),
+    );
     crate::admin::spawn_expiry(runtime.clone(), background.clone());
     if let Some(path) = config_path {
         spawn_reloader(runtime.clone(), path, background.clone());

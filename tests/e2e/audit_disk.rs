@@ -29,7 +29,9 @@ impl Tmpfs {
             .is_ok_and(|o| o.status.success());
         if !mounted {
             let _ = std::fs::remove_dir(&dir);
-            eprintln!("SKIPPED: cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN); the full-disk audit test did not run");
+            eprintln!(
+                "SKIPPED: cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN); the full-disk audit test did not run"
+            );
             return None;
         }
         Some(Tmpfs(dir))

@@ -43,7 +43,8 @@ async fn send_in_every_dialect(base: &str, skill: &str) -> Vec<(&'static str, u1
     let (s1, r1, b1) =
         post(&format!("{base}/"), Some("1.0"), rpc_body("SendMessage", json!({"message": message.clone()}))).await;
     let (s2, r2, b2) = post(&format!("{base}/message:send"), Some("1.0"), json!({"message": message})).await;
-    let (s3, r3, b3) = post(&format!("{base}/"), None, rpc_body("message/send", json!({"message": message03(skill)}))).await;
+    let (s3, r3, b3) =
+        post(&format!("{base}/"), None, rpc_body("message/send", json!({"message": message03(skill)}))).await;
     let (s4, r4, b4) = post(&format!("{base}/tasks/send"), None, early_send(skill)).await;
     vec![
         ("1.0 JSON-RPC", s1, r1, b1),
@@ -84,9 +85,12 @@ async fn no_healthy_agent_is_a_retryable_outage_in_every_dialect_and_an_unknown_
         }
     }
     // The agent's own path is the same outage.
-    let (status, retry, body) =
-        post(&format!("{}/agents/review/message:send", gw.url), Some("1.0"), json!({"message": text_message("x", None)}))
-            .await;
+    let (status, retry, body) = post(
+        &format!("{}/agents/review/message:send", gw.url),
+        Some("1.0"),
+        json!({"message": text_message("x", None)}),
+    )
+    .await;
     assert_eq!((status, retry.is_some()), (503, true), "{body}");
     assert_eq!(body["error"]["details"][0]["reason"], "AGENT_UNAVAILABLE", "{body}");
 
@@ -144,12 +148,14 @@ async fn sigterm_under_load_goes_not_ready_keeps_accepting_through_the_delay_the
             while !stop.load(Ordering::SeqCst) {
                 i += 1;
                 let was_unready = unready.load(Ordering::SeqCst);
-                let body = rpc_body("SendMessage", json!({"message": text_message(&format!("w{w}-{i}"), Some("echo"))}));
+                let body =
+                    rpc_body("SendMessage", json!({"message": text_message(&format!("w{w}-{i}"), Some("echo"))}));
                 let sent = fresh.post(&url).header("A2A-Version", "1.0").json(&body).send().await;
                 let answered = match sent {
-                    Ok(response) => response.json::<Value>().await.is_ok_and(|v| {
-                        v["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-                    }),
+                    Ok(response) => response
+                        .json::<Value>()
+                        .await
+                        .is_ok_and(|v| v["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"),
                     Err(_) => false,
                 };
                 if answered && was_unready {
@@ -180,10 +186,14 @@ async fn sigterm_under_load_goes_not_ready_keeps_accepting_through_the_delay_the
     // A call in flight when the listener closes is drained, as before.
     let url = format!("{}/", gw.url);
     let in_flight =
-        tokio::spawn(async move { rpc(&url, "SendMessage", json!({"message": text_message("d", Some("slow"))})).await });
+        tokio::spawn(
+            async move { rpc(&url, "SendMessage", json!({"message": text_message("d", Some("slow"))})).await },
+        );
     loop {
         let (_, seen) = get_json(&format!("{}/debug/requests", slow.url)).await;
-        if seen.as_array().is_some_and(|r| r.iter().any(|r| r["operation"].as_str().is_some_and(|o| o.contains("Message"))))
+        if seen
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r["operation"].as_str().is_some_and(|o| o.contains("Message"))))
         {
             break;
         }
@@ -204,4 +214,36 @@ async fn sigterm_under_load_goes_not_ready_keeps_accepting_through_the_delay_the
     let refused_before_closing = outcomes.iter().filter(|o| !o.answered && !o.closing).count();
     assert_eq!(refused_before_closing, 0, "no call failed before the listener was told to close");
     assert!(outcomes.iter().any(|o| !o.answered && o.closing), "after the delay the listener closed");
+}
+
+/// The value of `series` (name and labels, as Prometheus prints them) on the admin listener.
+async fn metric(admin: &str, series: &str) -> Option<f64> {
+    let text = client().get(format!("{admin}/metrics")).send().await.ok()?.text().await.ok()?;
+    text.lines().find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+}
+
+#[tokio::test]
+async fn the_task_directory_size_is_a_metric_and_its_sweep_interval_is_configurable() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let extra = "routing:\n  task_ttl: 1s\n  sweep_interval: 100ms\n";
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], extra)).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let admin = gw.admin.clone().expect("admin listener");
+    for i in 0..3 {
+        let answer = rpc(
+            &format!("{}/", gw.url),
+            "SendMessage",
+            json!({"message": text_message(&format!("{i}"), Some("echo"))}),
+        )
+        .await;
+        assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    }
+    let tasks = "a2a_task_directory_entries{kind=\"task\"}";
+    assert_eq!(metric(&admin, tasks).await, Some(3.0));
+    // Past the time-to-live, the next sweep (every 100 ms here, not every minute) forgets them.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while metric(&admin, tasks).await != Some(0.0) {
+        assert!(Instant::now() < deadline, "the sweep forgets expired tasks");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -551,7 +551,10 @@ impl<W: LineOut> ChainWriter<W> {
             }
             self.discard();
         } else {
-            tracing::warn!(count = loss.count, "audit log writes again; the records it could not write are reported lost");
+            tracing::warn!(
+                count = loss.count,
+                "audit log writes again; the records it could not write are reported lost"
+            );
         }
         result
     }

@@ -87,7 +87,10 @@ fn fail_open_reports_the_exact_loss_when_writing_works_again_and_the_chain_stays
     let lines = chained_lines(&w.out);
     assert_eq!(ids(&lines), ["n0", "n1", "n2", "n10"]);
     let report = &lines[3];
-    assert_eq!((&report["event"], &report["count"], &report["cause"]), (&json!("audit.dropped"), &json!(7), &json!("write_failed")));
+    assert_eq!(
+        (&report["event"], &report["count"], &report["cause"]),
+        (&json!("audit.dropped"), &json!(7), &json!("write_failed"))
+    );
     assert!(report["first_ts"].is_string() && report["last_ts"].is_string(), "{report}");
 }
 

@@ -7,9 +7,13 @@ async fn overflow_is_counted_and_reported_in_the_log() {
     let dir = TempDir::new("overflow");
     let file = FileConfig { path: dir.path().join("audit.jsonl"), max_bytes: 1 << 20, max_files: 10 };
     let (open_gate, gate) = std::sync::mpsc::channel();
-    let opener: Opener = Box::new(move || {
-        Ok(Box::new(Gated { inner: FileTarget::open(&file, Default::default(), Default::default())?, gate: Some(gate) }) as Box<dyn Target>)
-    });
+    let opener: Opener =
+        Box::new(move || {
+            Ok(Box::new(Gated {
+                inner: FileTarget::open(&file, Default::default(), Default::default())?,
+                gate: Some(gate),
+            }) as Box<dyn Target>)
+        });
     let sink = AuditSink::start_with(1, vec![opener], Default::default()).await.unwrap();
     let audit = Audit::new(&AuditConfig::default(), sink.handle());
 
