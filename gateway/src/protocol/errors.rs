@@ -401,4 +401,32 @@ mod tests {
         assert_eq!(v["error"]["code"], -32603);
         assert_eq!(v["id"], 7);
     }
+
+    #[test]
+    fn outages_are_503_with_retry_after_in_every_dialect() {
+        let outage = A2aError::AgentUnavailable {
+            message: "the agents that offer the skill 'x' are unavailable; retry later".into(),
+            retry_after: std::time::Duration::from_millis(200),
+        };
+        let audit = A2aError::AuditUnavailable { retry_after: std::time::Duration::from_secs(1) };
+        for (error, code, reason) in [
+            (&outage, CODE_AGENT_UNAVAILABLE, "AGENT_UNAVAILABLE"),
+            (&audit, CODE_AUDIT_UNAVAILABLE, "AUDIT_UNAVAILABLE"),
+        ] {
+            let retry = (header::RETRY_AFTER, HeaderValue::from(1u64));
+            for (dialect, binding) in
+                [(Dialect::V1, Binding::JsonRpc), (Dialect::V1, Binding::Rest), (Dialect::V03, Binding::JsonRpc)]
+            {
+                let r = render_in(error, dialect, binding, Some(&json!(3)));
+                assert_eq!((r.status, &r.headers[..]), (StatusCode::SERVICE_UNAVAILABLE, &[retry.clone()][..]));
+                let v = parse(&r);
+                match binding {
+                    Binding::JsonRpc => assert_eq!((&v["error"]["code"], &v["id"]), (&json!(code), &json!(3))),
+                    Binding::Rest => assert_eq!(v["error"]["details"][0]["reason"], reason),
+                }
+            }
+            let r = render_in(error, Dialect::Early, Binding::Rest, None);
+            assert_eq!((r.status, r.headers.len()), (StatusCode::SERVICE_UNAVAILABLE, 1));
+        }
+    }
 }
