@@ -46,6 +46,7 @@ use crate::behaviour::Behaviour;
 use crate::card::Card;
 use crate::operation::Agent;
 use crate::recorder::Recorder;
+pub use crate::store::StoreLimits;
 use crate::store::TaskStore;
 
 pub use crate::early::{early_router, serve_early};
@@ -110,11 +111,18 @@ pub struct AgentOptions {
     pub slow_duration: Duration,
     /// Pause between the review agent's steps (100 ms by default).
     pub step_delay: Duration,
+    /// How many finished tasks the agent keeps, and for how long.
+    pub store: StoreLimits,
 }
 
 impl Default for AgentOptions {
     fn default() -> Self {
-        Self { name: None, slow_duration: Duration::from_secs(10), step_delay: Duration::from_millis(100) }
+        Self {
+            name: None,
+            slow_duration: Duration::from_secs(10),
+            step_delay: Duration::from_millis(100),
+            store: StoreLimits::default(),
+        }
     }
 }
 
@@ -129,7 +137,7 @@ impl App {
     fn new(kind: AgentKind, base_url: &str, options: AgentOptions) -> Self {
         Self {
             agent: Agent {
-                store: Arc::new(TaskStore::default()),
+                store: Arc::new(TaskStore::new(options.store)),
                 behaviour: Arc::new(Behaviour::new(kind, &options)),
                 shutdown: CancellationToken::new(),
             },

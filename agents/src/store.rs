@@ -4,9 +4,14 @@
 //! One mutex guards it all so that applying an event and broadcasting it are a single step:
 //! a subscriber that takes a snapshot and a receiver under the lock sees every later event
 //! exactly once. The lock is never held across an await.
+//!
+//! The store is bounded: a finished task gives up its event channel (the bulk of a task's memory:
+//! its buffer is allocated whole) and is forgotten after [`StoreLimits::ttl`], or sooner, oldest
+//! first, when more than [`StoreLimits::max_tasks`] are kept. Live tasks are never forgotten.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
@@ -28,9 +33,26 @@ pub struct Subscription {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TaskClosed;
 
+/// How many finished tasks an agent keeps, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreLimits {
+    pub max_tasks: usize,
+    pub ttl: Duration,
+}
+
+impl Default for StoreLimits {
+    fn default() -> Self {
+        StoreLimits { max_tasks: 10_000, ttl: Duration::from_secs(3600) }
+    }
+}
+
+/// Creations between two sweeps for expired tasks (a full store sweeps at once).
+const SWEEP_EVERY: u64 = 256;
+
 #[derive(Default)]
 pub struct TaskStore {
     inner: Mutex<Inner>,
+    limits: StoreLimits,
 }
 
 #[derive(Default)]
@@ -43,17 +65,46 @@ struct Inner {
 struct Slot {
     seq: u64,
     task: Task,
-    events: broadcast::Sender<StreamResponse>,
+    /// Dropped once the task is finished: nothing follows, and its buffer is most of the memory.
+    events: Option<broadcast::Sender<StreamResponse>>,
     turn: Option<AbortHandle>,
+    finished: Option<Instant>,
 }
 
 impl Slot {
     fn subscription(&self) -> Subscription {
-        Subscription { snapshot: self.task.clone(), events: self.events.subscribe() }
+        let events = match &self.events {
+            Some(events) => events.subscribe(),
+            // A finished task: a receiver that ends at once.
+            None => broadcast::channel(1).1,
+        };
+        Subscription { snapshot: self.task.clone(), events }
+    }
+
+    /// Sends `event` to the task's subscribers; a terminal state closes the channel after it.
+    fn broadcast(&mut self, event: StreamResponse) {
+        if let Some(events) = &self.events {
+            // No receiver is fine: nobody is watching this task right now.
+            let _ = events.send(event);
+        }
+        if self.task.status.state.is_terminal() {
+            self.events = None;
+            self.finished.get_or_insert_with(Instant::now);
+        }
     }
 }
 
 impl TaskStore {
+    pub fn new(limits: StoreLimits) -> TaskStore {
+        TaskStore { inner: Mutex::default(), limits }
+    }
+
+    /// Tasks kept (live and finished).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().tasks.len()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic elsewhere cannot leave a half-applied event (updates are single assignments),
         // so a poisoned lock is still safe to use.
@@ -63,10 +114,13 @@ impl TaskStore {
     /// Stores a new task and subscribes to it before any agent event can be published.
     pub fn create(&self, task: Task) -> Subscription {
         let mut inner = self.lock();
+        if inner.tasks.len() >= self.limits.max_tasks || inner.next_seq % SWEEP_EVERY == 0 {
+            inner.forget_finished(self.limits);
+        }
         let seq = inner.next_seq;
         inner.next_seq += 1;
         let (events, _) = broadcast::channel(EVENT_BUFFER);
-        let slot = Slot { seq, task, events, turn: None };
+        let slot = Slot { seq, task, events: Some(events), turn: None, finished: None };
         let subscription = slot.subscription();
         inner.tasks.insert(slot.task.id.clone(), slot);
         subscription
@@ -134,8 +188,7 @@ impl TaskStore {
             return Err(TaskClosed);
         }
         apply(&mut slot.task, &event);
-        // No receiver is fine: nobody is watching this task right now.
-        let _ = slot.events.send(event);
+        slot.broadcast(event);
         Ok(())
     }
 
@@ -173,7 +226,7 @@ impl TaskStore {
             metadata: None,
         });
         apply(&mut slot.task, &event);
-        let _ = slot.events.send(event);
+        slot.broadcast(event);
         Ok(slot.task.clone())
     }
 
@@ -184,6 +237,24 @@ impl TaskStore {
             if let Some(turn) = slot.turn.take() {
                 turn.abort();
             }
+        }
+    }
+}
+
+impl Inner {
+    /// Forgets finished tasks past their time, then the oldest finished ones while the store is
+    /// over its bound.
+    fn forget_finished(&mut self, limits: StoreLimits) {
+        self.tasks.retain(|_, slot| slot.finished.is_none_or(|at| at.elapsed() < limits.ttl));
+        let excess = (self.tasks.len() + 1).saturating_sub(limits.max_tasks);
+        if excess == 0 {
+            return;
+        }
+        let mut finished: Vec<(u64, String)> =
+            self.tasks.iter().filter(|(_, s)| s.finished.is_some()).map(|(id, s)| (s.seq, id.clone())).collect();
+        finished.sort_unstable();
+        for (_, id) in finished.into_iter().take(excess) {
+            self.tasks.remove(&id);
         }
     }
 }
@@ -294,6 +365,34 @@ mod tests {
         assert_eq!(canceled.status.state, TaskState::Canceled);
         assert_eq!(store.publish("t", status(TaskState::Working, "late")), Err(TaskClosed));
         assert_eq!(store.cancel("t", "again").err(), Some(A2aError::TaskNotCancelable));
+    }
+
+    #[test]
+    fn finished_tasks_give_up_their_channel_and_the_oldest_go_past_the_bound() {
+        let store = TaskStore::new(StoreLimits { max_tasks: 3, ttl: Duration::from_secs(3600) });
+        for id in ["a", "b", "c"] {
+            store.create(new_task(id));
+            let _ = store.publish(id, status(TaskState::Completed, "done"));
+        }
+        assert!(store.lock().tasks.values().all(|slot| slot.events.is_none()), "finished: no channel kept");
+        // A live task is never forgotten; the oldest finished one makes room.
+        store.create(new_task("live"));
+        assert_eq!((store.len(), store.get("a")), (3, None));
+        for id in ["d", "e", "f"] {
+            store.create(new_task(id));
+        }
+        assert!(store.get("live").is_some(), "live tasks stay");
+        assert!(store.len() <= 4, "bounded: {}", store.len());
+    }
+
+    #[test]
+    fn finished_tasks_are_forgotten_after_their_time() {
+        let store = TaskStore::new(StoreLimits { max_tasks: 100, ttl: Duration::ZERO });
+        store.create(new_task("old"));
+        let _ = store.publish("old", status(TaskState::Completed, "done"));
+        store.create(new_task("running"));
+        store.lock().forget_finished(store.limits);
+        assert_eq!((store.get("old").is_none(), store.get("running").is_some()), (true, true));
     }
 
     #[test]

@@ -101,6 +101,10 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Shutdown {
+    /// How long the gateway keeps accepting calls after SIGTERM while `/readyz` already fails, so
+    /// that load balancers stop sending before the listener closes (a second signal ends it early).
+    #[serde(default, with = "duration")]
+    pub unready_delay: Duration,
     /// How long in-flight calls and open streams may take to finish before the gateway ends them
     /// (streams with a terminal event, waiting calls with an error).
     #[serde(default = "default_drain_timeout", with = "duration")]
@@ -109,7 +113,7 @@ pub struct Shutdown {
 
 impl Default for Shutdown {
     fn default() -> Self {
-        Shutdown { drain_timeout: default_drain_timeout() }
+        Shutdown { unready_delay: Duration::ZERO, drain_timeout: default_drain_timeout() }
     }
 }
 
@@ -220,6 +224,9 @@ pub struct Routing {
     /// How long the task directory remembers a task after its last sighting.
     #[serde(default = "default_task_ttl", with = "duration")]
     pub task_ttl: Duration,
+    /// How often the task directory forgets tasks past `task_ttl` (see `a2a_task_directory_entries`).
+    #[serde(default = "default_sweep_interval", with = "duration")]
+    pub sweep_interval: Duration,
     /// Whether a task belongs to the caller that created it or to the caller's tenant.
     #[serde(default)]
     pub isolation: crate::routing::Isolation,
@@ -232,6 +239,7 @@ impl Default for Routing {
             resolve: Default::default(),
             resolve_margin: default_resolve_margin(),
             task_ttl: default_task_ttl(),
+            sweep_interval: default_sweep_interval(),
             isolation: Default::default(),
         }
     }
@@ -243,6 +251,10 @@ fn default_resolve_margin() -> f32 {
 
 fn default_task_ttl() -> Duration {
     Duration::from_secs(24 * 3600)
+}
+
+fn default_sweep_interval() -> Duration {
+    Duration::from_secs(60)
 }
 
 /// What the gateway's own card says about itself.
@@ -468,6 +480,9 @@ impl Config {
         }
         if self.health.unhealthy_after == 0 {
             return Err(invalid("health.unhealthy_after", "must be at least 1"));
+        }
+        if self.routing.sweep_interval.is_zero() {
+            return Err(invalid("routing.sweep_interval", "must be greater than zero"));
         }
         if self.health.interval.is_zero() {
             return Err(invalid("health.interval", "must be greater than zero"));

@@ -60,7 +60,10 @@ pub fn schema() -> Value {
     let shutdown = json!({
         "type": "object",
         "additionalProperties": false,
-        "properties": {"drain_timeout": duration("How long open calls may finish on SIGTERM")}
+        "properties": {
+            "unready_delay": duration("How long the gateway keeps accepting after SIGTERM while /readyz fails"),
+            "drain_timeout": duration("How long open calls may finish on SIGTERM")
+        }
     });
     let deadlines = json!({
         "type": "object",

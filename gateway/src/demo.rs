@@ -48,7 +48,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         routing: Default::default(),
         card: crate::config::CardInfo { name: "A2A Gateway (demo)".into(), ..Default::default() },
         limits: Default::default(),
-        shutdown: crate::config::Shutdown { drain_timeout: Duration::from_secs(5) },
+        shutdown: crate::config::Shutdown { unready_delay: Duration::ZERO, drain_timeout: Duration::from_secs(5) },
         auth: Some(demo_auth()),
         permissions: None,
         gateway_identity: None,
@@ -71,7 +71,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e} (pick another with --listen)"))?;
     let base = config.public_base(listener.local_addr()?);
     println!("{}", banner(&base, &config));
-    server::run(config, listener, None, stop).await
+    server::run(config, listener, None, stop.into()).await
 }
 
 /// The demo's bearer token: an API key the demo accepts, printed in the banner.

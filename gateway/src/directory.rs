@@ -61,6 +61,15 @@ pub trait TaskDirectory: Send + Sync + 'static {
     fn sweep(&self);
     /// Up to `limit` known tasks with their entries, in no particular order (the admin API's view).
     fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>>;
+    /// How many entries this process holds in memory (the `a2a_task_directory_entries` gauge).
+    fn size(&self) -> DirectorySize;
+}
+
+/// Entries a directory holds in this process's memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DirectorySize {
+    pub tasks: usize,
+    pub contexts: usize,
 }
 
 struct Seen<T> {
@@ -182,6 +191,10 @@ impl TaskDirectory for MemoryDirectory {
     fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>> {
         let tasks = self.tasks.iter().take(limit).map(|e| (e.key().clone(), e.value().value.clone())).collect();
         futures::future::ready(tasks).boxed()
+    }
+
+    fn size(&self) -> DirectorySize {
+        DirectorySize { tasks: self.tasks.len(), contexts: self.contexts.len() }
     }
 
     fn sweep(&self) {

@@ -9,7 +9,6 @@ use a2a_gateway::admin::cli;
 use a2a_gateway::config::Config;
 use a2a_gateway::{demo, install_crypto_provider, server};
 use clap::{Parser, Subcommand};
-use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
 #[command(name = "a2a-gateway", version, about = "One A2A endpoint in front of a fleet of agents")]
@@ -143,6 +142,12 @@ enum Command {
         /// Delay between the review agent's steps, in milliseconds.
         #[arg(long)]
         step_ms: Option<u64>,
+        /// Finished tasks kept at most (the oldest are forgotten first).
+        #[arg(long, default_value_t = 10_000)]
+        max_tasks: usize,
+        /// Seconds a finished task is kept.
+        #[arg(long, default_value_t = 3600)]
+        task_ttl_secs: u64,
     },
 }
 
@@ -211,8 +216,9 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command) -> anyhow::Result<()> {
-    let stop = CancellationToken::new();
-    tokio::spawn(cancel_on_signal(stop.clone()));
+    let signals = server::Stop::default();
+    tokio::spawn(cancel_on_signal(signals.clone()));
+    let stop = signals.begin.clone();
     match command {
         Command::Serve { config: path } => {
             let config = Config::load(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -222,7 +228,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             let listener = tokio::net::TcpListener::bind(config.listeners.public)
                 .await
                 .map_err(|e| anyhow::anyhow!("public listener {}: {e}", config.listeners.public))?;
-            server::run(config, listener, Some(path), stop).await
+            server::run(config, listener, Some(path), signals).await
         }
         Command::Demo { listen, admin } => demo::run(listen, admin, stop).await,
         Command::ExampleAgent { kind, listen, .. } if kind == "early" => {
@@ -231,10 +237,11 @@ async fn run(command: Command) -> anyhow::Result<()> {
             a2a_example_agents::serve_early(listener, stop.cancelled_owned()).await?;
             Ok(())
         }
-        Command::ExampleAgent { kind, listen, name, slow_secs, step_ms } => {
+        Command::ExampleAgent { kind, listen, name, slow_secs, step_ms, max_tasks, task_ttl_secs } => {
             let kind: a2a_example_agents::AgentKind =
                 kind.parse().map_err(|_| anyhow::anyhow!("unknown example agent '{kind}'"))?;
-            let mut options = a2a_example_agents::AgentOptions { name, ..Default::default() };
+            let store = a2a_example_agents::StoreLimits { max_tasks, ttl: Duration::from_secs(task_ttl_secs) };
+            let mut options = a2a_example_agents::AgentOptions { name, store, ..Default::default() };
             if let Some(secs) = slow_secs {
                 options.slow_duration = Duration::from_secs_f64(secs);
             }
@@ -352,25 +359,29 @@ fn init_tracing() {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
 
-/// Cancels `stop` on SIGINT or SIGTERM.
-async fn cancel_on_signal(stop: CancellationToken) {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// Cancels `stop.begin` on the first SIGINT or SIGTERM, and `stop.hurry` on the next one.
+async fn cancel_on_signal(stop: server::Stop) {
     #[cfg(unix)]
     {
         let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(term) => term,
             Err(_) => {
-                let _ = ctrl_c.await;
-                stop.cancel();
+                let _ = tokio::signal::ctrl_c().await;
+                stop.begin.cancel();
                 return;
             }
         };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
+        for token in [&stop.begin, &stop.hurry] {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            token.cancel();
         }
     }
     #[cfg(not(unix))]
-    let _ = ctrl_c.await;
-    stop.cancel();
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        stop.begin.cancel();
+    }
 }

@@ -62,6 +62,11 @@ pub struct Snapshot {
     skill_specs: HashMap<(Arc<str>, String), Arc<SkillSpec>>,
     /// Healthy backends' skills, indexed to resolve messages that name none.
     pub skill_index: Arc<crate::resolve::SkillIndex>,
+    /// Skills that known backends declare but none can take now (unhealthy or draining): a call
+    /// for one meets an outage, not a wrong name.
+    resting_skills: std::collections::HashSet<String>,
+    /// Backends whose card was never read: they may offer any skill.
+    unread: Vec<Arc<str>>,
 }
 
 impl Snapshot {
@@ -79,6 +84,17 @@ impl Snapshot {
         let mut ids: Vec<&str> = self.by_skill.keys().map(String::as_str).collect();
         ids.sort_unstable();
         ids
+    }
+
+    /// Whether a call for `skill`, which no backend can take now, meets an outage: a known backend
+    /// declares it but is unhealthy or draining, or a backend was never read and may declare it.
+    pub fn skill_resting(&self, skill: &str) -> bool {
+        self.resting_skills.contains(skill) || !self.unread.is_empty()
+    }
+
+    /// Backends whose card was never read.
+    pub fn unread(&self) -> &[Arc<str>] {
+        &self.unread
     }
 
     /// What input validation needs to know about `skill` of `backend`.
@@ -300,6 +316,12 @@ impl Registry {
             Err(_) => return,
         };
         futures::future::join_all(unknown.into_iter().map(|i| self.check(i))).await;
+    }
+
+    /// When a caller refused for an outage may try again: the next health check may bring a
+    /// backend back.
+    pub fn retry_hint(&self) -> Duration {
+        self.health.interval
     }
 
     /// Whether any backend is healthy (readiness).
@@ -562,6 +584,8 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Optio
     let mut by_skill: HashMap<String, Vec<usize>> = HashMap::new();
     let mut agent_cards = HashMap::new();
     let mut healthy_cards = Vec::new();
+    let mut resting_skills = std::collections::HashSet::new();
+    let mut unread = Vec::new();
     let redactors: Vec<(usize, Redactor)> =
         states.iter().enumerate().filter_map(|(i, s)| Some((i, redactor(s, s.card.as_deref()?)))).collect();
     let no_redactor = Redactor::default();
@@ -584,6 +608,11 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Optio
         }
         if let Some(card) = card {
             healthy_cards.push((i, card));
+        }
+        match state.card.as_deref() {
+            None => unread.push(name.clone()),
+            Some(known) if card.is_none() || state.draining => resting_skills.extend(skill_ids(known)),
+            Some(_) => {}
         }
         backends.push(Arc::new(Backend {
             name: name.clone(),
@@ -642,7 +671,17 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Optio
         }
     }
     let skill_index = Arc::new(crate::resolve::SkillIndex::build(healthy_cards.iter().map(|&(_, card)| card)));
-    Snapshot { backends, by_name, by_skill, gateway_card, agent_cards, skill_specs, skill_index }
+    Snapshot {
+        backends,
+        by_name,
+        by_skill,
+        gateway_card,
+        agent_cards,
+        skill_specs,
+        skill_index,
+        resting_skills,
+        unread,
+    }
 }
 
 /// A backend the gateway can send calls to in some binding (and so, bridging, in every binding).
@@ -658,6 +697,15 @@ fn card_version(card: &Value) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     serde_json::to_vec(card).unwrap_or_default().hash(&mut hasher);
     hasher.finish()
+}
+
+/// The skill ids a card declares.
+fn skill_ids(card: &Value) -> impl Iterator<Item = String> + '_ {
+    card.get("skills")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| Some(s.get("id")?.as_str()?.to_string()))
 }
 
 fn string_list(value: Option<&Value>) -> Vec<String> {

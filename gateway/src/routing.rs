@@ -106,9 +106,9 @@ impl Router<'_> {
             let backend = self.snapshot.backend(agent).ok_or_else(|| A2aError::AgentNotFound(agent.clone()))?;
             if backend.draining && call.operation.is_send() {
                 // A draining agent finishes its tasks and takes no new ones.
-                return Err(A2aError::BackendUnavailable(format!("the agent '{agent}' is draining; try again later")));
+                return Err(self.outage(format!("the agent '{agent}' is draining and takes no new tasks")));
             }
-            return Route::to(backend, call.skill_id.as_deref());
+            return Route::to(backend, call.skill_id.as_deref()).map_err(|e| self.retry_hint(e));
         }
         if let Some(skill) = &call.skill_id {
             return self.by_skill(skill);
@@ -120,7 +120,7 @@ impl Router<'_> {
         {
             // A follow-up in a context keeps to the skill its first task was routed by.
             let skill = entry.skill.as_deref().filter(|s| backend.skills.iter().any(|b| b == s));
-            return Route::to(backend, skill);
+            return Route::to(backend, skill).map_err(|e| self.retry_hint(e));
         }
         if let Some(skill) = self.default_skill {
             return self.by_skill(skill);
@@ -184,7 +184,8 @@ impl Router<'_> {
         }
         let skill =
             call.skill_id.clone().or_else(|| entry.skill.as_deref().map(str::to_owned)).or_else(|| only_skill(backend));
-        Ok(Route { backend: usable(backend)?, skill, skills, decision: None })
+        let backend = usable(backend).map_err(|e| self.retry_hint(e))?;
+        Ok(Route { backend, skill, skills, decision: None })
     }
 
     fn by_skill(&self, skill: &str) -> Result<Route, A2aError> {
@@ -196,7 +197,37 @@ impl Router<'_> {
                 skills: vec![skill.to_string()],
                 decision: None,
             }),
-            None => Err(self.no_route(&format!("no available agent offers the skill '{skill}'"))),
+            None if self.snapshot.skill_resting(skill) => Err(self.outage(self.resting_reason(skill))),
+            None => Err(self.no_route(&format!("no agent offers the skill '{skill}'"))),
+        }
+    }
+
+    /// Why no agent can take a skill that is (or may be) on offer.
+    fn resting_reason(&self, skill: &str) -> String {
+        match self.snapshot.unread() {
+            [] => format!("the agents that offer the skill '{skill}' are unavailable"),
+            unread => format!(
+                "no available agent offers the skill '{skill}', and {} could not be reached yet and may offer it",
+                unread.iter().map(|name| format!("'{name}'")).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+
+    /// An outage: nothing was sent, so the caller may retry once a health check may have passed.
+    fn outage(&self, reason: String) -> A2aError {
+        A2aError::AgentUnavailable {
+            message: format!("{reason}; retry later"),
+            retry_after: self.registry.retry_hint(),
+        }
+    }
+
+    /// Stamps the retry hint on an outage found by a helper that has no registry at hand.
+    fn retry_hint(&self, error: A2aError) -> A2aError {
+        match error {
+            A2aError::AgentUnavailable { message, .. } => {
+                A2aError::AgentUnavailable { message, retry_after: self.registry.retry_hint() }
+            }
+            other => other,
         }
     }
 
@@ -271,11 +302,15 @@ fn only_skill(backend: &Backend) -> Option<String> {
     }
 }
 
+/// The backend, unless it is unhealthy: then an outage (the retry hint is set by the router).
 fn usable(backend: &Arc<Backend>) -> Result<Arc<Backend>, A2aError> {
     if backend.healthy {
         Ok(backend.clone())
     } else {
-        Err(A2aError::BackendUnavailable(format!("the agent '{}' is unavailable; try again later", backend.name)))
+        Err(A2aError::AgentUnavailable {
+            message: format!("the agent '{}' is unavailable; retry later", backend.name),
+            retry_after: std::time::Duration::ZERO,
+        })
     }
 }
 

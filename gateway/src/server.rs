@@ -174,17 +174,34 @@ impl crate::admin::Host for Runtime {
     }
 }
 
-/// Runs the gateway on `listener` until `stop` is cancelled, then drains. With `config_path`, the
-/// file is watched and reloaded on change or SIGHUP.
+/// What ends the gateway: `begin` (the first SIGTERM) makes it not ready, then, after
+/// `shutdown.unready_delay`, it stops accepting and drains; `hurry` (a second signal) cuts the
+/// rest of that delay short.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    pub begin: CancellationToken,
+    pub hurry: CancellationToken,
+}
+
+impl From<CancellationToken> for Stop {
+    fn from(begin: CancellationToken) -> Stop {
+        Stop { begin, hurry: CancellationToken::new() }
+    }
+}
+
+/// Runs the gateway on `listener` until `stop.begin` is cancelled, then drains. With
+/// `config_path`, the file is watched and reloaded on change or SIGHUP.
 pub async fn run(
     config: Config,
     listener: TcpListener,
     config_path: Option<PathBuf>,
-    stop: CancellationToken,
+    stop: Stop,
 ) -> anyhow::Result<()> {
+    let Stop { begin: stop, hurry } = stop;
     let bound = listener.local_addr()?;
     let public_base = config.public_base(bound);
     let drain_timeout = config.shutdown.drain_timeout;
+    let unready_delay = config.shutdown.unready_delay;
     let admin_addr = config.listeners.admin;
     for warning in config.warnings() {
         tracing::warn!("{warning}");
@@ -235,7 +252,11 @@ pub async fn run(
         }
         None => None,
     };
-    spawn_directory_sweeper(shared.directory.clone(), background.clone());
+    spawn_directory_sweeper(
+        shared.directory.clone(),
+        runtime.gateway().config.routing.sweep_interval,
+        background.clone(),
+    );
     if let Some(redis) = &shared.redis {
         redis.spawn_pinger(Duration::from_secs(1), background.clone());
     }
@@ -245,12 +266,29 @@ pub async fn run(
     }
     println!("listening {public_base}");
 
-    let shutdown = {
-        let (runtime, stop) = (runtime.clone(), stop.clone());
-        async move {
+    // Not ready first: load balancers take a while to notice, and calls they still send during
+    // `unready_delay` are served rather than refused at a closed port.
+    let closing = CancellationToken::new();
+    {
+        let (runtime, stop, closing) = (runtime.clone(), stop.clone(), closing.clone());
+        tokio::spawn(async move {
             stop.cancelled().await;
-            tracing::info!(?drain_timeout, "shutting down: draining in-flight calls and streams");
             runtime.draining.store(true, Ordering::Relaxed);
+            if !unready_delay.is_zero() {
+                tracing::info!(?unready_delay, "shutting down: not ready; still accepting calls until the delay ends");
+                tokio::select! {
+                    () = tokio::time::sleep(unready_delay) => {}
+                    () = hurry.cancelled() => tracing::info!("second signal: ending the unready delay early"),
+                }
+            }
+            closing.cancel();
+        });
+    }
+    let shutdown = {
+        let (runtime, closing) = (runtime.clone(), closing.clone());
+        async move {
+            closing.cancelled().await;
+            tracing::info!(?drain_timeout, "shutting down: no longer accepting; draining in-flight calls and streams");
             let deadline = runtime.shared.drain_deadline.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(drain_timeout).await;
@@ -262,7 +300,7 @@ pub async fn run(
     // After the deadline every stream gets its terminal event and every waiting call its answer; the
     // grace period only covers writing those out.
     let hard_stop = async {
-        stop.cancelled().await;
+        closing.cancelled().await;
         tokio::time::sleep(drain_timeout + Duration::from_secs(5)).await;
     };
     tokio::select! {
@@ -286,9 +324,9 @@ pub async fn run(
     Ok(())
 }
 
-fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, stop: CancellationToken) {
+fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, every: Duration, stop: CancellationToken) {
     tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(Duration::from_secs(60));
+        let mut ticker = tokio::time::interval(every);
         loop {
             tokio::select! {
                 _ = stop.cancelled() => break,
@@ -383,11 +421,15 @@ async fn scrape(State(runtime): State<Arc<Runtime>>) -> Response<Body> {
     if let Some(live) = &runtime.shared.live_tasks {
         metrics::gauge!("a2a_live_tasks").set(live.total_leased() as f64);
     }
+    let directory = runtime.shared.directory.size();
+    metrics::gauge!("a2a_task_directory_entries", "kind" => "task").set(directory.tasks as f64);
+    metrics::gauge!("a2a_task_directory_entries", "kind" => "context").set(directory.contexts as f64);
     if let Some(audit) = &runtime.shared.audit {
         let stats = audit.stats();
         metrics::gauge!("a2a_audit_queue_depth").set(stats.queue_depth as f64);
         metrics::gauge!("a2a_audit_dropped_total").set(stats.dropped_total as f64);
         metrics::gauge!("a2a_audit_write_errors_total").set(stats.write_errors_total as f64);
+        metrics::gauge!("a2a_audit_writable").set(if stats.writable { 1.0 } else { 0.0 });
     }
     let mut response = Response::new(Body::from(handle.render()));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));

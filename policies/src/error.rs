@@ -69,6 +69,14 @@ pub enum A2aError {
     /// State shared by the gateway's replicas could not be reached; the caller may retry shortly.
     #[error("the gateway cannot reach its shared state right now; retry shortly")]
     StateUnavailable,
+    /// No agent can take the call right now (the ones that offer it are unhealthy or draining): an
+    /// outage, decided before anything was sent, so retrying after `retry_after` is safe.
+    #[error("{message}")]
+    AgentUnavailable { message: String, retry_after: Duration },
+    /// The audit log cannot write and its policy is `fail_closed`: the call was not served, so that
+    /// no call goes unrecorded; retrying after `retry_after` is safe.
+    #[error("the gateway cannot write its audit log right now, so it serves no calls; retry shortly")]
+    AuditUnavailable { retry_after: Duration },
     /// The backend answered something that is not valid A2A.
     #[error("{0}")]
     InvalidAgentResponse(String),
@@ -119,6 +127,8 @@ impl A2aError {
             A2aError::TooManyTasks { .. } => "TOO_MANY_TASKS",
             A2aError::BackendUnavailable(_) => "BACKEND_UNAVAILABLE",
             A2aError::StateUnavailable => "STATE_UNAVAILABLE",
+            A2aError::AgentUnavailable { .. } => "AGENT_UNAVAILABLE",
+            A2aError::AuditUnavailable { .. } => "AUDIT_UNAVAILABLE",
             A2aError::InvalidAgentResponse(_) => "INVALID_AGENT_RESPONSE",
             A2aError::AgentRefused { .. } => "AGENT_REFUSED",
             A2aError::AgentFailed { .. } => "AGENT_FAILED",

@@ -98,7 +98,9 @@ async fn admin_api_manages_the_fleet_and_audits_every_change() {
     wait_for_skills(&gw.url, &["review-pr"]).await;
     let refused =
         rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("x", Some("echo"))})).await;
-    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    // The skill is known, its only agent drained: an outage to retry, not the caller's mistake.
+    assert_eq!(refused["error"]["code"], -32032, "{refused}");
+    assert_eq!(refused["error"]["data"][0]["reason"], "AGENT_UNAVAILABLE", "{refused}");
     let got = rpc(&format!("{}/", gw.url), "GetTask", json!({"id": task_id})).await;
     assert_eq!(got["result"]["id"], task_id.as_str(), "a draining backend's tasks stay reachable: {got}");
 

@@ -21,8 +21,9 @@ async fn unhealthy_backend_leaves_card_and_routing_until_it_recovers() {
 
     let answer =
         rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("x", Some("review-pr"))})).await;
-    assert_eq!(answer["error"]["code"], -32602, "{answer}");
-    assert_eq!(answer["error"]["data"][0]["metadata"]["availableSkills"], "echo");
+    // The skill is known but its agent is down: an outage, not the caller's mistake.
+    assert_eq!(answer["error"]["code"], -32032, "{answer}");
+    assert_eq!(answer["error"]["data"][0]["reason"], "AGENT_UNAVAILABLE", "{answer}");
     let (status, body) =
         rest_post(&format!("{}/agents/review/message:send", gw.url), json!({"message": text_message("x", None)})).await;
     assert_eq!(status, 503, "{body}");

@@ -2,6 +2,7 @@
 //! a2a-sdk Python agents, and purpose-built stream backends), all on ephemeral loopback ports.
 
 mod admin;
+mod audit_disk;
 mod auth;
 mod cards;
 mod cli;
@@ -16,6 +17,7 @@ mod leaks;
 mod lifecycle;
 mod limits;
 mod observability;
+mod outage;
 mod push;
 mod python_sdk;
 mod replicas;

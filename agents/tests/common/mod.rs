@@ -24,7 +24,12 @@ pub struct TestAgent {
 
 /// Short delays so the suite stays fast; the slow agent still outlives any cancel test.
 pub fn fast_options() -> AgentOptions {
-    AgentOptions { name: None, slow_duration: Duration::from_secs(5), step_delay: Duration::from_millis(20) }
+    AgentOptions {
+        name: None,
+        slow_duration: Duration::from_secs(5),
+        step_delay: Duration::from_millis(20),
+        store: Default::default(),
+    }
 }
 
 pub async fn start(kind: AgentKind) -> TestAgent {

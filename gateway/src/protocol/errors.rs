@@ -31,6 +31,8 @@ pub const CODE_PERMISSION_DENIED: i32 = -32043;
 pub const CODE_RATE_LIMITED: i32 = -32029;
 pub const CODE_TOO_MANY_TASKS: i32 = -32030;
 pub const CODE_STATE_UNAVAILABLE: i32 = -32031;
+pub const CODE_AGENT_UNAVAILABLE: i32 = -32032;
+pub const CODE_AUDIT_UNAVAILABLE: i32 = -32033;
 const GATEWAY_DOMAIN: &str = "a2a-gateway";
 
 /// A gateway-defined error: outside the specification's codes, in the JSON-RPC server-error range.
@@ -117,6 +119,16 @@ fn mapping(error: &A2aError) -> Mapping {
         A2aError::StateUnavailable => {
             gateway(CODE_STATE_UNAVAILABLE, StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE", "STATE_UNAVAILABLE")
         }
+        // Outages decided before anything reached an agent. A2A defines no "unavailable" code, and
+        // -32603 reads as a server bug that retrying will not fix; so, like the rate limit, these
+        // are the gateway's own server-error codes carried with HTTP 503 and Retry-After in every
+        // binding: the signal every HTTP client and proxy already retries on.
+        A2aError::AgentUnavailable { .. } => {
+            gateway(CODE_AGENT_UNAVAILABLE, StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE", "AGENT_UNAVAILABLE")
+        }
+        A2aError::AuditUnavailable { .. } => {
+            gateway(CODE_AUDIT_UNAVAILABLE, StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE", "AUDIT_UNAVAILABLE")
+        }
         A2aError::Internal => m(-32603, StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "INTERNAL_ERROR"),
         A2aError::AgentRefused { code, .. } => {
             // The agent's own A2A error: its code, and the status and reason the protocol gives it.
@@ -185,7 +197,9 @@ fn error_headers(error: &A2aError) -> Vec<(header::HeaderName, HeaderValue)> {
         A2aError::Unauthenticated { challenge, .. } => {
             HeaderValue::from_str(challenge).map(|v| vec![(header::WWW_AUTHENTICATE, v)]).unwrap_or_default()
         }
-        A2aError::RateLimited { retry_after, .. } => {
+        A2aError::RateLimited { retry_after, .. }
+        | A2aError::AgentUnavailable { retry_after, .. }
+        | A2aError::AuditUnavailable { retry_after } => {
             // Whole seconds, rounded up: retrying at the stated time must succeed.
             let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
             vec![(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)))]
@@ -218,8 +232,16 @@ pub fn render(error: &A2aError, binding: Binding, rpc_id: Option<&Value>) -> Err
 /// server-error codes (implementation-defined in every JSON-RPC dialect). Others become -32603, as
 /// the SDK's compat layer does.
 fn known_to_v03(code: i32) -> bool {
-    matches!(code, CODE_UNAUTHENTICATED | CODE_PERMISSION_DENIED | CODE_RATE_LIMITED | CODE_TOO_MANY_TASKS)
-        || ErrorKind::from_code(i64::from(code)).known_to_v03()
+    matches!(
+        code,
+        CODE_UNAUTHENTICATED
+            | CODE_PERMISSION_DENIED
+            | CODE_RATE_LIMITED
+            | CODE_TOO_MANY_TASKS
+            | CODE_STATE_UNAVAILABLE
+            | CODE_AGENT_UNAVAILABLE
+            | CODE_AUDIT_UNAVAILABLE
+    ) || ErrorKind::from_code(i64::from(code)).known_to_v03()
 }
 
 /// Renders `error` in the caller's `dialect` (and, for 1.0, `binding`).
@@ -387,5 +409,33 @@ mod tests {
         let v = parse(&render(&error, Binding::JsonRpc, Some(&json!(7))));
         assert_eq!(v["error"]["code"], -32603);
         assert_eq!(v["id"], 7);
+    }
+
+    #[test]
+    fn outages_are_503_with_retry_after_in_every_dialect() {
+        let outage = A2aError::AgentUnavailable {
+            message: "the agents that offer the skill 'x' are unavailable; retry later".into(),
+            retry_after: std::time::Duration::from_millis(200),
+        };
+        let audit = A2aError::AuditUnavailable { retry_after: std::time::Duration::from_secs(1) };
+        for (error, code, reason) in [
+            (&outage, CODE_AGENT_UNAVAILABLE, "AGENT_UNAVAILABLE"),
+            (&audit, CODE_AUDIT_UNAVAILABLE, "AUDIT_UNAVAILABLE"),
+        ] {
+            let retry = (header::RETRY_AFTER, HeaderValue::from(1u64));
+            for (dialect, binding) in
+                [(Dialect::V1, Binding::JsonRpc), (Dialect::V1, Binding::Rest), (Dialect::V03, Binding::JsonRpc)]
+            {
+                let r = render_in(error, dialect, binding, Some(&json!(3)));
+                assert_eq!((r.status, &r.headers[..]), (StatusCode::SERVICE_UNAVAILABLE, &[retry.clone()][..]));
+                let v = parse(&r);
+                match binding {
+                    Binding::JsonRpc => assert_eq!((&v["error"]["code"], &v["id"]), (&json!(code), &json!(3))),
+                    Binding::Rest => assert_eq!(v["error"]["details"][0]["reason"], reason),
+                }
+            }
+            let r = render_in(error, Dialect::Early, Binding::Rest, None);
+            assert_eq!((r.status, r.headers.len()), (StatusCode::SERVICE_UNAVAILABLE, 1));
+        }
     }
 }

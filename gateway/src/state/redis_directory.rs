@@ -298,6 +298,11 @@ impl TaskDirectory for RedisDirectory {
         futures::future::ready(tasks).boxed()
     }
 
+    /// This replica's cache; Redis holds the whole directory.
+    fn size(&self) -> crate::directory::DirectorySize {
+        crate::directory::DirectorySize { tasks: self.tasks.len(), contexts: self.contexts.len() }
+    }
+
     fn sweep(&self) {
         // Only the local cache: Redis expires its keys itself.
         let ttl = self.ttl;

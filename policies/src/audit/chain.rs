@@ -202,7 +202,8 @@ mod tests {
         let mut first = Vec::new();
         chain.seal(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: false }), &mut first);
         let mut second = Vec::new();
-        chain.seal(&Record::meta(Kind::Dropped { count: 1 }), &mut second);
+        chain
+            .seal(&Record::meta(Kind::Dropped { count: 1, cause: "queue_full", first: None, last: None }), &mut second);
 
         let a = Link::parse(&first).unwrap();
         assert_eq!((a.seq, a.prev, a.anchor), (0, [0; 32], true));

@@ -32,6 +32,23 @@ pub struct AuditConfig {
     /// can write the file can recompute it (`check` warns).
     #[serde(default)]
     pub chain_key: Option<String>,
+    /// What happens while a target cannot write (a full disk): see [`OnWriteFailure`].
+    #[serde(default)]
+    pub on_write_failure: OnWriteFailure,
+}
+
+/// The log's promise is that every call is recorded or its loss is: either calls stop while the
+/// log cannot write, or they go on and the loss is counted and written down once it can.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnWriteFailure {
+    /// New calls are refused with a retryable error (`AUDIT_UNAVAILABLE`, HTTP 503) while a target
+    /// cannot write; records already made wait in memory and are written, in order, once it can.
+    #[default]
+    FailClosed,
+    /// Calls are served; records that cannot be written are counted, and an `audit.dropped`
+    /// record with the exact count and time range is written as soon as writing works again.
+    FailOpen,
 }
 
 impl Default for AuditConfig {
@@ -42,6 +59,7 @@ impl Default for AuditConfig {
             queue: default_queue(),
             include_content_for_skills: Vec::new(),
             chain_key: None,
+            on_write_failure: OnWriteFailure::default(),
         }
     }
 }

@@ -9,11 +9,11 @@
 //! reason `start` marks the restart.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::chain::{Chain, ChainKey};
-use super::config::FileConfig;
+use super::config::{FileConfig, OnWriteFailure};
 use super::record::{Kind, Record};
 use super::sink::{AuditError, ChainWriter, Target};
 
@@ -26,13 +26,12 @@ pub(crate) struct FileTarget {
     name: String,
     max_bytes: u64,
     max_files: usize,
-    writer: ChainWriter<BufWriter<File>>,
-    size: u64,
+    writer: ChainWriter<File>,
     next_index: u64,
 }
 
 impl FileTarget {
-    pub fn open(config: &FileConfig, key: ChainKey) -> Result<FileTarget, AuditError> {
+    pub fn open(config: &FileConfig, key: ChainKey, policy: OnWriteFailure) -> Result<FileTarget, AuditError> {
         let path = config.path.clone();
         let fail = |source: io::Error| AuditError::Open { path: path.clone(), source };
         let name = path
@@ -69,34 +68,30 @@ impl FileTarget {
             name,
             max_bytes: config.max_bytes,
             max_files: config.max_files,
-            writer: ChainWriter::new(BufWriter::new(file), chain),
-            size,
+            writer: ChainWriter::new(file, chain, size, policy),
             next_index: rotated.last().map_or(1, |n| n + 1),
             path: path.clone(),
         };
-        target.anchor("start", prev_file).map_err(fail)?;
+        target.anchor("start", prev_file).and_then(|()| target.writer.flush()).map_err(fail)?;
         Ok(target)
     }
 
     fn anchor(&mut self, reason: &'static str, prev_file: Option<String>) -> io::Result<()> {
         let keyed = self.writer.key().is_keyed();
-        let written = self.writer.write(&Record::meta(Kind::Anchor { reason, prev_file, keyed }))?;
-        self.size += written as u64;
-        Ok(())
+        self.writer.write(&Record::meta(Kind::Anchor { reason, prev_file, keyed }))
     }
 
     fn rotate(&mut self) -> io::Result<()> {
         // The rotated file ends with a seal: a tail cut off it shows.
         self.writer.write(&Record::meta(Kind::Seal { reason: "rotate" }))?;
-        self.sync()?;
+        self.writer.sync()?;
         let rotated = rotated_name(&self.name, self.next_index);
         std::fs::rename(&self.path, self.dir.join(&rotated))?;
         self.next_index += 1;
         let file = open_append(&self.path)?;
         sync_dir(&self.dir);
         // Closes the old handle, now the rotated file; it was synced above.
-        self.writer.out = BufWriter::new(file);
-        self.size = 0;
+        self.writer.replace_out(file);
         self.anchor("rotate", Some(rotated))?;
         self.prune();
         Ok(())
@@ -125,31 +120,34 @@ impl FileTarget {
 
 impl Target for FileTarget {
     fn write(&mut self, record: &Record) -> io::Result<()> {
-        let mut len = self.writer.prepare(record) as u64;
-        // Room is kept for the seal that closes the file.
-        if self.size > 0 && self.size + len + SEAL_ROOM > self.max_bytes {
-            self.rotate()?;
-            // The record now follows the new file's anchor.
-            len = self.writer.prepare(record) as u64;
+        let len = self.writer.prepare(record) as u64;
+        let size = self.writer.len();
+        // Room is kept for the seal that closes the file. A failing file is not rotated: what
+        // waits for it belongs to it.
+        let mut rotated = Ok(());
+        if size > 0 && size + len + SEAL_ROOM > self.max_bytes && !self.writer.failing() {
+            rotated = self.rotate();
+            // The record now follows the new file's anchor (or, if rotating failed, the old file's end).
+            self.writer.prepare(record);
         }
-        self.writer.commit()?;
-        self.size += len;
-        Ok(())
+        let committed = self.writer.commit(record);
+        rotated.and(committed)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.writer.out.flush()
+        self.writer.flush()
+    }
+
+    fn failing(&self) -> bool {
+        self.writer.failing()
     }
 
     fn seal(&mut self) -> io::Result<()> {
-        let written = self.writer.write(&Record::meta(Kind::Seal { reason: "shutdown" }))?;
-        self.size += written as u64;
-        Ok(())
+        self.writer.write(&Record::meta(Kind::Seal { reason: "shutdown" }))
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        self.writer.out.flush()?;
-        self.writer.out.get_ref().sync_data()
+        self.writer.sync()
     }
 
     fn describe(&self) -> String {

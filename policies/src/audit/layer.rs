@@ -63,6 +63,12 @@ where
     }
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+        if self.audit.inner.sink.refusing() {
+            // `fail_closed`: a call the log cannot record is not served. Nothing happened, so
+            // nothing is recorded, and the caller may retry.
+            let error = A2aError::AuditUnavailable { retry_after: REFUSED_RETRY_AFTER };
+            return ResponseFuture { inner: None, pending: None, refused: Some(error) };
+        }
         let facts = call_facts(&request, !self.audit.inner.content_skills.is_empty());
         let info = match request.extensions().get::<RequestInfo>() {
             Some(info) => info.clone(),
@@ -73,7 +79,11 @@ where
             }
         };
         let flight = self.audit.inner.requests.begin(info, facts);
-        ResponseFuture { inner: Box::pin(self.inner.call(request)), pending: Some((self.audit.clone(), flight)) }
+        ResponseFuture {
+            inner: Some(Box::pin(self.inner.call(request))),
+            pending: Some((self.audit.clone(), flight)),
+            refused: None,
+        }
     }
 }
 
@@ -109,9 +119,13 @@ fn trace_id_of(headers: &HeaderMap) -> Option<Arc<str>> {
 
 /// Records the outcome when the inner future completes, or `abandoned` when it is dropped first.
 pub struct ResponseFuture<F> {
-    inner: Pin<Box<F>>,
+    inner: Option<Pin<Box<F>>>,
     pending: Option<(Audit, Arc<InFlight>)>,
+    refused: Option<A2aError>,
 }
+
+/// When a caller refused because the log cannot write may try again.
+const REFUSED_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl<F> std::fmt::Debug for ResponseFuture<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -127,7 +141,10 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let result = std::task::ready!(this.inner.as_mut().poll(cx));
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(Err(this.refused.take().unwrap_or(A2aError::Internal)));
+        };
+        let result = std::task::ready!(inner.as_mut().poll(cx));
         if let Some((audit, flight)) = this.pending.take() {
             match &result {
                 Ok(response) => audit.answered(&flight, response.status()),

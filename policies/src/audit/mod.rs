@@ -16,7 +16,7 @@
 //! | `artifact.delivered` | an artifact (by id and content hash) not yet recorded for its task | `artifact_id`, `name`, `part_count`, `bytes`, `sha256` — never the content |
 //! | `task.ended` | right after the `task.state` record of a terminal state | `state`, `duration_ms` since the task was first seen (the start of the request that first showed it) |
 //! | `admin.change` | an operator's change through the admin API, or an agent's self-registration (no common fields) | `admin`, `admin_auth`, `action`, `target`, `detail` |
-//! | `audit.dropped` | records were dropped because the queue was full | `count` |
+//! | `audit.dropped` | records were lost: the queue was full, or (under `on_write_failure: fail_open`) a target could not write them; written as soon as it can | `count` (exact), `cause` (`queue_full`, `write_failed`), `first_ts`/`last_ts` (when the first and last lost record were made; for `write_failed`) |
 //! | `chain_anchor` | first record of each file and of each start | `reason` (`start`, `rotate`), `prev_file` |
 //!
 //! Each call yields exactly one `request` or `denied` record. Every event record carries `ts` (RFC
@@ -62,13 +62,13 @@ pub(crate) mod tests;
 use std::sync::Arc;
 
 pub use chain::ChainKey;
-pub use config::{AuditConfig, ConfigError, FileConfig};
+pub use config::{AuditConfig, ConfigError, FileConfig, OnWriteFailure};
 pub use file::chain_files;
 pub use layer::{AuditLayer, AuditService, ResponseFuture, TraceId};
 pub use record::AdminChange;
 pub use sink::{AuditError, AuditSink, SinkHandle};
 pub use verify::{
-    BrokenLink, ChainStart, FileSummary, Problem, VerifyOptions, VerifyReport, verify_files, verify_files_with,
+    BrokenLink, ChainStart, FileSummary, Gap, Problem, VerifyOptions, VerifyReport, verify_files, verify_files_with,
 };
 
 /// What became of one push notification (see [`Audit::push`]).
@@ -106,6 +106,8 @@ pub struct AuditStats {
     pub dropped_total: u64,
     /// Failed writes to a sink since start.
     pub write_errors_total: u64,
+    /// Every target writes (see [`AuditConfig::on_write_failure`]).
+    pub writable: bool,
 }
 
 /// Lets a periodic chore (pruning a map) run at most once per period, whichever thread asks.
@@ -189,6 +191,7 @@ impl Audit {
             queue_capacity: sink.queue_capacity(),
             dropped_total: sink.dropped(),
             write_errors_total: sink.write_errors(),
+            writable: sink.writable(),
         }
     }
 }

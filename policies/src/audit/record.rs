@@ -121,9 +121,14 @@ pub(crate) enum Kind {
         state: TaskState,
         duration: Duration,
     },
-    /// Records that did not fit in the queue since the last such report.
+    /// Records lost since the last such report: `cause` `queue_full` (they did not fit in the
+    /// queue) or `write_failed` (a target could not write them, under `on_write_failure:
+    /// fail_open`); `first`/`last` are when the first and the last lost record were made, when known.
     Dropped {
         count: u64,
+        cause: &'static str,
+        first: Option<SystemTime>,
+        last: Option<SystemTime>,
     },
     /// An operator's change to the running gateway through the admin API.
     Admin(Box<AdminChange>),
@@ -263,7 +268,15 @@ impl Record {
                 map.serialize_entry("state", state.wire_name())?;
                 map.serialize_entry("duration_ms", &millis(*duration))?;
             }
-            Kind::Dropped { count } => map.serialize_entry("count", count)?,
+            Kind::Dropped { count, cause, first, last } => {
+                map.serialize_entry("count", count)?;
+                map.serialize_entry("cause", cause)?;
+                for (key, at) in [("first_ts", first), ("last_ts", last)] {
+                    if let Some(at) = at {
+                        map.serialize_entry(key, &humantime::format_rfc3339_millis(*at).to_string())?;
+                    }
+                }
+            }
             Kind::Admin(change) => {
                 map.serialize_entry("admin", &change.admin)?;
                 map.serialize_entry("admin_auth", &change.method)?;
@@ -424,8 +437,11 @@ mod tests {
 
     #[test]
     fn meta_records_carry_only_their_own_fields() {
-        let value = json(&Record::meta(Kind::Dropped { count: 3 }));
-        assert_eq!(value, serde_json::json!({"ts": value["ts"], "event": "audit.dropped", "count": 3}));
+        let value = json(&Record::meta(Kind::Dropped { count: 3, cause: "queue_full", first: None, last: None }));
+        assert_eq!(
+            value,
+            serde_json::json!({"ts": value["ts"], "event": "audit.dropped", "count": 3, "cause": "queue_full"})
+        );
     }
 
     #[test]

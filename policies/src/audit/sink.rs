@@ -4,6 +4,14 @@
 //! the writer writes an `audit.dropped {count}` record as soon as it has taken the next message off
 //! the queue, so a drop is never silent.
 //!
+//! A target that cannot write (a full disk) follows `audit.on_write_failure`. Lines reach the chain
+//! only once they reached the file: a line torn by a failed write is cut off, and the chain never
+//! links to a line that is not there. `fail_closed` keeps unwritten lines in memory and retries
+//! them in order (the request path meanwhile refuses new calls: [`SinkHandle::refusing`]);
+//! `fail_open` counts them and writes an `audit.dropped` record with the count and time range in
+//! their place as soon as a write succeeds. Either way the log says it writes again only when a
+//! line really went out.
+//!
 //! The writer is a plain thread rather than a tokio task because file writes and fsync block; it
 //! ends when [`AuditSink::shutdown`] tells it to (after draining the queue and syncing), or when
 //! every handle is gone.
@@ -15,8 +23,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
+use std::time::{Duration, SystemTime};
+
 use super::chain::{Chain, ChainKey};
-use super::config::{AuditConfig, ConfigError};
+use super::config::{AuditConfig, ConfigError, OnWriteFailure};
 use super::file::FileTarget;
 use super::record::{Kind, Record};
 
@@ -37,8 +47,11 @@ pub enum AuditError {
 pub(crate) trait Target: Send {
     /// Writes one record (possibly into a buffer).
     fn write(&mut self, record: &Record) -> io::Result<()>;
-    /// Hands buffered lines to the operating system; called when the queue runs empty.
+    /// Hands buffered lines to the operating system (and retries what could not be written);
+    /// called when the queue runs empty and while the target is failing.
     fn flush(&mut self) -> io::Result<()>;
+    /// Whether the target holds records it could not write, or owes a report of lost ones.
+    fn failing(&self) -> bool;
     /// Writes the closing seal (at shutdown); targets without one do nothing.
     fn seal(&mut self) -> io::Result<()> {
         Ok(())
@@ -70,6 +83,10 @@ struct Counters {
     unreported: AtomicU64,
     /// Failed writes to a target, since start.
     write_errors: AtomicU64,
+    /// Some target cannot write right now.
+    unwritable: std::sync::atomic::AtomicBool,
+    /// `on_write_failure: fail_closed`: refuse calls while unwritable.
+    fail_closed: bool,
 }
 
 /// The request path's side of the sink: cheap to clone, never blocks.
@@ -121,7 +138,20 @@ impl SinkHandle {
     pub fn write_errors(&self) -> u64 {
         self.counters.write_errors.load(Ordering::Relaxed)
     }
+
+    /// Whether every target writes (no records waiting for a failing one, no loss unreported).
+    pub fn writable(&self) -> bool {
+        !self.counters.unwritable.load(Ordering::Relaxed)
+    }
+
+    /// Whether new calls must be refused: a target cannot write and the policy is `fail_closed`.
+    pub fn refusing(&self) -> bool {
+        self.counters.fail_closed && !self.writable()
+    }
 }
+
+/// How often a failing target is retried when no record comes to trigger it.
+const RETRY_EVERY: Duration = Duration::from_millis(500);
 
 /// Owns the writer thread. Call [`AuditSink::shutdown`] on graceful shutdown.
 pub struct AuditSink {
@@ -141,19 +171,25 @@ impl AuditSink {
     pub async fn start(config: &AuditConfig) -> Result<AuditSink, AuditError> {
         config.validate()?;
         let mut openers: Vec<Opener> = Vec::new();
+        let policy = config.on_write_failure;
         if config.stdout {
-            openers.push(Box::new(|| Ok(Box::new(StdoutTarget::open()?) as Box<dyn Target>)));
+            openers.push(Box::new(move || Ok(Box::new(StdoutTarget::open(policy)?) as Box<dyn Target>)));
         }
         if let Some(file) = config.file.clone() {
             let key = ChainKey::new(config.chain_key.as_deref().map(str::as_bytes));
-            openers.push(Box::new(move || Ok(Box::new(FileTarget::open(&file, key)?) as Box<dyn Target>)));
+            openers.push(Box::new(move || Ok(Box::new(FileTarget::open(&file, key, policy)?) as Box<dyn Target>)));
         }
-        AuditSink::start_with(config.queue, openers).await
+        AuditSink::start_with(config.queue, openers, policy).await
     }
 
-    pub(crate) async fn start_with(queue: usize, openers: Vec<Opener>) -> Result<AuditSink, AuditError> {
+    pub(crate) async fn start_with(
+        queue: usize,
+        openers: Vec<Opener>,
+        policy: OnWriteFailure,
+    ) -> Result<AuditSink, AuditError> {
         let (tx, rx) = mpsc::channel(queue.max(1));
-        let counters = Arc::new(Counters::default());
+        let counters = Arc::new(Counters { fail_closed: policy == OnWriteFailure::FailClosed, ..Counters::default() });
+        spawn_retry_ticker(tx.downgrade(), counters.clone());
         let (opened_tx, opened_rx) = oneshot::channel();
         let writer_counters = counters.clone();
         let thread = std::thread::Builder::new()
@@ -204,6 +240,23 @@ impl AuditSink {
         }
         result
     }
+}
+
+/// Wakes the writer while a target is failing, so that it retries even when no record comes. Ends
+/// with the queue.
+fn spawn_retry_ticker(tx: mpsc::WeakSender<Msg>, counters: Arc<Counters>) {
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(RETRY_EVERY);
+        loop {
+            ticker.tick().await;
+            let Some(tx) = tx.upgrade() else { return };
+            if counters.unwritable.load(Ordering::Relaxed)
+                && let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(Msg::Wake)
+            {
+                return;
+            }
+        }
+    });
 }
 
 impl Drop for AuditSink {
@@ -268,7 +321,7 @@ impl Writer {
         let count = self.counters.unreported.swap(0, Ordering::AcqRel);
         if count > 0 {
             tracing::warn!(count, "audit queue full: records dropped");
-            self.write(&Record::meta(Kind::Dropped { count }));
+            self.write(&Record::meta(Kind::Dropped { count, cause: "queue_full", first: None, last: None }));
         }
     }
 
@@ -301,14 +354,12 @@ impl Writer {
         first
     }
 
+    /// Counts a failed write, and logs when a target starts failing and when it truly writes again
+    /// (a line reached it, nothing waits, no loss is unreported) — never on a write that was only
+    /// kept in memory.
     fn note(&mut self, i: usize, result: io::Result<()>) {
         let was_failing = self.failing.contains(&i);
         match result {
-            Ok(()) if was_failing => {
-                self.failing.retain(|&f| f != i);
-                tracing::info!(target = %self.targets[i].describe(), "audit log writes again");
-            }
-            Ok(()) => {}
             Err(error) => {
                 self.counters.write_errors.fetch_add(1, Ordering::Relaxed);
                 if !was_failing {
@@ -316,22 +367,93 @@ impl Writer {
                     tracing::error!(target = %self.targets[i].describe(), %error, "audit log write failed");
                 }
             }
+            Ok(()) if was_failing && !self.targets[i].failing() => {
+                self.failing.retain(|&f| f != i);
+                tracing::info!(target = %self.targets[i].describe(), "audit log writes again");
+            }
+            Ok(()) => {}
         }
+        let unwritable = self.targets.iter().any(|t| t.failing());
+        self.counters.unwritable.store(unwritable, Ordering::Relaxed);
     }
 }
 
-/// Seals records into a chain and writes them as lines to `out`.
-pub(crate) struct ChainWriter<W: Write> {
+/// Where a chain's lines go.
+pub(crate) trait LineOut: Write {
+    /// Cuts the output back to `len` bytes, so that a line torn by a failed write does not stay
+    /// (the next line would follow it and break the chain). A stream cannot, and does nothing.
+    fn cut(&mut self, _len: u64) -> io::Result<()> {
+        Ok(())
+    }
+    /// Makes what was written durable.
+    fn sync(&mut self) -> io::Result<()> {
+        self.flush()
+    }
+}
+
+impl LineOut for std::fs::File {
+    fn cut(&mut self, len: u64) -> io::Result<()> {
+        self.set_len(len)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.sync_data()
+    }
+}
+
+impl LineOut for io::Stdout {}
+
+/// Lines are handed to the operating system in batches of about this size.
+const BATCH_BYTES: usize = 64 * 1024;
+
+/// Records lost to a failing target (`fail_open`) and not yet reported.
+#[derive(Debug, Clone, Copy)]
+struct Loss {
+    count: u64,
+    first: SystemTime,
+    last: SystemTime,
+}
+
+/// Seals records into a chain and writes them as lines to `out`. The chain moves past a line only
+/// once the line is in `out`; lines not yet there wait in `pending`.
+pub(crate) struct ChainWriter<W: LineOut> {
     pub out: W,
+    /// After the last line made (written or pending).
     chain: Chain,
+    /// After the last line that reached `out`.
+    written: Chain,
+    /// Lines made but not in `out` yet, in chain order; where each ends, and when its record was
+    /// made (`None` for a loss report, which is not itself a lost record).
+    pending: Vec<u8>,
+    ends: Vec<(usize, Option<SystemTime>)>,
+    /// Bytes of whole lines in `out`.
+    out_len: u64,
+    /// `fail_closed`: unwritten lines wait; `fail_open`: they are counted as lost.
+    keep: bool,
+    /// A write failed and lines wait (`fail_closed`).
+    stalled: bool,
+    lost: Option<Loss>,
     /// The prepared line (with its line break) and the chain after it.
     line: Vec<u8>,
     next: Option<Chain>,
 }
 
-impl<W: Write> ChainWriter<W> {
-    pub fn new(out: W, chain: Chain) -> ChainWriter<W> {
-        ChainWriter { out, chain, line: Vec::with_capacity(512), next: None }
+impl<W: LineOut> ChainWriter<W> {
+    /// Continues `chain` in `out`, which already holds `out_len` bytes.
+    pub fn new(out: W, chain: Chain, out_len: u64, policy: OnWriteFailure) -> ChainWriter<W> {
+        ChainWriter {
+            out,
+            written: chain.clone(),
+            chain,
+            pending: Vec::new(),
+            ends: Vec::new(),
+            out_len,
+            keep: policy == OnWriteFailure::FailClosed,
+            stalled: false,
+            lost: None,
+            line: Vec::with_capacity(512),
+            next: None,
+        }
     }
 
     /// Formats the line for `record` without writing it or moving the chain; returns its length
@@ -345,36 +467,168 @@ impl<W: Write> ChainWriter<W> {
         self.line.len()
     }
 
-    /// Writes the prepared line and moves the chain past it.
-    pub fn commit(&mut self) -> io::Result<()> {
-        if let Some(next) = self.next.take() {
-            self.chain = next;
+    /// Adds the prepared line (for `record`) to the chain; it goes out with the next batch.
+    pub fn commit(&mut self, record: &Record) -> io::Result<()> {
+        let Some(next) = self.next.take() else { return Ok(()) };
+        if self.lost.is_some() {
+            // Rolled back to the last line written: the loss report goes first, then this record.
+            return self.recover(Some(record));
         }
-        self.out.write_all(&self.line)
+        self.pending.extend_from_slice(&self.line);
+        self.ends.push((self.pending.len(), Some(record.at)));
+        self.chain = next;
+        if self.pending.len() >= BATCH_BYTES && !self.stalled { self.flush() } else { Ok(()) }
     }
 
     pub fn key(&self) -> &ChainKey {
         self.chain.key()
     }
 
-    /// Prepares and commits; returns the bytes written.
-    pub fn write(&mut self, record: &Record) -> io::Result<usize> {
-        let len = self.prepare(record);
-        self.commit()?;
-        Ok(len)
+    /// Prepares and commits.
+    pub fn write(&mut self, record: &Record) -> io::Result<()> {
+        self.prepare(record);
+        self.commit(record)
+    }
+
+    /// Bytes in `out` plus bytes waiting.
+    pub fn len(&self) -> u64 {
+        self.out_len + self.pending.len() as u64
+    }
+
+    /// Whether lines wait for a failing `out`, or a loss is not reported yet.
+    pub fn failing(&self) -> bool {
+        self.stalled || self.lost.is_some()
+    }
+
+    /// Writes what waits (first the report of a loss); under `fail_open` what cannot be written
+    /// is counted as lost.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if self.lost.is_some() {
+            return self.recover(None);
+        }
+        let result = self.push_out();
+        self.stalled = result.is_err() && !self.pending.is_empty();
+        if result.is_err() && !self.keep {
+            self.discard();
+        }
+        result
+    }
+
+    /// Flushes and makes the lines durable.
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.flush()?;
+        self.out.sync()
+    }
+
+    /// Swaps in a new, empty `out` (after a rotation); nothing may be waiting.
+    pub fn replace_out(&mut self, out: W) {
+        debug_assert!(self.pending.is_empty());
+        self.out = out;
+        self.out_len = 0;
+    }
+
+    fn push_pending(&mut self, record: &Record, at: Option<SystemTime>) {
+        self.chain.seal(record, &mut self.pending);
+        self.pending.push(b'\n');
+        self.ends.push((self.pending.len(), at));
+    }
+
+    /// Tries the report of the loss, followed by `record`, behind the last line written.
+    fn recover(&mut self, record: Option<&Record>) -> io::Result<()> {
+        let Some(loss) = self.lost.take() else { return self.flush() };
+        debug_assert!(self.pending.is_empty() && self.chain == self.written);
+        let report =
+            Kind::Dropped { count: loss.count, cause: "write_failed", first: Some(loss.first), last: Some(loss.last) };
+        self.push_pending(&Record::meta(report), None);
+        if let Some(record) = record {
+            self.push_pending(record, Some(record.at));
+        }
+        let result = self.push_out();
+        if result.is_err() {
+            if self.ends.first().is_some_and(|(_, at)| at.is_none()) {
+                // The report itself did not go out: the loss is still owed.
+                self.lost = Some(loss);
+            }
+            self.discard();
+        } else {
+            tracing::warn!(
+                count = loss.count,
+                "audit log writes again; the records it could not write are reported lost"
+            );
+        }
+        result
+    }
+
+    /// Counts every waiting record as lost and rolls the chain back to the last line written.
+    fn discard(&mut self) {
+        for &(_, at) in &self.ends {
+            let Some(at) = at else { continue };
+            let loss = self.lost.get_or_insert(Loss { count: 0, first: at, last: at });
+            loss.count += 1;
+            loss.first = loss.first.min(at);
+            loss.last = loss.last.max(at);
+        }
+        self.pending.clear();
+        self.ends.clear();
+        self.chain = self.written.clone();
+        self.stalled = false;
+    }
+
+    /// Hands waiting lines to `out`. The chain's written position moves past each whole line that
+    /// went out; a torn tail is cut off; what did not go out keeps waiting.
+    fn push_out(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut sent = 0;
+        let result = loop {
+            if sent == self.pending.len() {
+                break self.out.flush();
+            }
+            match self.out.write(&self.pending[sent..]) {
+                Ok(0) => break Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => sent += n,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => break Err(error),
+            }
+        };
+        let whole = match result {
+            Ok(()) => self.pending.len(),
+            Err(_) => self.pending[..sent].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1),
+        };
+        if sent > whole
+            && let Err(error) = self.out.cut(self.out_len + whole as u64)
+        {
+            tracing::error!(%error, "cannot cut a torn line off the audit log");
+        }
+        if whole > 0 {
+            let done = self.ends.partition_point(|&(end, _)| end <= whole);
+            self.written = if whole == self.pending.len() {
+                self.chain.clone()
+            } else {
+                let start = if done >= 2 { self.ends[done - 2].0 } else { 0 };
+                Chain::after(&self.pending[start..whole - 1], self.chain.key().clone())
+            };
+            self.out_len += whole as u64;
+            self.pending.drain(..whole);
+            self.ends.drain(..done);
+            self.ends.iter_mut().for_each(|(end, _)| *end -= whole);
+        }
+        result
     }
 }
 
 /// Standard output as JSON lines; its chain starts at genesis on every start.
 struct StdoutTarget {
-    writer: ChainWriter<io::BufWriter<io::Stdout>>,
+    writer: ChainWriter<io::Stdout>,
 }
 
 impl StdoutTarget {
-    fn open() -> Result<StdoutTarget, AuditError> {
-        let mut writer = ChainWriter::new(io::BufWriter::new(io::stdout()), Chain::genesis(ChainKey::default()));
+    fn open(policy: OnWriteFailure) -> Result<StdoutTarget, AuditError> {
+        let mut writer = ChainWriter::new(io::stdout(), Chain::genesis(ChainKey::default()), 0, policy);
         writer
             .write(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: false }))
+            .and_then(|()| writer.flush())
             .map_err(|source| AuditError::Write { target: "stdout".into(), source })?;
         Ok(StdoutTarget { writer })
     }
@@ -382,15 +636,19 @@ impl StdoutTarget {
 
 impl Target for StdoutTarget {
     fn write(&mut self, record: &Record) -> io::Result<()> {
-        self.writer.write(record).map(drop)
+        self.writer.write(record)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.writer.out.flush()
+        self.writer.flush()
+    }
+
+    fn failing(&self) -> bool {
+        self.writer.failing()
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        self.writer.out.flush()
+        self.writer.sync()
     }
 
     fn describe(&self) -> String {

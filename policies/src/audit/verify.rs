@@ -24,11 +24,48 @@ pub struct VerifyReport {
     pub start: Option<ChainStart>,
     /// The first broken link, if any.
     pub broken: Option<BrokenLink>,
+    /// Where the log says records were lost (its `audit.dropped` records), in chain order.
+    pub gaps: Vec<Gap>,
+}
+
+/// Records the log could not keep, as its `audit.dropped` record at `file`:`line` states them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    pub file: PathBuf,
+    pub line: u64,
+    pub count: u64,
+    /// `queue_full` or `write_failed`.
+    pub cause: String,
+    /// When the first and the last lost record were made (RFC 3339), when the log knows.
+    pub first_ts: Option<String>,
+    pub last_ts: Option<String>,
+}
+
+impl fmt::Display for Gap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {} record(s) lost ({})", self.file.display(), self.line, self.count, self.cause)?;
+        match (&self.first_ts, &self.last_ts) {
+            (Some(first), Some(last)) => write!(f, ", made from {first} to {last}"),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct DroppedFields {
+    event: String,
+    count: u64,
+    #[serde(default)]
+    cause: Option<String>,
+    #[serde(default)]
+    first_ts: Option<String>,
+    #[serde(default)]
+    last_ts: Option<String>,
 }
 
 impl VerifyReport {
     fn empty() -> VerifyReport {
-        VerifyReport { files: Vec::new(), records: 0, start: None, broken: None }
+        VerifyReport { files: Vec::new(), records: 0, start: None, broken: None, gaps: Vec::new() }
     }
 
     pub fn is_ok(&self) -> bool {
@@ -131,7 +168,15 @@ impl fmt::Display for VerifyReport {
                         f.write_str("; the chain continues from a record that was not checked")
                     }
                     _ => Ok(()),
+                }?;
+                if !self.gaps.is_empty() {
+                    let lost: u64 = self.gaps.iter().map(|g| g.count).sum();
+                    write!(f, "; the log records {lost} lost record(s) in {} gap(s):", self.gaps.len())?;
+                    for gap in &self.gaps {
+                        write!(f, "\n  {gap}")?;
+                    }
                 }
+                Ok(())
             }
         }
     }
@@ -223,6 +268,9 @@ fn check_links(paths: &[PathBuf], options: &VerifyOptions) -> VerifyReport {
             report.broken = Some(reader.broken_at(&entry, Problem::ForgedSeal));
             break;
         }
+        if let Some(gap) = reader.gap(&entry) {
+            report.gaps.push(gap);
+        }
         match &last {
             None => {
                 report.start = Some(if link.anchor && link.prev == [0; 32] && link.prev_file.is_none() {
@@ -301,6 +349,23 @@ impl<'p> Reader<'p> {
 
     fn path(&self, file: usize) -> &Path {
         &self.paths[file]
+    }
+
+    /// The loss the line read last reports, if it is an `audit.dropped` record.
+    fn gap(&self, entry: &Entry) -> Option<Gap> {
+        let needle: &[u8] = b"\"event\":\"audit.dropped\"";
+        if !self.buf.windows(needle.len()).any(|w| w == needle) {
+            return None;
+        }
+        let fields: DroppedFields = serde_json::from_slice(&self.buf).ok()?;
+        (fields.event == "audit.dropped").then(|| Gap {
+            file: self.path(entry.file).to_path_buf(),
+            line: entry.line,
+            count: fields.count,
+            cause: fields.cause.unwrap_or_else(|| "queue_full".into()),
+            first_ts: fields.first_ts,
+            last_ts: fields.last_ts,
+        })
     }
 
     fn broken_at(&self, entry: &Entry, problem: Problem) -> BrokenLink {

@@ -1,6 +1,7 @@
 //! Tests of the whole audit log: scripted runs through the layer and the observer into a real
 //! file, tamper evidence, and the queue. The helpers here are shared by the three parts.
 
+mod full_disk;
 mod keyed;
 mod queue;
 mod scripted;
@@ -52,6 +53,7 @@ fn file_config(dir: &TempDir, max_bytes: u64, max_files: usize) -> AuditConfig {
         queue: 1024,
         include_content_for_skills: Vec::new(),
         chain_key: None,
+        on_write_failure: Default::default(),
     }
 }
 
@@ -241,6 +243,9 @@ impl Target for Gated {
     }
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
+    }
+    fn failing(&self) -> bool {
+        self.inner.failing()
     }
     fn sync(&mut self) -> io::Result<()> {
         self.inner.sync()

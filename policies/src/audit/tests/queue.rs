@@ -7,10 +7,14 @@ async fn overflow_is_counted_and_reported_in_the_log() {
     let dir = TempDir::new("overflow");
     let file = FileConfig { path: dir.path().join("audit.jsonl"), max_bytes: 1 << 20, max_files: 10 };
     let (open_gate, gate) = std::sync::mpsc::channel();
-    let opener: Opener = Box::new(move || {
-        Ok(Box::new(Gated { inner: FileTarget::open(&file, Default::default())?, gate: Some(gate) }) as Box<dyn Target>)
-    });
-    let sink = AuditSink::start_with(1, vec![opener]).await.unwrap();
+    let opener: Opener =
+        Box::new(move || {
+            Ok(Box::new(Gated {
+                inner: FileTarget::open(&file, Default::default(), Default::default())?,
+                gate: Some(gate),
+            }) as Box<dyn Target>)
+        });
+    let sink = AuditSink::start_with(1, vec![opener], Default::default()).await.unwrap();
     let audit = Audit::new(&AuditConfig::default(), sink.handle());
 
     audit.inner.sink.send(numbered(1));
@@ -21,7 +25,7 @@ async fn overflow_is_counted_and_reported_in_the_log() {
     }
     assert_eq!(
         audit.stats(),
-        AuditStats { queue_depth: 1, queue_capacity: 1, dropped_total: 3, write_errors_total: 0 }
+        AuditStats { queue_depth: 1, queue_capacity: 1, dropped_total: 3, write_errors_total: 0, writable: true }
     );
     drop(open_gate);
     sink.shutdown().await.unwrap();

@@ -347,10 +347,12 @@ async fn cost_per_request() {
     let held_file = FileConfig { path: dir.path().join("held.jsonl"), ..file };
     let (open_gate, gate) = std::sync::mpsc::channel();
     let opener: Opener = Box::new(move || {
-        Ok(Box::new(Gated { inner: FileTarget::open(&held_file, Default::default())?, gate: Some(gate) })
-            as Box<dyn Target>)
+        Ok(Box::new(Gated {
+            inner: FileTarget::open(&held_file, Default::default(), Default::default())?,
+            gate: Some(gate),
+        }) as Box<dyn Target>)
     });
-    let sink = AuditSink::start_with(1 << 20, vec![opener]).await.unwrap();
+    let sink = AuditSink::start_with(1 << 20, vec![opener], Default::default()).await.unwrap();
     let held_audit = Audit::new(&AuditConfig::default(), sink.handle());
     let held = per_request(Some(&held_audit), requests("h")).await;
     drop(open_gate);
