@@ -219,9 +219,23 @@ pub fn client_from(source: std::net::IpAddr) -> reqwest::Client {
 }
 
 pub fn client() -> reqwest::Client {
-    // reqwest is built without a TLS provider; it wants one chosen even for plain HTTP.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(60)).build().expect("client")
+    // Built once: building one loads the TLS roots, which on a loaded CI machine took long enough
+    // (on the test's one runtime thread) for 70 concurrent callers' connections to sit idle past the
+    // gateway's header-read timeout. No idle connection is pooled, so every request still gets a
+    // fresh connection, as it did with a client per call.
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            // reqwest is built without a TLS provider; it wants one chosen even for plain HTTP.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            reqwest::Client::builder()
+                .no_proxy()
+                .pool_max_idle_per_host(0)
+                .timeout(Duration::from_secs(60))
+                .build()
+                .expect("client")
+        })
+        .clone()
 }
 
 /// GETs `url` and parses JSON.
