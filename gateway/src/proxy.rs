@@ -12,7 +12,7 @@ use a2a_policies::backend_auth::BackendCredentials;
 use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
 use reqwest::Url;
 
@@ -20,7 +20,7 @@ use a2a_policies::Source;
 
 use crate::observers::{Exchange, Observers};
 use crate::protocol::agent_errors;
-use crate::protocol::agent_side;
+use crate::protocol::agent_side::{self, Fault};
 use crate::protocol::translate::v03;
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
@@ -158,7 +158,7 @@ impl Forwarder {
             // Asks reverse proxies in front of the gateway not to buffer the stream either.
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
             let relay = Relay::new(
-                response.bytes_stream().boxed(),
+                response.bytes_stream().map_err(Fault::from).boxed(),
                 self.observers.clone(),
                 exchange,
                 call.rpc_id.clone(),
@@ -166,7 +166,11 @@ impl Forwarder {
             );
             return Ok(build_response(status, out_headers, Body::from_stream(relay)));
         }
+        let content_type = content_type(response.headers());
         let body = self.read_whole(&backend.name, response).await?;
+        if status.is_success() {
+            checked(backend, &exchange.request_id, call.binding, content_type.as_deref(), &body, call.rpc_id.as_ref())?;
+        }
         screened(backend, &exchange.request_id, call.binding, status, &body)?;
         if status.is_success() {
             self.observers.observe_json(&exchange, &body, Source::Response);
@@ -228,6 +232,10 @@ impl Forwarder {
         let headers = response.headers().clone();
         let body = self.read_whole(&backend.name, response).await?;
         // The request id is not known here: the caller finds it in the answer's x-request-id header.
+        if status.is_success() {
+            checked(backend, "", call.binding, content_type(&headers).as_deref(), &body, call.rpc_id.as_ref())
+                .map_err(ForwardError::into_error)?;
+        }
         screened(backend, "", call.binding, status, &body).map_err(ForwardError::into_error)?;
         Ok(Unary { status, headers, body })
     }
@@ -256,12 +264,19 @@ impl Forwarder {
             out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
             out_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-            let events = agent_side::AgentEvents::new(backend.dialect, call, response.bytes_stream().boxed());
+            let limit = self.streams.limits.for_skill(exchange.skill.as_deref()).max_event_bytes;
+            let chunks = response.bytes_stream().map_err(Fault::from).boxed();
+            let events = agent_side::AgentEvents::new(backend.dialect, call, chunks, limit);
             let relay =
                 Relay::new(events.boxed(), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
             return Ok(build_response(StatusCode::OK, out_headers, Body::from_stream(relay)));
         }
+        let content_type = content_type(response.headers());
         let body = self.read_whole(&backend.name, response).await?;
+        if status.is_success() {
+            // JSON by type and content; the translation below reads the shape.
+            checked(backend, &exchange.request_id, Binding::Rest, content_type.as_deref(), &body, None)?;
+        }
         if call.operation.is_streaming() && backend.dialect == Dialect::Early {
             // An early agent's answer to a streamed continuation is one task: sent as a 1.0 stream.
             let events = agent_side::continuation_stream(call, status, &body);
@@ -309,7 +324,7 @@ impl Forwarder {
         let mut answer = if status.is_success() && is_event_stream(response.headers()) {
             let copy = agent_side::ObservedCopy::new(backend.dialect, call);
             let relay = Relay::new(
-                response.bytes_stream().boxed(),
+                response.bytes_stream().map_err(Fault::from).boxed(),
                 self.observers.clone(),
                 exchange,
                 call.rpc_id.clone(),
@@ -318,7 +333,12 @@ impl Forwarder {
             .observing(copy);
             build_response(status, out_headers, Body::from_stream(relay))
         } else {
+            let content_type = content_type(response.headers());
             let body = self.read_whole(&backend.name, response).await?;
+            if status.is_success() {
+                let id = call.rpc_id.as_ref();
+                checked(backend, &exchange.request_id, Binding::JsonRpc, content_type.as_deref(), &body, id)?;
+            }
             let (v1_status, v1) = agent_side::unary_to_v1(backend.dialect, call, status, &body);
             if !status.is_success() {
                 log_answer(backend, &exchange.request_id, status, &body);
@@ -413,7 +433,7 @@ impl Forwarder {
                 Err(ForwardError::NotSent(unreachable(backend)))
             }
             Ok(Err(error)) => {
-                tracing::warn!(backend = %backend.name, %error, "backend request failed");
+                tracing::warn!(backend = %backend.name, error = ?error, "backend request failed");
                 Err(ForwardError::Failed(unreachable(backend)))
             }
             Err(_) => {
@@ -478,6 +498,31 @@ fn screened(
         None => Ok(()),
         Some(error) => Err(ForwardError::Answered(error)),
     }
+}
+
+/// A success answer that is no well-formed A2A answer becomes the gateway's error; the agent's
+/// answer goes to the log under the request id.
+fn checked(
+    backend: &Backend,
+    request_id: &str,
+    binding: Binding,
+    content_type: Option<&str>,
+    body: &[u8],
+    rpc_id: Option<&serde_json::Value>,
+) -> Result<(), ForwardError> {
+    let Err(what) = agent_errors::check_answer(binding, content_type, body, rpc_id) else { return Ok(()) };
+    let excerpt = agent_errors::excerpt(body, 2048);
+    tracing::warn!(backend = %backend.name, request_id, content_type, body = ?excerpt, problem = what.describe(), "the agent's answer is malformed");
+    let lookup = if request_id.is_empty() { "the x-request-id header of this answer" } else { request_id };
+    Err(ForwardError::Failed(A2aError::InvalidAgentResponse(format!(
+        "the agent '{}' sent {}; the gateway's operator can look it up by the request id {lookup}",
+        backend.name,
+        what.describe()
+    ))))
+}
+
+fn content_type(headers: &HeaderMap) -> Option<String> {
+    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
 fn log_answer(backend: &Backend, request_id: &str, status: StatusCode, body: &[u8]) {

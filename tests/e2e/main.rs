@@ -8,6 +8,7 @@ mod cli;
 mod dialects;
 mod edge;
 mod errors;
+mod faults;
 mod health;
 mod integrity;
 mod leaks;
