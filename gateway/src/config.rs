@@ -176,6 +176,11 @@ pub struct Health {
     pub timeout: Duration,
     #[serde(default = "default_unhealthy_after")]
     pub unhealthy_after: u32,
+    /// A backend ejected by `unhealthy_after` failed requests in a row stays out this long (doubling
+    /// at each failed probe, up to 5 minutes) before one real request at a time probes it; a
+    /// successful card fetch does not bring it back, a successful request does.
+    #[serde(default = "default_ejection_time", with = "duration")]
+    pub ejection_time: Duration,
 }
 
 impl Default for Health {
@@ -184,8 +189,13 @@ impl Default for Health {
             interval: default_health_interval(),
             timeout: default_health_timeout(),
             unhealthy_after: default_unhealthy_after(),
+            ejection_time: default_ejection_time(),
         }
     }
+}
+
+fn default_ejection_time() -> Duration {
+    Duration::from_secs(10)
 }
 
 fn default_health_interval() -> Duration {

@@ -39,7 +39,8 @@ pub fn schema() -> Value {
         "properties": {
             "interval": duration("Time between checks"),
             "timeout": duration("One check's timeout"),
-            "unhealthy_after": {"type": "integer", "minimum": 1, "description": "Consecutive failures before a backend is unhealthy."}
+            "unhealthy_after": {"type": "integer", "minimum": 1, "description": "Consecutive failures before a backend is unhealthy."},
+            "ejection_time": duration("How long a backend ejected by failed requests stays out before real requests probe it (doubling per failed probe, at most 5m); default 10s")
         }
     });
     let backend = json!({
