@@ -428,13 +428,16 @@ impl Forwarder {
         }
         match tokio::time::timeout(self.first_byte_timeout, request.send()).await {
             Ok(Ok(response)) => Ok(response),
-            Ok(Err(error)) if error.is_connect() => {
-                tracing::warn!(backend = %backend.name, %error, "backend connection failed");
+            Ok(Err(error)) if error.is_connect() || never_sent(&error) => {
+                tracing::warn!(backend = %backend.name, error = ?error, "backend connection failed before the request was sent");
                 Err(ForwardError::NotSent(unreachable(backend)))
             }
             Ok(Err(error)) => {
-                tracing::warn!(backend = %backend.name, error = ?error, "backend request failed");
-                Err(ForwardError::Failed(unreachable(backend)))
+                tracing::warn!(backend = %backend.name, error = ?error, "backend connection broke after the request was sent");
+                Err(ForwardError::Failed(A2aError::AgentConnectionLost {
+                    agent: backend.name.to_string(),
+                    task_id: call.task_id.clone(),
+                }))
             }
             Err(_) => {
                 tracing::warn!(backend = %backend.name, "backend did not answer in time");
@@ -528,6 +531,24 @@ fn content_type(headers: &HeaderMap) -> Option<String> {
 fn log_answer(backend: &Backend, request_id: &str, status: StatusCode, body: &[u8]) {
     let excerpt = agent_errors::excerpt(body, 2048);
     tracing::warn!(backend = %backend.name, request_id, status = status.as_u16(), body = ?excerpt, "the agent answered with an error");
+}
+
+/// Whether the agent cannot have read the request: hyper gave it back unsent (its pooled connection
+/// closed before dispatch), or the connection was reset before any answer. A reset means the agent's
+/// socket was closed with our bytes unread (a process that read the whole request and then died
+/// closes with a FIN instead); that is what a pooled connection to a restarted agent gets. A plain
+/// end of connection before the answer stays ambiguous: the agent may have read the request.
+fn never_sent(error: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_canceled)
+            || cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 fn unreachable(backend: &Backend) -> A2aError {
