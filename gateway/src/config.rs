@@ -47,6 +47,9 @@ pub struct Config {
     pub card: CardInfo,
     #[serde(default)]
     pub limits: Limits,
+    /// Limits of relayed SSE streams (idle timeout, lifetime, event size), with per-skill overrides.
+    #[serde(default)]
+    pub streams: Streams,
     #[serde(default)]
     pub shutdown: Shutdown,
     /// How callers authenticate (bearer JWTs, API keys, token introspection). Absent → callers are
@@ -186,6 +189,11 @@ pub struct Health {
     pub timeout: Duration,
     #[serde(default = "default_unhealthy_after")]
     pub unhealthy_after: u32,
+    /// A backend ejected by `unhealthy_after` failed requests in a row stays out this long (doubling
+    /// at each failed probe, up to 5 minutes) before one real request at a time probes it; a
+    /// successful card fetch does not bring it back, a successful request does.
+    #[serde(default = "default_ejection_time", with = "duration")]
+    pub ejection_time: Duration,
 }
 
 impl Default for Health {
@@ -194,8 +202,13 @@ impl Default for Health {
             interval: default_health_interval(),
             timeout: default_health_timeout(),
             unhealthy_after: default_unhealthy_after(),
+            ejection_time: default_ejection_time(),
         }
     }
+}
+
+fn default_ejection_time() -> Duration {
+    Duration::from_secs(10)
 }
 
 fn default_health_interval() -> Duration {
@@ -343,6 +356,93 @@ impl Default for Limits {
     }
 }
 
+/// Limits of relayed streams. A stream that breaks one ends with a failed status saying which.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Streams {
+    /// A stream with no event bytes for this long is ended (comments and keep-alives do not count).
+    #[serde(default = "default_stream_idle", with = "duration")]
+    pub idle_timeout: Duration,
+    /// A stream open this long is ended (the caller may subscribe to the task again).
+    #[serde(default = "default_stream_lifetime", with = "duration")]
+    pub max_lifetime: Duration,
+    /// Largest single event relayed; a larger one ends the stream.
+    #[serde(default = "default_max_event_bytes")]
+    pub max_event_bytes: usize,
+    /// Per-skill overrides of the three limits above.
+    #[serde(default)]
+    pub skills: std::collections::HashMap<String, StreamOverride>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StreamOverride {
+    #[serde(default, with = "opt_duration")]
+    pub idle_timeout: Option<Duration>,
+    #[serde(default, with = "opt_duration")]
+    pub max_lifetime: Option<Duration>,
+    #[serde(default)]
+    pub max_event_bytes: Option<usize>,
+}
+
+/// The limits of one stream.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamLimits {
+    pub idle_timeout: Duration,
+    pub max_lifetime: Duration,
+    pub max_event_bytes: usize,
+}
+
+impl Default for Streams {
+    fn default() -> Self {
+        Streams {
+            idle_timeout: default_stream_idle(),
+            max_lifetime: default_stream_lifetime(),
+            max_event_bytes: default_max_event_bytes(),
+            skills: Default::default(),
+        }
+    }
+}
+
+impl Streams {
+    /// The limits of a stream for `skill`: its overrides over the defaults.
+    pub fn for_skill(&self, skill: Option<&str>) -> StreamLimits {
+        let over = skill.and_then(|s| self.skills.get(s));
+        StreamLimits {
+            idle_timeout: over.and_then(|o| o.idle_timeout).unwrap_or(self.idle_timeout),
+            max_lifetime: over.and_then(|o| o.max_lifetime).unwrap_or(self.max_lifetime),
+            max_event_bytes: over.and_then(|o| o.max_event_bytes).unwrap_or(self.max_event_bytes),
+        }
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let all = std::iter::once(("streams".to_string(), self.for_skill(None)))
+            .chain(self.skills.keys().map(|k| (format!("streams.skills.{k}"), self.for_skill(Some(k)))));
+        for (path, limits) in all {
+            if limits.idle_timeout.is_zero() {
+                return Err(invalid(format!("{path}.idle_timeout"), "must be more than 0"));
+            }
+            if limits.max_lifetime.is_zero() {
+                return Err(invalid(format!("{path}.max_lifetime"), "must be more than 0"));
+            }
+            if limits.max_event_bytes < 1024 {
+                return Err(invalid(format!("{path}.max_event_bytes"), "must be at least 1024"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn default_stream_idle() -> Duration {
+    Duration::from_secs(300)
+}
+fn default_stream_lifetime() -> Duration {
+    Duration::from_secs(3600)
+}
+fn default_max_event_bytes() -> usize {
+    16 * 1024 * 1024
+}
+
 fn default_max_json_depth() -> usize {
     crate::protocol::json_limits::DEFAULT_MAX_DEPTH
 }
@@ -472,6 +572,7 @@ impl Config {
 
     /// Checks what types alone cannot: unique and path-safe names, usable URLs, sane numbers.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.streams.validate()?;
         if let Some(url) = &self.public_url {
             check_http_url("public_url", url)?;
         }

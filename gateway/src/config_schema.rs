@@ -40,7 +40,8 @@ pub fn schema() -> Value {
         "properties": {
             "interval": duration("Time between checks"),
             "timeout": duration("One check's timeout"),
-            "unhealthy_after": {"type": "integer", "minimum": 1, "description": "Consecutive failures before a backend is unhealthy."}
+            "unhealthy_after": {"type": "integer", "minimum": 1, "description": "Consecutive failures before a backend is unhealthy."},
+            "ejection_time": duration("How long a backend ejected by failed requests stays out before real requests probe it (doubling per failed probe, at most 5m); default 10s")
         }
     });
     let backend = json!({
@@ -92,6 +93,22 @@ pub fn schema() -> Value {
             {"type": "object", "additionalProperties": false, "required": ["redis"], "properties": {"redis": redis}}
         ]
     });
+    let stream_limits = |extra: Option<Value>| {
+        let mut props = json!({
+            "idle_timeout": duration("A stream with no event bytes this long is ended (comments do not count); default 5m"),
+            "max_lifetime": duration("A stream open this long is ended; default 1h"),
+            "max_event_bytes": {"type": "integer", "minimum": 1024, "description": "Largest single event relayed; default 16 MiB"},
+        });
+        if let Some(extra) = extra {
+            props["skills"] = extra;
+        }
+        json!({"type": "object", "additionalProperties": false, "properties": props})
+    };
+    let streams = stream_limits(Some(json!({
+        "type": "object",
+        "description": "Per-skill overrides, skill → limits.",
+        "additionalProperties": stream_limits(None),
+    })));
     let mut properties = serde_json::Map::new();
     let mut add = |key: &str, value: Value| {
         properties.insert(key.to_string(), value);
@@ -105,6 +122,7 @@ pub fn schema() -> Value {
     add("routing", section("How calls pick a skill and a backend (default_skill, resolve, …)."));
     add("card", section("The gateway's own agent card (name, description, …)."));
     add("limits", section("Size and time limits on requests."));
+    add("streams", streams);
     add("shutdown", shutdown);
     add(
         "auth",

@@ -48,6 +48,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
         routing: Default::default(),
         card: crate::config::CardInfo { name: "A2A Gateway (demo)".into(), ..Default::default() },
         limits: Default::default(),
+        streams: Default::default(),
         shutdown: crate::config::Shutdown { unready_delay: Duration::ZERO, drain_timeout: Duration::from_secs(5) },
         auth: Some(demo_auth()),
         permissions: None,

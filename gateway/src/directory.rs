@@ -213,7 +213,13 @@ mod tests {
     use super::*;
 
     fn fact(task: &str, context: &str, state: Option<TaskState>) -> TaskFact {
-        TaskFact { task_id: Some(task.into()), context_id: Some(context.into()), state, artifacts: Vec::new() }
+        TaskFact {
+            task_id: Some(task.into()),
+            context_id: Some(context.into()),
+            state,
+            artifacts: Vec::new(),
+            message: false,
+        }
     }
 
     fn record(dir: &MemoryDirectory, backend: &Arc<str>, fact: &TaskFact) {

@@ -211,6 +211,7 @@ impl Gateway {
                 keepalive: config.limits.stream_keepalive,
                 drain_deadline: shared.drain_deadline.clone(),
                 deadlines: Some(shared.deadlines.clone()),
+                limits: Arc::new(config.streams.clone()),
             },
         );
         let route_state = Arc::new(RouteState {

@@ -51,6 +51,9 @@ impl Observers {
     }
 
     pub fn report(&self, exchange: &Exchange, fact: &TaskFact, source: Source) {
+        if fact.task_id.is_none() && fact.context_id.is_none() {
+            return;
+        }
         self.directory.record(&Sighting {
             backend: &exchange.backend,
             owner: exchange.owner.as_ref(),

@@ -12,7 +12,7 @@ use a2a_policies::backend_auth::BackendCredentials;
 use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
 use reqwest::Url;
 
@@ -20,7 +20,7 @@ use a2a_policies::Source;
 
 use crate::observers::{Exchange, Observers};
 use crate::protocol::agent_errors;
-use crate::protocol::agent_side;
+use crate::protocol::agent_side::{self, Fault};
 use crate::protocol::translate::v03;
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
@@ -167,7 +167,7 @@ impl Forwarder {
             // Asks reverse proxies in front of the gateway not to buffer the stream either.
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
             let relay = Relay::new(
-                response.bytes_stream().boxed(),
+                response.bytes_stream().map_err(Fault::from).boxed(),
                 self.observers.clone(),
                 exchange,
                 call.rpc_id.clone(),
@@ -175,7 +175,11 @@ impl Forwarder {
             );
             return Ok(build_response(status, out_headers, Body::from_stream(relay)));
         }
+        let content_type = content_type(response.headers());
         let body = self.read_whole(&backend.name, response).await?;
+        if status.is_success() {
+            checked(backend, &exchange.request_id, call.binding, content_type.as_deref(), &body, call.rpc_id.as_ref())?;
+        }
         screened(backend, &exchange.request_id, call.binding, status, &body)?;
         if status.is_success() {
             self.observers.observe_json(&exchange, &body, Source::Response);
@@ -237,6 +241,10 @@ impl Forwarder {
         let headers = response.headers().clone();
         let body = self.read_whole(&backend.name, response).await?;
         // The request id is not known here: the caller finds it in the answer's x-request-id header.
+        if status.is_success() {
+            checked(backend, "", call.binding, content_type(&headers).as_deref(), &body, call.rpc_id.as_ref())
+                .map_err(ForwardError::into_error)?;
+        }
         screened(backend, "", call.binding, status, &body).map_err(ForwardError::into_error)?;
         Ok(Unary { status, headers, body })
     }
@@ -265,12 +273,19 @@ impl Forwarder {
             out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
             out_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-            let events = agent_side::AgentEvents::new(backend.dialect, call, response.bytes_stream().boxed());
+            let limit = self.streams.limits.for_skill(exchange.skill.as_deref()).max_event_bytes;
+            let chunks = response.bytes_stream().map_err(Fault::from).boxed();
+            let events = agent_side::AgentEvents::new(backend.dialect, call, chunks, limit);
             let relay =
                 Relay::new(events.boxed(), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
             return Ok(build_response(StatusCode::OK, out_headers, Body::from_stream(relay)));
         }
+        let content_type = content_type(response.headers());
         let body = self.read_whole(&backend.name, response).await?;
+        if status.is_success() {
+            // JSON by type and content; the translation below reads the shape.
+            checked(backend, &exchange.request_id, Binding::Rest, content_type.as_deref(), &body, None)?;
+        }
         if call.operation.is_streaming() && backend.dialect == Dialect::Early {
             // An early agent's answer to a streamed continuation is one task: sent as a 1.0 stream.
             let events = agent_side::continuation_stream(call, status, &body);
@@ -318,7 +333,7 @@ impl Forwarder {
         let mut answer = if status.is_success() && is_event_stream(response.headers()) {
             let copy = agent_side::ObservedCopy::new(backend.dialect, call);
             let relay = Relay::new(
-                response.bytes_stream().boxed(),
+                response.bytes_stream().map_err(Fault::from).boxed(),
                 self.observers.clone(),
                 exchange,
                 call.rpc_id.clone(),
@@ -327,7 +342,12 @@ impl Forwarder {
             .observing(copy);
             build_response(status, out_headers, Body::from_stream(relay))
         } else {
+            let content_type = content_type(response.headers());
             let body = self.read_whole(&backend.name, response).await?;
+            if status.is_success() {
+                let id = call.rpc_id.as_ref();
+                checked(backend, &exchange.request_id, Binding::JsonRpc, content_type.as_deref(), &body, id)?;
+            }
             let (v1_status, v1) = agent_side::unary_to_v1(backend.dialect, call, status, &body);
             if !status.is_success() {
                 log_answer(backend, &exchange.request_id, status, &body);
@@ -417,13 +437,16 @@ impl Forwarder {
         }
         match tokio::time::timeout(self.first_byte_timeout, request.send()).await {
             Ok(Ok(response)) => Ok(response),
-            Ok(Err(error)) if error.is_connect() => {
-                tracing::warn!(backend = %backend.name, %error, "backend connection failed");
+            Ok(Err(error)) if error.is_connect() || never_sent(&error) => {
+                tracing::warn!(backend = %backend.name, error = ?error, "backend connection failed before the request was sent");
                 Err(ForwardError::NotSent(unreachable(backend)))
             }
             Ok(Err(error)) => {
-                tracing::warn!(backend = %backend.name, %error, "backend request failed");
-                Err(ForwardError::Failed(unreachable(backend)))
+                tracing::warn!(backend = %backend.name, error = ?error, "backend connection broke after the request was sent");
+                Err(ForwardError::Failed(A2aError::AgentConnectionLost {
+                    agent: backend.name.to_string(),
+                    task_id: call.task_id.clone(),
+                }))
             }
             Err(_) => {
                 tracing::warn!(backend = %backend.name, "backend did not answer in time");
@@ -489,9 +512,52 @@ fn screened(
     }
 }
 
+/// A success answer that is no well-formed A2A answer becomes the gateway's error; the agent's
+/// answer goes to the log under the request id.
+fn checked(
+    backend: &Backend,
+    request_id: &str,
+    binding: Binding,
+    content_type: Option<&str>,
+    body: &[u8],
+    rpc_id: Option<&serde_json::Value>,
+) -> Result<(), ForwardError> {
+    let Err(what) = agent_errors::check_answer(binding, content_type, body, rpc_id) else { return Ok(()) };
+    let excerpt = agent_errors::excerpt(body, 2048);
+    tracing::warn!(backend = %backend.name, request_id, content_type, body = ?excerpt, problem = what.describe(), "the agent's answer is malformed");
+    let lookup = if request_id.is_empty() { "the x-request-id header of this answer" } else { request_id };
+    Err(ForwardError::Failed(A2aError::InvalidAgentResponse(format!(
+        "the agent '{}' sent {}; the gateway's operator can look it up by the request id {lookup}",
+        backend.name,
+        what.describe()
+    ))))
+}
+
+fn content_type(headers: &HeaderMap) -> Option<String> {
+    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
 fn log_answer(backend: &Backend, request_id: &str, status: StatusCode, body: &[u8]) {
     let excerpt = agent_errors::excerpt(body, 2048);
     tracing::warn!(backend = %backend.name, request_id, status = status.as_u16(), body = ?excerpt, "the agent answered with an error");
+}
+
+/// Whether the agent cannot have read the request: hyper gave it back unsent (its pooled connection
+/// closed before dispatch), or the connection was reset before any answer. A reset means the agent's
+/// socket was closed with our bytes unread (a process that read the whole request and then died
+/// closes with a FIN instead); that is what a pooled connection to a restarted agent gets. A plain
+/// end of connection before the answer stays ambiguous: the agent may have read the request.
+fn never_sent(error: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_canceled)
+            || cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 fn unreachable(backend: &Backend) -> A2aError {

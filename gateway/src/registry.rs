@@ -1,7 +1,12 @@
 //! The backend registry: fetches each backend's Agent Card at start and then periodically, keeps
-//! health (N failed fetches in a row make a backend unhealthy until one succeeds), and publishes an
-//! immutable [`Snapshot`] — healthy backends, the skill index and the rendered cards — that the
-//! request path reads without locks.
+//! health, and publishes an immutable [`Snapshot`] — healthy backends, the skill index and the
+//! rendered cards — that the request path reads without locks.
+//!
+//! Health has two sources. N failed card fetches in a row make a backend unhealthy until a fetch
+//! succeeds. N failed requests in a row (failures to answer and timeouts: a grey failure whose card
+//! still answers) eject it; then only real traffic brings it back: after the ejection time it is
+//! half-open — one request at a time may probe it — and the first success re-admits it, while a
+//! failure ejects it again for twice as long.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,6 +44,8 @@ pub struct Backend {
     /// Drained by an operator: picked for no new task (not in the skill index nor the gateway's
     /// card), while calls about its tasks still reach it.
     pub draining: bool,
+    /// Ejected by failed requests and now probed: one new task at a time is sent to it.
+    pub half_open: bool,
 }
 
 /// Where the gateway calls an agent's gRPC service (HTTP/2 without TLS), and the tenant its interface
@@ -121,7 +128,25 @@ struct BackendState {
     /// When the card was last fetched (successfully or not), and why the last fetch failed.
     last_fetch: Option<std::time::SystemTime>,
     last_error: Option<String>,
+    /// Out of routing because requests failed, until a request succeeds.
+    ejection: Option<Ejection>,
 }
+
+/// A backend taken out by failed requests.
+#[derive(Clone, Copy)]
+struct Ejection {
+    /// Probing starts then (half-open).
+    until: std::time::Instant,
+    /// How long the next ejection lasts if the probe fails.
+    next: Duration,
+    half_open: bool,
+}
+
+/// Backends taken out of routing, by reason (`request_failures`, `probe_failed`).
+pub const EJECTIONS: &str = "a2a_backend_ejections_total";
+
+/// The longest an ejection lasts.
+const MAX_EJECTION: Duration = Duration::from_secs(300);
 
 /// One backend as the admin API reports it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -137,12 +162,21 @@ pub struct BackendStatus {
     pub last_card_fetch: Option<String>,
     pub last_card_error: Option<String>,
     pub consecutive_failures: u32,
+    /// Why the backend is out of routing although its card answers: `request_failures` (ejected),
+    /// `probing` (half-open: one request at a time tries it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ejected: Option<&'static str>,
 }
 
 pub struct Registry {
     states: Mutex<Vec<BackendState>>,
     /// Consecutive failed requests per backend (outlier detection), by configuration index.
     request_failures: Vec<std::sync::atomic::AtomicU32>,
+    /// When a half-open backend's probe was claimed (ms since `epoch`, 0: none in flight), by
+    /// configuration index. A claim older than the ejection time lapses: a probe whose call was
+    /// refused before it was forwarded must not keep the backend out for good.
+    probing: Vec<std::sync::atomic::AtomicU64>,
+    epoch: std::time::Instant,
     snapshot: ArcSwap<Snapshot>,
     cards: CardSettings,
     health: config::Health,
@@ -193,11 +227,14 @@ impl Registry {
                 draining: false,
                 last_fetch: before.and_then(|b| b.last_fetch),
                 last_error: before.and_then(|b| b.last_error.clone()),
+                ejection: before.and_then(|b| b.ejection),
             });
         }
         drop(known);
         let registry = Arc::new(Registry {
             request_failures: states.iter().map(|_| std::sync::atomic::AtomicU32::new(0)).collect(),
+            probing: states.iter().map(|_| std::sync::atomic::AtomicU64::new(0)).collect(),
+            epoch: std::time::Instant::now(),
             snapshot: ArcSwap::from_pointee(build_snapshot(&states, &cards, None)),
             states: Mutex::new(states),
             cards,
@@ -213,40 +250,81 @@ impl Registry {
         self.snapshot.load_full()
     }
 
-    /// Picks one of `candidates` in turn.
+    /// Picks one of `candidates` in turn. A half-open backend is picked only while no other probe
+    /// of it is in flight.
     pub fn pick<'a>(&self, candidates: &[&'a Arc<Backend>]) -> Option<&'a Arc<Backend>> {
         if candidates.is_empty() {
             return None;
         }
         let n = self.round_robin.fetch_add(1, Ordering::Relaxed);
-        Some(candidates[n % candidates.len()])
+        (0..candidates.len())
+            .map(|i| candidates[(n + i) % candidates.len()])
+            .find(|c| !c.half_open || self.take_probe(c))
     }
 
-    /// Outlier detection: `unhealthy_after` failed requests in a row take a backend out of routing at
-    /// once, without waiting for its next health check (which brings it back when it answers).
+    /// Claims the one probe of half-open backend `backend`.
+    fn take_probe(&self, backend: &Backend) -> bool {
+        let Some(&index) = self.snapshot.load().by_name.get(&backend.name) else { return false };
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX).max(1);
+        let claimed = self.probing[index].load(Ordering::Acquire);
+        let lapse = u64::try_from(self.health.ejection_time.as_millis()).unwrap_or(u64::MAX);
+        if claimed != 0 && now.saturating_sub(claimed) < lapse {
+            return false;
+        }
+        self.probing[index].compare_exchange(claimed, now, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+    }
+
+    /// Outlier detection: `unhealthy_after` failed requests in a row eject a backend at once; only a
+    /// successful request (a probe, once half-open) brings it back — a card fetch does not.
     pub fn report_request(&self, name: &str, ok: bool) {
         let Some(index) = self.snapshot.load().by_name.get(name).copied() else { return };
+        let half_open = self.snapshot.load().backends[index].half_open;
+        self.probing[index].store(0, Ordering::Release);
         let counter = &self.request_failures[index];
         if ok {
             // Read first: the common case writes nothing to the shared cache line.
             if counter.load(Ordering::Relaxed) != 0 {
                 counter.store(0, Ordering::Relaxed);
             }
+            if half_open {
+                self.readmit(index, name);
+            }
             return;
         }
         let failures = counter.fetch_add(1, Ordering::Relaxed) + 1;
-        if failures < self.health.unhealthy_after {
+        if failures < self.health.unhealthy_after && !half_open {
             return;
         }
         let Ok(mut states) = self.states.lock() else { return };
         let state = &mut states[index];
-        if state.healthy {
-            tracing::warn!(backend = name, failures, "backend ejected after consecutive request failures");
-            state.healthy = false;
-            state.failures = self.health.unhealthy_after;
+        let reason = if half_open { "probe_failed" } else { "request_failures" };
+        let next = match state.ejection {
+            Some(e) if e.half_open => e.next,
+            Some(_) => return,
+            None => self.health.ejection_time,
+        };
+        let lasts = next;
+        tracing::warn!(backend = name, failures, reason, out_for = ?lasts, "backend ejected: its requests fail, whatever its card says");
+        metrics::counter!(EJECTIONS, "backend" => name.to_owned(), "reason" => reason).increment(1);
+        state.healthy = false;
+        state.failures = self.health.unhealthy_after;
+        state.ejection = Some(Ejection {
+            until: std::time::Instant::now() + lasts,
+            next: (lasts * 2).min(MAX_EJECTION),
+            half_open: false,
+        });
+        self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards, Some(&self.snapshot.load()))));
+        counter.store(0, Ordering::Relaxed);
+    }
+
+    /// A half-open backend answered a request: it is back.
+    fn readmit(&self, index: usize, name: &str) {
+        let Ok(mut states) = self.states.lock() else { return };
+        let state = &mut states[index];
+        if state.ejection.take().is_some() {
+            tracing::info!(backend = name, "backend re-admitted: a probe request succeeded");
             self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards, Some(&self.snapshot.load()))));
         }
-        counter.store(0, Ordering::Relaxed);
     }
 
     /// Checks every backend once, concurrently; used at start so the first requests find backends.
@@ -304,6 +382,7 @@ impl Registry {
                     last_card_fetch: state.last_fetch.map(|t| humantime::format_rfc3339_millis(t).to_string()),
                     last_card_error: state.last_error.clone(),
                     consecutive_failures: state.failures,
+                    ejected: state.ejection.map(|e| if e.half_open { "probing" } else { "request_failures" }),
                 }
             })
             .collect()
@@ -370,13 +449,31 @@ impl Registry {
             state.last_error = result.as_ref().err().map(ToString::to_string);
             let changed = match result {
                 Ok(card) => {
-                    state.failures = 0;
-                    state.healthy = true;
                     let card_changed = state.card.as_deref() != Some(&card);
                     if card_changed {
                         state.card = Some(Arc::new(card));
                     }
-                    card_changed || !was_healthy
+                    match &mut state.ejection {
+                        // Ejected by requests: a card that answers proves nothing about them. Once the
+                        // ejection time is up, real requests may probe it.
+                        Some(ejection) => {
+                            if !ejection.half_open && std::time::Instant::now() >= ejection.until {
+                                ejection.half_open = true;
+                                tracing::info!(backend = %name, "ejected backend is half-open: one request at a time probes it");
+                            }
+                            let admit = ejection.half_open;
+                            if admit {
+                                state.failures = 0;
+                                state.healthy = true;
+                            }
+                            card_changed || (admit && !was_healthy)
+                        }
+                        None => {
+                            state.failures = 0;
+                            state.healthy = true;
+                            card_changed || !was_healthy
+                        }
+                    }
                 }
                 Err(error) => {
                     state.failures = state.failures.saturating_add(1);
@@ -623,6 +720,7 @@ fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Optio
             skills,
             dialect,
             draining: state.draining,
+            half_open: state.ejection.is_some_and(|e| e.half_open),
         }));
         by_name.insert(name, i);
     }

@@ -1,113 +1,281 @@
-//! The SSE relay: hands each chunk of the backend's stream to the caller as it arrives, unchanged,
-//! while a tap reads a copy to learn what the events say about tasks. It adds bytes of its own only
-//! where the stream would otherwise fail the caller: a terminal event when the backend's stream breaks
-//! off (or the gateway must close it while draining), and — opt-in — a `: ka` comment between events
-//! when the backend has been quiet for the keep-alive interval.
+//! The SSE relay: hands the backend's stream to the caller event by event as it arrives, unchanged,
+//! while a tap reads each event to learn what it says about tasks. The stream contract: every
+//! relayed stream ends with a terminal or interrupted state, or with a status update (an error event
+//! when no task was named yet) the gateway writes in the caller's dialect saying why — the agent cut
+//! the stream, ended it early, sent an event that is not JSON, one too large, or an error (screened
+//! like unary errors), or the stream went idle, outlived its limit, passed its task's deadline, or
+//! the gateway is draining. The tap reads that ending too, so the directory, the leases and the
+//! audit log learn it.
+//!
+//! Only whole, valid events are handed on: the bytes of an event still arriving wait for its end
+//! (without a copy: the pieces are `Bytes` slices of the backend's chunks), so the gateway's own
+//! bytes can never land inside an event, and a bad event never reaches the caller. Opt-in, a `: ka`
+//! comment is written when the backend has been quiet for the keep-alive interval.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_policies::{A2aError, Source, TaskState};
+use a2a_policies::{A2aError, Binding, Dialect, Source, TaskState};
 use bytes::Bytes;
 use futures::Stream;
 use futures::stream::BoxStream;
+use http::StatusCode;
+use serde::Deserialize;
 use serde_json::Value;
+use tokio::time::{Instant, Sleep};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use crate::config::StreamLimits;
 use crate::deadlines::Deadlines;
 use crate::observers::{Exchange, Observers};
-use crate::protocol::agent_side::ObservedCopy;
+use crate::protocol::agent_errors;
+use crate::protocol::agent_side::{Fault, ObservedCopy};
 use crate::protocol::observe::fact_in;
 use crate::protocol::sse::SseParser;
-use crate::protocol::synthetic;
+use crate::protocol::{bridge, errors, synthetic};
 
 const KEEPALIVE: &[u8] = b": ka\r\n\r\n";
 
-/// Reads a copy of the stream. It runs on each chunk before the chunk is handed on, so the directory
+/// Streams the gateway ended, by reason (`cut`, `truncated`, `malformed_event`, ...).
+pub const STREAM_ENDS: &str = "a2a_stream_ends_total";
+
+/// Why the gateway ended a stream before its task did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEnd {
+    /// The backend's connection broke.
+    Cut,
+    /// The backend ended the stream cleanly before the task reached a final or interrupted state.
+    Truncated,
+    /// An event that is not JSON.
+    Malformed,
+    /// An event larger than the limit (bytes).
+    TooLarge(usize),
+    /// No event bytes for this long (comments do not count).
+    Idle(Duration),
+    /// The stream reached its maximum lifetime.
+    Lifetime(Duration),
+    /// The gateway's drain deadline passed.
+    Draining,
+    /// The task passed its skill's deadline (it is canceled at the backend).
+    Deadline,
+    /// The agent sent an error event (screened: what the caller may see of it).
+    AgentError(A2aError),
+}
+
+impl StreamEnd {
+    /// Short machine-readable reason, for metrics and logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            StreamEnd::Cut => "cut",
+            StreamEnd::Truncated => "truncated",
+            StreamEnd::Malformed => "malformed_event",
+            StreamEnd::TooLarge(_) => "event_too_large",
+            StreamEnd::Idle(_) => "idle_timeout",
+            StreamEnd::Lifetime(_) => "lifetime_exceeded",
+            StreamEnd::Draining => "draining",
+            StreamEnd::Deadline => "deadline",
+            StreamEnd::AgentError(_) => "agent_error",
+        }
+    }
+
+    fn state(&self) -> TaskState {
+        match self {
+            StreamEnd::Deadline => TaskState::Canceled,
+            _ => TaskState::Failed,
+        }
+    }
+
+    /// The error that says why, for a caller (its message is the status text when a task is known).
+    pub fn error(&self, agent: &str) -> A2aError {
+        let human = |d: &Duration| humantime::format_duration(*d).to_string();
+        match self {
+            StreamEnd::Cut => A2aError::BackendUnavailable(format!(
+                "the agent '{agent}' broke off the stream before the task ended; the task may exist at the agent"
+            )),
+            StreamEnd::Truncated => A2aError::InvalidAgentResponse(format!(
+                "the agent '{agent}' ended the stream before the task reached a final state"
+            )),
+            StreamEnd::Malformed => A2aError::InvalidAgentResponse(format!(
+                "the agent '{agent}' sent a stream event that is not valid JSON; the stream was ended"
+            )),
+            StreamEnd::TooLarge(limit) => A2aError::InvalidAgentResponse(format!(
+                "the agent '{agent}' sent a stream event larger than the limit of {limit} bytes; the stream was ended"
+            )),
+            StreamEnd::Idle(d) => A2aError::BackendUnavailable(format!(
+                "the agent '{agent}' sent no event for {}; the stream was ended (the task may still run: get or subscribe to it)",
+                human(d)
+            )),
+            StreamEnd::Lifetime(d) => A2aError::BackendUnavailable(format!(
+                "the stream reached its maximum lifetime of {}; the task may still run: get or subscribe to it",
+                human(d)
+            )),
+            StreamEnd::Draining => {
+                A2aError::BackendUnavailable("the gateway is shutting down; the stream was closed".into())
+            }
+            StreamEnd::Deadline => A2aError::BackendUnavailable("the task passed its deadline and was canceled".into()),
+            StreamEnd::AgentError(error) => error.clone(),
+        }
+    }
+}
+
+impl From<Fault> for StreamEnd {
+    fn from(fault: Fault) -> StreamEnd {
+        match fault {
+            Fault::Cut => StreamEnd::Cut,
+            Fault::Malformed => StreamEnd::Malformed,
+            // The limit is filled in by the relay, which knows it.
+            Fault::TooLarge => StreamEnd::TooLarge(0),
+        }
+    }
+}
+
+/// Reads each event (in 1.0) as it passes. It runs before the event is handed on, so the directory
 /// knows a task before the caller can ask about it; it never waits on anything.
 struct Tap {
-    parser: SseParser,
     observers: Arc<Observers>,
     exchange: Exchange,
     task_id: Option<String>,
     context_id: Option<String>,
     state: Option<TaskState>,
+    /// The call was answered with a message: the stream is complete.
+    answered: bool,
+}
+
+/// The part of an event the tap reads when it names no task: whether it is an error.
+#[derive(Deserialize)]
+struct ErrorProbe {
+    #[serde(default)]
+    error: Option<Box<serde_json::value::RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct RestCode {
+    code: u16,
 }
 
 impl Tap {
-    fn observe(&mut self, chunk: &[u8]) {
-        let Tap { parser, observers, exchange, task_id, context_id, state } = self;
-        parser.feed(chunk, &mut |data| {
-            let Some(fact) = fact_in(exchange.binding, data, observers.wants_artifacts()) else { return };
-            if fact.task_id.is_some() {
-                task_id.clone_from(&fact.task_id);
-            }
-            if fact.context_id.is_some() {
-                context_id.clone_from(&fact.context_id);
-            }
-            if fact.state.is_some() {
-                *state = fact.state;
-            }
-            observers.report(exchange, &fact, Source::Stream);
-        });
+    /// Reads one 1.0 event's data; `Err` when the event must end the stream instead of reaching the
+    /// caller.
+    fn read(&mut self, data: &[u8]) -> Result<(), StreamEnd> {
+        let Some(fact) = fact_in(self.exchange.binding, data, self.observers.wants_artifacts()) else {
+            return self.classify(data);
+        };
+        if fact.task_id.is_some() {
+            self.task_id.clone_from(&fact.task_id);
+        }
+        if fact.context_id.is_some() {
+            self.context_id.clone_from(&fact.context_id);
+        }
+        if fact.state.is_some() {
+            self.state = fact.state;
+        }
+        self.answered |= fact.message;
+        self.observers.report(&self.exchange, &fact, Source::Stream);
+        Ok(())
+    }
+
+    /// An event that says nothing about a task: fine, unless it is not a JSON object or it is the
+    /// agent's error (screened like a unary error answer: nothing internal reaches the caller).
+    fn classify(&self, data: &[u8]) -> Result<(), StreamEnd> {
+        let probe: ErrorProbe = serde_json::from_slice(data).map_err(|_| StreamEnd::Malformed)?;
+        let Some(error) = probe.error else { return Ok(()) };
+        let status = match self.exchange.binding {
+            Binding::JsonRpc => StatusCode::OK,
+            Binding::Rest => serde_json::from_str::<RestCode>(error.get())
+                .ok()
+                .and_then(|c| StatusCode::from_u16(c.code).ok())
+                .filter(|s| !s.is_success())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        };
+        let verdict = agent_errors::screen(self.exchange.binding, status, data);
+        let excerpt = agent_errors::excerpt(data, 2048);
+        tracing::warn!(backend = %self.exchange.backend, request_id = %self.exchange.request_id, body = ?excerpt, "the agent sent an error event");
+        let error = agent_errors::into_error(verdict, &self.exchange.backend, &self.exchange.request_id)
+            .unwrap_or_else(|| A2aError::AgentFailed {
+                agent: self.exchange.backend.to_string(),
+                request_id: self.exchange.request_id.to_string(),
+            });
+        Err(StreamEnd::AgentError(error))
     }
 
     /// The task reached a state after which the backend closes the stream anyway.
     fn ended(&self) -> bool {
-        self.state.is_some_and(|s| s.is_terminal() || matches!(s, TaskState::InputRequired | TaskState::AuthRequired))
+        self.answered
+            || self
+                .state
+                .is_some_and(|s| s.is_terminal() || matches!(s, TaskState::InputRequired | TaskState::AuthRequired))
     }
 }
 
 /// Per-stream settings from the gateway.
 #[derive(Clone)]
 pub struct StreamSettings {
-    /// Write `: ka` after this long without a backend byte (between events only).
+    /// Write `: ka` after this long without a backend byte.
     pub keepalive: Option<Duration>,
     /// Cancelled when the gateway stops draining: open streams are closed with a terminal event.
     pub drain_deadline: CancellationToken,
     /// Task deadlines: a stream whose task expires is closed with a terminal `canceled` event.
     pub deadlines: Option<Arc<Deadlines>>,
+    /// Idle timeout, lifetime and event size, with per-skill overrides.
+    pub limits: Arc<crate::config::Streams>,
 }
 
 pub struct Relay {
-    inner: BoxStream<'static, reqwest::Result<Bytes>>,
+    inner: BoxStream<'static, Result<Bytes, Fault>>,
+    /// Frames the bytes the caller gets (the backend's, or their 1.0 translation).
+    framer: SseParser,
     tap: Tap,
+    /// Pass-through streams: the caller gets the agent's bytes, the tap reads this 1.0 copy.
+    copy: Option<ObservedCopy>,
     rpc_id: Option<Value>,
+    /// Pieces of the event still arriving, handed on once it is whole and valid.
+    held: Vec<Bytes>,
+    /// Ready for the caller.
+    out: VecDeque<Bytes>,
+    limits: StreamLimits,
     keepalive: Option<Duration>,
-    idle: Option<Pin<Box<tokio::time::Sleep>>>,
+    quiet: Option<Pin<Box<Sleep>>>,
+    idle: Pin<Box<Sleep>>,
+    lifetime: Pin<Box<Sleep>>,
     drain: Pin<Box<WaitForCancellationFutureOwned>>,
     deadlines: Option<Arc<Deadlines>>,
     /// Fires when the relayed task's deadline passes (known once the task id is).
     expiry: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     finished: bool,
-    /// Pass-through streams: the tap reads a 1.0 copy, and the caller gets no gateway-written events
-    /// (they would be 1.0; the stream just ends).
-    copy: Option<ObservedCopy>,
     _open: crate::metrics::OpenStream,
 }
 
 impl Relay {
     pub fn new(
-        inner: BoxStream<'static, reqwest::Result<Bytes>>,
+        inner: BoxStream<'static, Result<Bytes, Fault>>,
         observers: Arc<Observers>,
         exchange: Exchange,
         rpc_id: Option<Value>,
         settings: &StreamSettings,
     ) -> Relay {
-        let tap = Tap { parser: SseParser::new(), observers, exchange, task_id: None, context_id: None, state: None };
+        let limits = settings.limits.for_skill(exchange.skill.as_deref());
+        let tap = Tap { observers, exchange, task_id: None, context_id: None, state: None, answered: false };
+        let now = Instant::now();
         Relay {
             inner,
+            framer: SseParser::with_limit(limits.max_event_bytes),
             tap,
+            copy: None,
             rpc_id,
+            held: Vec::new(),
+            out: VecDeque::new(),
             keepalive: settings.keepalive,
-            idle: settings.keepalive.map(|d| Box::pin(tokio::time::sleep(d))),
+            quiet: settings.keepalive.map(|d| Box::pin(tokio::time::sleep(d))),
+            idle: Box::pin(tokio::time::sleep_until(now + limits.idle_timeout)),
+            lifetime: Box::pin(tokio::time::sleep_until(now + limits.max_lifetime)),
+            limits,
             drain: Box::pin(settings.drain_deadline.clone().cancelled_owned()),
             deadlines: settings.deadlines.clone(),
             expiry: None,
             finished: false,
-            copy: None,
             _open: crate::metrics::OpenStream::new(),
         }
     }
@@ -119,36 +287,129 @@ impl Relay {
         self
     }
 
-    /// The event that ends a stream the gateway must close, unless the task already ended; it goes
-    /// through the tap too, so the directory and the observers learn the task's fate.
-    fn closing_event(&mut self, state: TaskState, why: &str) -> Option<Bytes> {
+    /// The event size limit of this stream (for errors that carry it).
+    pub fn max_event_bytes(&self) -> usize {
+        self.limits.max_event_bytes
+    }
+
+    /// Reads one event the caller would get: through the pass-through copy, or as it is.
+    fn read_event(tap: &mut Tap, copy: Option<&mut ObservedCopy>, data: &[u8]) -> Result<(), StreamEnd> {
+        let Some(copy) = copy else { return tap.read(data) };
+        let mut verdict = Ok(());
+        let understood = copy.translate(data, &mut |event| {
+            if verdict.is_ok() {
+                verdict = tap.read(event);
+            }
+        });
+        if !understood && serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err() {
+            return Err(StreamEnd::Malformed);
+        }
+        verdict
+    }
+
+    /// Takes one chunk of the backend's stream: whole valid events go to `out`, the start of the
+    /// next event waits in `held`, a bad event ends the stream after the good ones before it.
+    fn take_chunk(&mut self, chunk: Bytes) {
+        let events_before = self.framer.event_bytes();
+        let mut good = 0;
+        let mut bad: Option<StreamEnd> = None;
+        let (tap, mut copy) = (&mut self.tap, self.copy.as_mut());
+        self.framer.feed_steps(&chunk, &mut |data, end| {
+            if bad.is_some() {
+                return;
+            }
+            match data {
+                None => good = end,
+                Some(data) => match Self::read_event(tap, copy.as_deref_mut(), data) {
+                    Ok(()) => good = end,
+                    Err(why) => bad = Some(why),
+                },
+            }
+        });
+        if bad.is_none() && self.framer.overflowed() {
+            bad = Some(StreamEnd::TooLarge(self.limits.max_event_bytes));
+        }
+        if self.framer.event_bytes() != events_before {
+            self.idle.as_mut().reset(Instant::now() + self.limits.idle_timeout);
+        }
+        if let (Some(quiet), Some(every)) = (self.quiet.as_mut(), self.keepalive) {
+            quiet.as_mut().reset(Instant::now() + every);
+        }
+        if good == chunk.len() && self.held.is_empty() && bad.is_none() {
+            self.out.push_back(chunk);
+        } else {
+            if good > 0 {
+                self.out.extend(self.held.drain(..));
+                self.out.push_back(chunk.slice(..good));
+            }
+            if bad.is_none() && good < chunk.len() {
+                self.held.push(chunk.slice(good..));
+            }
+        }
+        self.watch_deadline();
+        if let Some(why) = bad {
+            self.end(why);
+        }
+    }
+
+    fn watch_deadline(&mut self) {
+        if self.expiry.is_none()
+            && let (Some(deadlines), Some(task_id)) = (&self.deadlines, &self.tap.task_id)
+            && let Some(token) = deadlines.expiry_of(task_id)
+        {
+            self.expiry = Some(Box::pin(token.cancelled_owned()));
+        }
+    }
+
+    /// Ends the stream for `why`: unless the task already ended, a failed (or canceled) status
+    /// update for the task in the caller's dialect — an error event when no task was named yet. It
+    /// goes through the tap too, so the directory and the observers learn the task's fate.
+    fn end(&mut self, why: StreamEnd) {
         self.finished = true;
+        // A partial event is dropped: the caller's parser stays between events.
+        self.held.clear();
+        let exchange = &self.tap.exchange;
+        metrics::counter!(STREAM_ENDS, "reason" => why.reason(), "backend" => exchange.backend.to_string())
+            .increment(1);
         if self.tap.ended() {
-            return None;
+            return;
         }
-        let binding = self.tap.exchange.binding;
-        let event = match &self.tap.task_id {
-            Some(task_id) => synthetic::status_event(
-                binding,
-                self.rpc_id.as_ref(),
-                task_id,
-                self.tap.context_id.as_deref(),
-                state,
-                why,
-            ),
-            None => synthetic::error_event(binding, self.rpc_id.as_ref(), &A2aError::BackendUnavailable(why.into())),
+        tracing::warn!(
+            backend = %exchange.backend,
+            request_id = %exchange.request_id,
+            task_id = self.tap.task_id.as_deref().unwrap_or(""),
+            reason = why.reason(),
+            "the gateway ended a stream before its task ended"
+        );
+        let binding = exchange.binding;
+        let error = why.error(&exchange.backend);
+        let dialect = self.copy.as_ref().map_or(Dialect::V1, ObservedCopy::dialect);
+        let event = match self.tap.task_id.clone() {
+            Some(task_id) => {
+                let text = error.to_string();
+                let context_id = self.tap.context_id.clone();
+                let data = synthetic::status_data(
+                    binding,
+                    self.rpc_id.as_ref(),
+                    &task_id,
+                    context_id.as_deref(),
+                    why.state(),
+                    &text,
+                );
+                let _ = self.tap.read(&data);
+                match dialect {
+                    Dialect::V03 => bridge::v03_event(self.rpc_id.as_ref(), &data),
+                    _ => synthetic::frame(&data),
+                }
+            }
+            None => match dialect {
+                Dialect::V03 => synthetic::frame(
+                    &errors::render_in(&error, Dialect::V03, Binding::JsonRpc, self.rpc_id.as_ref()).body,
+                ),
+                _ => synthetic::error_event(binding, self.rpc_id.as_ref(), &error),
+            },
         };
-        // A half-written event is closed off first so the caller's parser is back between events.
-        let mut out = Vec::with_capacity(event.len() + 4);
-        if !self.tap.parser.at_boundary() {
-            out.extend_from_slice(b"\r\n\r\n");
-        }
-        out.extend_from_slice(&event);
-        self.tap.observe(&out);
-        if self.copy.is_some() {
-            return None;
-        }
-        Some(Bytes::from(out))
+        self.out.push_back(event);
     }
 }
 
@@ -157,59 +418,65 @@ impl Stream for Relay {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.finished {
-            return Poll::Ready(None);
-        }
-        if this.drain.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(
-                this.closing_event(TaskState::Failed, "the gateway is shutting down; the stream was closed").map(Ok),
-            );
-        }
-        if let Some(expiry) = this.expiry.as_mut()
-            && expiry.as_mut().poll(cx).is_ready()
-        {
-            return Poll::Ready(
-                this.closing_event(TaskState::Canceled, "the task passed its deadline and was canceled").map(Ok),
-            );
-        }
-        match this.inner.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Ok(bytes))) => {
-                match this.copy.as_mut() {
-                    Some(copy) => {
-                        let v1 = copy.translate(&bytes);
-                        this.tap.observe(&v1);
-                    }
-                    None => this.tap.observe(&bytes),
-                }
-                if this.expiry.is_none()
-                    && let (Some(deadlines), Some(task_id)) = (&this.deadlines, &this.tap.task_id)
-                    && let Some(token) = deadlines.expiry_of(task_id)
-                {
-                    this.expiry = Some(Box::pin(token.cancelled_owned()));
-                }
-                if let (Some(idle), Some(every)) = (this.idle.as_mut(), this.keepalive) {
-                    idle.as_mut().reset(tokio::time::Instant::now() + every);
-                }
+        loop {
+            if let Some(bytes) = this.out.pop_front() {
                 return Poll::Ready(Some(Ok(bytes)));
             }
-            Poll::Ready(Some(Err(error))) => {
-                tracing::warn!(backend = %this.tap.exchange.backend, %error, "backend stream broke off");
-                return Poll::Ready(this.closing_event(TaskState::Failed, "the agent's stream broke off").map(Ok));
-            }
-            Poll::Ready(None) => {
-                this.finished = true;
+            if this.finished {
                 return Poll::Ready(None);
             }
-            Poll::Pending => {}
-        }
-        if let (Some(idle), Some(every)) = (this.idle.as_mut(), this.keepalive) {
-            while idle.as_mut().poll(cx).is_ready() {
-                idle.as_mut().reset(tokio::time::Instant::now() + every);
-                if this.tap.parser.at_boundary() {
-                    return Poll::Ready(Some(Ok(Bytes::from_static(KEEPALIVE))));
-                }
+            if this.drain.as_mut().poll(cx).is_ready() {
+                this.end(StreamEnd::Draining);
+                continue;
             }
+            if let Some(expiry) = this.expiry.as_mut()
+                && expiry.as_mut().poll(cx).is_ready()
+            {
+                this.end(StreamEnd::Deadline);
+                continue;
+            }
+            if this.lifetime.as_mut().poll(cx).is_ready() {
+                this.end(StreamEnd::Lifetime(this.limits.max_lifetime));
+                continue;
+            }
+            if this.idle.as_mut().poll(cx).is_ready() {
+                this.end(StreamEnd::Idle(this.limits.idle_timeout));
+                continue;
+            }
+            match this.inner.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(bytes))) => {
+                    this.take_chunk(bytes);
+                    continue;
+                }
+                Poll::Ready(Some(Err(fault))) => {
+                    tracing::warn!(backend = %this.tap.exchange.backend, ?fault, "backend stream failed");
+                    let why = match StreamEnd::from(fault) {
+                        StreamEnd::TooLarge(_) => StreamEnd::TooLarge(this.limits.max_event_bytes),
+                        why => why,
+                    };
+                    this.end(why);
+                    continue;
+                }
+                Poll::Ready(None) => {
+                    if this.tap.ended() {
+                        // Whatever trails the last event (an unterminated line) goes as the agent sent it.
+                        this.out.extend(this.held.drain(..));
+                        this.finished = true;
+                    } else {
+                        this.end(StreamEnd::Truncated);
+                    }
+                    continue;
+                }
+                Poll::Pending => {}
+            }
+            if let (Some(quiet), Some(every)) = (this.quiet.as_mut(), this.keepalive)
+                && quiet.as_mut().poll(cx).is_ready()
+            {
+                quiet.as_mut().reset(Instant::now() + every);
+                // Only whole events were handed on: a comment cannot split one.
+                return Poll::Ready(Some(Ok(Bytes::from_static(KEEPALIVE))));
+            }
+            return Poll::Pending;
         }
-        Poll::Pending
     }
 }

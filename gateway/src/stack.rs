@@ -513,6 +513,11 @@ impl Service<Request<Bytes>> for ForwardService {
                         );
                         match result {
                             Ok(response) => return Ok(response),
+                            // Never read by the agent, and not movable: once more, on a fresh
+                            // connection (a pooled one to a restarted agent is what failed).
+                            Err(ForwardError::NotSent(_)) if !movable && !tried.contains(&backend.name) => {
+                                tried.push(backend.name.clone());
+                            }
                             Err(ForwardError::NotSent(error)) if movable => {
                                 tried.push(backend.name.clone());
                                 let next = hint.skill.as_deref().and_then(|skill| {

@@ -91,8 +91,22 @@ pub enum A2aError {
         id_or_header(request_id)
     )]
     AgentFailed { agent: String, request_id: String },
+    /// The connection to the agent broke after the request reached it: the agent may have acted on
+    /// it, so the caller must not resend blindly. `task_id` when the call named its task.
+    #[error(
+        "the connection to the agent '{agent}' broke after it received the request; {}",
+        task_may_exist(task_id.as_deref())
+    )]
+    AgentConnectionLost { agent: String, task_id: Option<String> },
     #[error("internal error")]
     Internal,
+}
+
+fn task_may_exist(task_id: Option<&str>) -> String {
+    match task_id {
+        Some(id) => format!("task {id} may have changed: get it (GetTask) before you retry"),
+        None => "a task may have been created: look for it (ListTasks) before you resend".to_owned(),
+    }
 }
 
 /// A request id, or where to find it when the layer that failed did not know it.
@@ -132,6 +146,7 @@ impl A2aError {
             A2aError::InvalidAgentResponse(_) => "INVALID_AGENT_RESPONSE",
             A2aError::AgentRefused { .. } => "AGENT_REFUSED",
             A2aError::AgentFailed { .. } => "AGENT_FAILED",
+            A2aError::AgentConnectionLost { .. } => "AGENT_CONNECTION_LOST",
             A2aError::Internal => "INTERNAL_ERROR",
         }
     }

@@ -9,6 +9,7 @@ mod cli;
 mod dialects;
 mod edge;
 mod errors;
+mod faults;
 mod grpc;
 mod health;
 mod integrity;

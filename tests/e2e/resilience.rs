@@ -162,3 +162,61 @@ async fn a_task_past_its_deadline_is_canceled_at_the_backend_and_the_caller_told
     let cancels = seen.as_array().unwrap().iter().filter(|r| r["operation"] == "CancelTask").count();
     assert_eq!(cancels, 2, "the backend was told to cancel both tasks");
 }
+
+#[tokio::test]
+async fn a_backend_restarted_under_steady_load_costs_no_call_that_never_reached_it() {
+    let mut first = example_agent(BIN, "echo", &[]).await;
+    let port = first.port();
+    let second = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(
+        BIN,
+        &config(
+            &[("echo-a", &first.url), ("echo-b", &second.url)],
+            "health:\n  interval: 1h\n  unhealthy_after: 1000\n",
+        ),
+    )
+    .await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut workers = Vec::new();
+    for w in 0..8 {
+        let (url, stop) = (format!("{}/", gw.url), stop.clone());
+        workers.push(tokio::spawn(async move {
+            let (mut ok, mut lost, mut other) = (0, 0, Vec::new());
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                i += 1;
+                let answer =
+                    rpc(&url, "SendMessage", json!({"message": text_message(&format!("w{w}-{i}"), Some("echo"))}))
+                        .await;
+                if answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED" {
+                    ok += 1;
+                } else if answer["error"]["data"][0]["reason"] == "AGENT_CONNECTION_LOST" {
+                    // It reached the agent: the error says so and does not invite a blind retry.
+                    assert_eq!(answer["error"]["data"][0]["metadata"]["taskMayExist"], "true", "{answer}");
+                    lost += 1;
+                } else {
+                    other.push(answer);
+                }
+            }
+            (ok, lost, other)
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for _ in 0..3 {
+        first.kill().await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        first = example_agent(BIN, "echo", &["--listen", &format!("127.0.0.1:{port}")]).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (mut ok, mut lost, mut other) = (0, 0, Vec::new());
+    for worker in workers {
+        let (o, l, e) = worker.await.unwrap();
+        (ok, lost) = (ok + o, lost + l);
+        other.extend(e);
+    }
+    eprintln!("restarts under load: {ok} completed, {lost} lost after reaching the agent, {} other", other.len());
+    assert!(ok > 20, "{ok} calls completed");
+    assert!(other.is_empty(), "calls that never reached the agent failed: {other:?}");
+}

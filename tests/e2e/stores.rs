@@ -190,6 +190,7 @@ async fn early_ids_and_context_skills_written_by_one_replica_are_read_by_the_oth
         context_id: Some("c9".into()),
         state: Some(TaskState::Working),
         artifacts: Vec::new(),
+        message: false,
     };
     dir_a.record(&Sighting { backend: &backend, owner: Some(&owner), skill: Some("rec-a"), fact: &fact });
     let mut context = None;

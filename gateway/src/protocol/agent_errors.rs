@@ -162,6 +162,81 @@ pub fn into_error(verdict: Verdict, agent: &str, request_id: &str) -> Option<A2a
     }
 }
 
+/// What is wrong with a success answer that is no well-formed A2A answer for its binding.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Malformed {
+    /// Not JSON at all (an HTML page, a truncated body).
+    NotJson,
+    /// A content type other than JSON.
+    ContentType,
+    /// A JSON-RPC answer that is no response object, or answers another request id.
+    NotTheResponse,
+}
+
+impl Malformed {
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Malformed::NotJson => "an answer that is not JSON",
+            Malformed::ContentType => "an answer whose content type is not JSON",
+            Malformed::NotTheResponse => "a JSON-RPC answer that is not the response to this request",
+        }
+    }
+}
+
+/// The envelope of a JSON-RPC answer, read in one pass that also checks the whole body is JSON.
+#[derive(Deserialize)]
+struct Response {
+    jsonrpc: Option<String>,
+    #[serde(default)]
+    id: Value,
+    result: Option<serde::de::IgnoredAny>,
+    error: Option<serde::de::IgnoredAny>,
+}
+
+/// Checks a success answer in 1.0 form before it is relayed: JSON by content type and by content,
+/// and for JSON-RPC the response to `rpc_id` (`jsonrpc: "2.0"`, its id, a result or an error). One
+/// pass over the body, no copy.
+pub fn check_answer(
+    binding: Binding,
+    content_type: Option<&str>,
+    body: &[u8],
+    rpc_id: Option<&Value>,
+) -> Result<(), Malformed> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        // An empty success (e.g. 204 to a delete) carries nothing to misread.
+        return Ok(());
+    }
+    let json_type = content_type.is_some_and(|t| {
+        let essence = t.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        essence == "application/json" || essence.ends_with("+json")
+    });
+    match binding {
+        Binding::Rest => {
+            serde_json::from_slice::<serde::de::IgnoredAny>(body).map_err(|_| Malformed::NotJson)?;
+        }
+        Binding::JsonRpc => {
+            let answer: Response = match serde_json::from_slice(body) {
+                Ok(answer) => answer,
+                Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() => {
+                    return Err(Malformed::NotJson);
+                }
+                Err(_) => return Err(Malformed::NotTheResponse),
+            };
+            let id_matches = rpc_id.is_none_or(|id| *id == answer.id) || answer.id.is_null() && answer.error.is_some();
+            if answer.jsonrpc.as_deref() != Some("2.0")
+                || !id_matches
+                || answer.result.is_some() == answer.error.is_some()
+            {
+                return Err(Malformed::NotTheResponse);
+            }
+        }
+    }
+    if !json_type {
+        return Err(Malformed::ContentType);
+    }
+    Ok(())
+}
+
 /// At most `max` bytes of `body`, for the log (escaped there with `{:?}`).
 pub fn excerpt(body: &[u8], max: usize) -> String {
     let cut = body.len().min(max);
@@ -222,6 +297,26 @@ mod tests {
         assert_eq!(screen(Binding::JsonRpc, OK, br#"{"jsonrpc":"2.0","error":"#), Verdict::Failed);
         assert_eq!(screen(Binding::Rest, OK, br#"{"error":{"code":-32603,"message":"at db01"}}"#), Verdict::Failed);
         assert_eq!(screen(Binding::Rest, OK, br#"{"id":"t","metadata":{"error":1}}"#), Verdict::Pass);
+    }
+
+    #[test]
+    fn answers_are_checked_for_form() {
+        let json = Some("application/json");
+        let good = br#"{"jsonrpc":"2.0","id":"r","result":{"task":{}}}"#;
+        assert_eq!(check_answer(Binding::JsonRpc, json, good, Some(&serde_json::json!("r"))), Ok(()));
+        assert_eq!(
+            check_answer(Binding::JsonRpc, json, good, Some(&serde_json::json!("other"))),
+            Err(Malformed::NotTheResponse)
+        );
+        let html = b"<html>502</html>";
+        assert_eq!(check_answer(Binding::JsonRpc, Some("text/html"), html, None), Err(Malformed::NotJson));
+        let cut = br#"{"jsonrpc":"2.0","id":"r","result":{"#;
+        assert_eq!(check_answer(Binding::JsonRpc, json, cut, None), Err(Malformed::NotJson));
+        assert_eq!(check_answer(Binding::Rest, Some("text/plain"), b"{}", None), Err(Malformed::ContentType));
+        assert_eq!(check_answer(Binding::Rest, Some("application/a2a+json; charset=utf-8"), b"{}", None), Ok(()));
+        let both = br#"{"jsonrpc":"2.0","id":1,"result":{},"error":{}}"#;
+        assert_eq!(check_answer(Binding::JsonRpc, json, both, None), Err(Malformed::NotTheResponse));
+        assert_eq!(check_answer(Binding::Rest, None, b"", None), Ok(()));
     }
 
     #[test]

@@ -143,7 +143,9 @@ pub async fn answer(mut answering: Answering, response: Response<Body>) -> Respo
             }
             _ => Converter::V03(answering),
         };
-        let events = EventMap { inner: body.into_data_stream(), parser: SseParser::new(), converter, ended: false };
+        // The relay enforced the event size limit already.
+        let parser = SseParser::with_limit(usize::MAX);
+        let events = EventMap { inner: body.into_data_stream(), parser, converter, ended: false };
         return Response::from_parts(parts, Body::from_stream(events));
     }
     let bytes = match body.collect().await {
@@ -232,6 +234,21 @@ fn event_v03(answering: &Answering, data: &[u8]) -> Bytes {
         Ok(bytes) => Bytes::from(bytes),
         Err(error) => answering.error_body(&error.into_response_error()),
     }
+}
+
+/// One 1.0 JSON-RPC stream event's data as the framed 0.3 event with the same id: for the events the
+/// relay writes into a 0.3 caller's pass-through stream.
+pub fn v03_event(rpc_id: Option<&Value>, data: &[u8]) -> Bytes {
+    let answering = Answering {
+        dialect: Dialect::V03,
+        operation: Operation::SendStreamingMessage,
+        rpc_id: rpc_id.cloned(),
+        early_id: None,
+        new_task: false,
+        early_ids: None,
+        early_scope: None,
+    };
+    frame(&event_v03(&answering, data))
 }
 
 /// Re-frames a 1.0 SSE stream event by event in the caller's dialect. Comments (keep-alives) between

@@ -136,6 +136,15 @@ fn mapping(error: &A2aError) -> Mapping {
             let http = StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             m(*code, http, status_name(http), kind.reason().unwrap_or("AGENT_REFUSED"))
         }
+        // 502, not 503: the call may have taken effect, so it is not one to retry as it is.
+        A2aError::AgentConnectionLost { .. } => Mapping {
+            code: -32603,
+            http: StatusCode::BAD_GATEWAY,
+            rpc_http: StatusCode::OK,
+            status: "INTERNAL",
+            reason: "AGENT_CONNECTION_LOST",
+            domain: GATEWAY_DOMAIN,
+        },
         A2aError::AgentFailed { .. } => Mapping {
             code: -32603,
             http: StatusCode::BAD_GATEWAY,
@@ -162,6 +171,10 @@ fn error_info(error: &A2aError, m: &Mapping) -> Value {
     let metadata = match error {
         A2aError::InvalidParams { detail: Some(Value::Object(map)), .. } => Value::Object(map.clone()),
         A2aError::AgentFailed { request_id, .. } => json!({ "requestId": request_id }),
+        A2aError::AgentConnectionLost { task_id, .. } => match task_id {
+            Some(id) => json!({ "taskMayExist": "true", "taskId": id }),
+            None => json!({ "taskMayExist": "true" }),
+        },
         _ => json!({}),
     };
     json!({
@@ -400,6 +413,19 @@ mod tests {
     fn early_callers_get_a_status_and_a_detail() {
         let r = render_in(&A2aError::TaskNotFound, Dialect::Early, Binding::Rest, None);
         assert_eq!((r.status, parse(&r)), (StatusCode::NOT_FOUND, json!({"detail": "Task not found"})));
+    }
+
+    #[test]
+    fn a_lost_connection_does_not_invite_a_blind_retry() {
+        let error = A2aError::AgentConnectionLost { agent: "echo".into(), task_id: Some("t-9".into()) };
+        let r = render(&error, Binding::Rest, None);
+        assert_eq!(r.status, StatusCode::BAD_GATEWAY);
+        assert!(r.headers.iter().all(|(name, _)| name != header::RETRY_AFTER));
+        let v = parse(&r);
+        assert_eq!(v["error"]["details"][0]["metadata"], json!({"taskMayExist": "true", "taskId": "t-9"}));
+        assert!(v["error"]["message"].as_str().unwrap().contains("t-9 may have changed"), "{v}");
+        let new_task = A2aError::AgentConnectionLost { agent: "echo".into(), task_id: None };
+        assert!(new_task.to_string().contains("a task may have been created"));
     }
 
     #[test]

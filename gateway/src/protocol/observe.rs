@@ -16,6 +16,8 @@ pub struct TaskFact {
     pub state: Option<TaskState>,
     /// Artifacts the answer delivers (only read when asked for).
     pub artifacts: Vec<ArtifactInfo>,
+    /// The answer is a message: a stream that carries one ends with it.
+    pub message: bool,
 }
 
 /// A JSON-RPC answer, read in one pass down to its payload.
@@ -121,6 +123,7 @@ pub fn fact_in(binding: Binding, json: &[u8], want_artifacts: bool) -> Option<Ta
             context_id: task.context_id,
             state: state(task.status),
             artifacts: infos(task.artifacts, want_artifacts),
+            message: false,
         });
     }
     if let Some(update) = payload.artifact_update {
@@ -131,10 +134,18 @@ pub fn fact_in(binding: Binding, json: &[u8], want_artifacts: bool) -> Option<Ta
             Some(artifact) if want_artifacts => vec![artifact_info(artifact)],
             _ => Vec::new(),
         };
-        return Some(TaskFact { task_id: update.task_id, context_id: update.context_id, state: None, artifacts });
+        return Some(TaskFact {
+            task_id: update.task_id,
+            context_id: update.context_id,
+            state: None,
+            artifacts,
+            message: false,
+        });
     }
+    // A message is reported even without ids: a stream that carries one has ended.
+    let message = payload.message.is_some();
     if let Some(ids) = payload.status_update.or(payload.message) {
-        if ids.task_id.is_none() && ids.context_id.is_none() {
+        if ids.task_id.is_none() && ids.context_id.is_none() && !message {
             return None;
         }
         return Some(TaskFact {
@@ -142,6 +153,7 @@ pub fn fact_in(binding: Binding, json: &[u8], want_artifacts: bool) -> Option<Ta
             context_id: ids.context_id,
             state: state(ids.status),
             artifacts: Vec::new(),
+            message,
         });
     }
     // A bare Task: it has an id and a status.
@@ -152,6 +164,7 @@ pub fn fact_in(binding: Binding, json: &[u8], want_artifacts: bool) -> Option<Ta
         context_id: payload.context_id,
         state: state(payload.status),
         artifacts: infos(payload.artifacts, want_artifacts),
+        message: false,
     })
 }
 

@@ -1,19 +1,35 @@
 //! An incremental Server-Sent Events parser for the stream tap. It reads a copy of the bytes the
-//! caller receives and hands each event's `data` to a callback; it never changes or holds back the
-//! bytes themselves. Line endings may be CRLF, LF or CR, and may be split across chunks.
+//! caller receives and hands each event's `data` to a callback; it never changes the bytes
+//! themselves. Line endings may be CRLF, LF or CR, and may be split across chunks. The relay also
+//! learns from it where events end (so that it hands on whole events only) and how many bytes
+//! belonged to events rather than comments (keep-alives do not count as activity).
 
-/// Largest event the tap reads; a bigger one is skipped (the bytes still reach the caller).
+/// Largest event the parser reads by default. A bigger one ends the parse: nothing after it is read,
+/// and [`SseParser::overflowed`] says so (a stream that lost an event cannot be trusted further).
 pub const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
     line: Vec<u8>,
     data: Vec<u8>,
     has_data: bool,
+    /// A field other than `data` (`event`, `id`, `retry`) was read for the event in progress.
+    has_fields: bool,
     /// The previous chunk ended in `\r`: a `\n` starting the next one belongs to that line end.
     after_cr: bool,
-    /// The current event outgrew [`MAX_EVENT_BYTES`] and is being skipped.
+    /// The current event outgrew `limit` and is being skipped.
     oversize: bool,
+    /// Some event outgrew `limit` (stays set).
+    overflowed: bool,
+    limit: usize,
+    /// Bytes of lines that are not comments, ever fed.
+    event_bytes: u64,
+}
+
+impl Default for SseParser {
+    fn default() -> SseParser {
+        SseParser::with_limit(MAX_EVENT_BYTES)
+    }
 }
 
 impl SseParser {
@@ -21,24 +37,65 @@ impl SseParser {
         SseParser::default()
     }
 
-    /// True when no part of an event is pending: a comment written now cannot split an event.
+    /// A parser that skips (and reports) events larger than `limit` bytes.
+    pub fn with_limit(limit: usize) -> SseParser {
+        SseParser {
+            line: Vec::new(),
+            data: Vec::new(),
+            has_data: false,
+            has_fields: false,
+            after_cr: false,
+            oversize: false,
+            overflowed: false,
+            limit,
+            event_bytes: 0,
+        }
+    }
+
+    /// True when no part of an event is pending: bytes written now cannot split an event.
     pub fn at_boundary(&self) -> bool {
-        self.line.is_empty() && !self.has_data && !self.oversize
+        self.line.is_empty() && !self.has_data && !self.has_fields && !self.oversize
+    }
+
+    /// Whether an event ever passed the parser's limit.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// Bytes of event lines (not comments, not blank lines) fed so far.
+    pub fn event_bytes(&self) -> u64 {
+        self.event_bytes
     }
 
     /// Feeds one chunk; `on_event` gets the data of every event the chunk completes.
-    pub fn feed(&mut self, mut chunk: &[u8], on_event: &mut dyn FnMut(&[u8])) {
-        if chunk.is_empty() {
+    pub fn feed(&mut self, chunk: &[u8], on_event: &mut dyn FnMut(&[u8])) {
+        self.feed_steps(chunk, &mut |data, _| {
+            if let Some(data) = data {
+                on_event(data);
+            }
+        });
+    }
+
+    /// Feeds one chunk and says where in it the stream is between events again: `on_step(Some(data),
+    /// end)` for each event it completes, `on_step(None, end)` after any other line that leaves the
+    /// parser between events (a comment, a blank line); `end` is the offset just past that line.
+    pub fn feed_steps(&mut self, chunk: &[u8], on_step: &mut dyn FnMut(Option<&[u8]>, usize)) {
+        if chunk.is_empty() || self.overflowed {
             return;
         }
+        let mut offset = 0;
         if self.after_cr {
             self.after_cr = false;
-            if let Some(rest) = chunk.strip_prefix(b"\n") {
-                chunk = rest;
+            if chunk.first() == Some(&b'\n') {
+                offset = 1;
             }
         }
-        while let Some(end) = chunk.iter().position(|&b| b == b'\n' || b == b'\r') {
-            self.push_line_part(&chunk[..end]);
+        while let Some(end) = chunk[offset..].iter().position(|&b| b == b'\n' || b == b'\r') {
+            let end = offset + end;
+            self.push_line_part(&chunk[offset..end]);
+            if self.overflowed {
+                return;
+            }
             let mut next = end + 1;
             if chunk[end] == b'\r' {
                 match chunk.get(next) {
@@ -47,34 +104,52 @@ impl SseParser {
                     None => self.after_cr = true,
                 }
             }
-            self.end_line(on_event);
-            chunk = &chunk[next..];
+            let dispatched = self.end_line();
+            if dispatched {
+                on_step(Some(&self.data), next);
+                self.data.clear();
+            } else if self.at_boundary() {
+                on_step(None, next);
+            }
+            offset = next;
         }
-        self.push_line_part(chunk);
+        self.push_line_part(&chunk[offset..]);
     }
 
     fn push_line_part(&mut self, part: &[u8]) {
-        if self.line.len() + self.data.len() + part.len() > MAX_EVENT_BYTES {
+        if part.is_empty() {
+            return;
+        }
+        let first = self.line.first().or(part.first());
+        if first != Some(&b':') {
+            self.event_bytes += part.len() as u64;
+        }
+        if self.line.len() + self.data.len() + part.len() > self.limit {
             self.oversize = true;
+            self.overflowed = true;
+            self.line.clear();
+            self.data.clear();
         }
         if !self.oversize {
             self.line.extend_from_slice(part);
         }
     }
 
-    fn end_line(&mut self, on_event: &mut dyn FnMut(&[u8])) {
+    /// Ends the current line; true when it dispatched an event (its data is in `self.data`).
+    fn end_line(&mut self) -> bool {
         if self.line.is_empty() {
-            if self.has_data && !self.oversize {
-                on_event(&self.data);
+            let dispatch = self.has_data && !self.oversize;
+            if !dispatch {
+                self.data.clear();
             }
-            self.data.clear();
             self.has_data = false;
+            self.has_fields = false;
             self.oversize = false;
-            return;
+            return dispatch;
         }
         if self.oversize {
             self.line.clear();
-            return;
+            return false;
         }
         let line = &self.line[..];
         if line[0] != b':' {
@@ -88,9 +163,12 @@ impl SseParser {
                 }
                 self.data.extend_from_slice(value);
                 self.has_data = true;
+            } else {
+                self.has_fields = true;
             }
         }
         self.line.clear();
+        false
     }
 }
 
@@ -138,11 +216,36 @@ mod tests {
     }
 
     #[test]
-    fn oversize_events_are_skipped_and_the_next_one_read() {
-        let mut big = b"data: ".to_vec();
+    fn an_oversize_event_ends_the_parse() {
+        let mut big = b"data: first\n\ndata: ".to_vec();
         big.extend(std::iter::repeat_n(b'x', MAX_EVENT_BYTES + 10));
         big.extend_from_slice(b"\n\ndata: small\n\n");
-        assert_eq!(events(&[&big]), ["small"]);
+        assert_eq!(events(&[&big]), ["first"]);
+    }
+
+    #[test]
+    fn steps_say_where_events_and_comments_end() {
+        let mut parser = SseParser::new();
+        let mut steps = Vec::new();
+        let chunk = b": ka\r\n\r\ndata: {}\r\n\r\nevent: x\r\ndata: par";
+        parser.feed_steps(chunk, &mut |data, end| steps.push((data.map(<[u8]>::to_vec), end)));
+        assert_eq!(steps, [(None, 6), (None, 8), (Some(b"{}".to_vec()), 20)]);
+        assert!(!parser.at_boundary());
+        let mut parser = SseParser::new();
+        parser.feed(b": comm", &mut |_| {});
+        parser.feed(b"ent\r\n\r\n", &mut |_| {});
+        assert_eq!(parser.event_bytes(), 0, "a comment is no event byte");
+        parser.feed(b"data: 1\n\n", &mut |_| {});
+        assert_eq!(parser.event_bytes(), 7);
+    }
+
+    #[test]
+    fn overflow_is_reported() {
+        let mut parser = SseParser::with_limit(10);
+        let mut got = Vec::new();
+        parser.feed(b"data: ok\n\ndata: 0123456789abc\n\ndata: no\n\n", &mut |d| got.push(d.to_vec()));
+        assert!(parser.overflowed());
+        assert_eq!(got, [b"ok".to_vec()]);
     }
 
     proptest! {

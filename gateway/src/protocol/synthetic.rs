@@ -6,10 +6,11 @@ use a2a_policies::{A2aError, Binding, TaskState};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-/// An SSE event carrying `payload` (CRLF framing, like the reference SDK).
-fn event(payload: &Value) -> Bytes {
-    let mut out = b"data: ".to_vec();
-    out.extend(serde_json::to_vec(payload).unwrap_or_default());
+/// An SSE event carrying `data` (CRLF framing, like the reference SDK).
+pub fn frame(data: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() + 10);
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(data);
     out.extend_from_slice(b"\r\n\r\n");
     Bytes::from(out)
 }
@@ -33,6 +34,18 @@ pub fn status_event(
     state: TaskState,
     text: &str,
 ) -> Bytes {
+    frame(&status_data(binding, rpc_id, task_id, context_id, state, text))
+}
+
+/// The data of [`status_event`].
+pub fn status_data(
+    binding: Binding,
+    rpc_id: Option<&Value>,
+    task_id: &str,
+    context_id: Option<&str>,
+    state: TaskState,
+    text: &str,
+) -> Vec<u8> {
     let mut message = json!({
         "messageId": uuid::Uuid::new_v4().to_string(),
         "taskId": task_id,
@@ -48,7 +61,7 @@ pub fn status_event(
         update["contextId"] = json!(context_id);
     }
     update["status"]["message"] = message;
-    event(&envelope(binding, rpc_id, json!({ "statusUpdate": update })))
+    serde_json::to_vec(&envelope(binding, rpc_id, json!({ "statusUpdate": update }))).unwrap_or_default()
 }
 
 /// An error event, for a stream that broke before naming its task (the reference SDK tags JSON-RPC

@@ -22,6 +22,7 @@ use hyper_util::rt::TokioExecutor;
 use super::{ForwardError, Forwarder, build_response, screened, unreachable};
 use crate::observers::Exchange;
 use crate::protocol::agent_errors;
+use crate::protocol::agent_side::Fault;
 use crate::protocol::grpc::wire::{self, Deframer, Status};
 use crate::protocol::grpc::{Method, back};
 use crate::protocol::synthetic;
@@ -193,7 +194,7 @@ impl Events {
 }
 
 impl Stream for Events {
-    type Item = reqwest::Result<Bytes>;
+    type Item = Result<Bytes, Fault>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
@@ -228,10 +229,11 @@ impl Stream for Events {
                         }
                     }
                 },
-                // The relay closes a stream that ends before its task did.
+                // The relay ends the caller's stream with the reason (stream cut).
                 Some(Err(error)) => {
                     tracing::warn!(backend = %this.backend, %error, "gRPC stream broke off");
                     this.done = true;
+                    return Poll::Ready(Some(Err(Fault::Cut)));
                 }
                 None => this.done = true,
             }
