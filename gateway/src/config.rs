@@ -30,7 +30,7 @@ fn invalid(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { path: path.into(), message: message.into() }
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The URL callers use to reach the gateway; the gateway's cards point there.
@@ -62,6 +62,7 @@ pub struct Config {
     /// Per-skill task deadlines (`{slow: 30s}`): a task still live after its deadline is canceled at
     /// its backend and its caller told.
     #[serde(default, with = "duration_map")]
+    #[schemars(with = "std::collections::HashMap<String, a2a_policies::duration::Text>")]
     pub deadlines: std::collections::HashMap<String, Duration>,
     /// Per-caller (and per-skill, global) request rate quotas.
     #[serde(default)]
@@ -98,12 +99,13 @@ pub struct Config {
 }
 
 /// Graceful shutdown on SIGTERM / SIGINT.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Shutdown {
     /// How long in-flight calls and open streams may take to finish before the gateway ends them
     /// (streams with a terminal event, waiting calls with an error).
     #[serde(default = "default_drain_timeout", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub drain_timeout: Duration,
 }
 
@@ -117,7 +119,7 @@ fn default_drain_timeout() -> Duration {
     Duration::from_secs(30)
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Listeners {
     /// Address of the public A2A listener.
@@ -164,12 +166,14 @@ fn default_public_listener() -> SocketAddr {
 
 /// How the registry checks backends: it fetches each card every `interval`; `unhealthy_after`
 /// failures in a row take a backend out of routing and the card until a fetch succeeds again.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Health {
     #[serde(default = "default_health_interval", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub interval: Duration,
     #[serde(default = "default_health_timeout", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub timeout: Duration,
     #[serde(default = "default_unhealthy_after")]
     pub unhealthy_after: u32,
@@ -195,7 +199,7 @@ fn default_unhealthy_after() -> u32 {
     3
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Routing {
     /// Skill used for a new task on the unified endpoint that names no skill and no known context.
@@ -210,6 +214,7 @@ pub struct Routing {
     pub resolve_margin: f32,
     /// How long the task directory remembers a task after its last sighting.
     #[serde(default = "default_task_ttl", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub task_ttl: Duration,
     /// Whether a task belongs to the caller that created it or to the caller's tenant.
     #[serde(default)]
@@ -237,7 +242,7 @@ fn default_task_ttl() -> Duration {
 }
 
 /// What the gateway's own card says about itself.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CardInfo {
     #[serde(default = "default_card_name")]
@@ -271,7 +276,7 @@ fn default_card_version() -> String {
     env!("CARGO_PKG_VERSION").into()
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Deserialize, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Provider {
     pub organization: String,
@@ -279,7 +284,7 @@ pub struct Provider {
 }
 
 /// Transport limits and timeouts on the way to backends.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Largest request body accepted from a caller.
@@ -289,15 +294,18 @@ pub struct Limits {
     #[serde(default = "default_max_response_bytes")]
     pub max_response_bytes: usize,
     #[serde(default = "default_connect_timeout", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub connect_timeout: Duration,
     /// How long a backend may take to send its response headers (a blocking send waits for the
     /// whole task, so this is generous by default).
     #[serde(default = "default_first_byte_timeout", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub first_byte_timeout: Duration,
     /// Opt-in: write an SSE comment (`: ka`) into a relayed stream whose backend has been quiet this
     /// long, between events only. The reference SDK client gives up after 5 s of silence, while its
     /// server pings every 15 s.
     #[serde(default, with = "opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub stream_keepalive: Option<Duration>,
     /// Deepest nesting of arrays/objects accepted anywhere in a request body (checked before it is
     /// decoded or forwarded).
@@ -342,7 +350,7 @@ fn default_first_byte_timeout() -> Duration {
     Duration::from_secs(300)
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Backend {
     /// Name of the backend; also its per-agent path `/agents/{name}/`.
@@ -354,6 +362,7 @@ pub struct Backend {
     pub card_path: String,
     /// Overrides `health.interval` for this backend.
     #[serde(default, with = "opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub health_interval: Option<Duration>,
     /// The credential the gateway presents to this backend.
     #[serde(default)]
@@ -370,7 +379,7 @@ pub struct Backend {
 }
 
 /// A dialect a backend may be reached in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 pub enum BackendDialect {
     #[serde(rename = "1.0")]
     V1,
@@ -653,10 +662,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// `#[serde(with = …)]` for a duration written like `500ms` or `10s`, for other modules' configs.
 pub mod duration_serde {
-    pub use super::duration::deserialize;
+    pub use super::duration::{deserialize, serialize};
 }
 
+// Each `with` module also serializes (as the file spells durations): the JSON Schema derive writes
+// the defaults through it.
 mod duration {
+    pub use a2a_policies::duration::serialize;
     use serde::{Deserialize, Deserializer};
     use std::time::Duration;
 
@@ -667,9 +679,13 @@ mod duration {
 }
 
 mod duration_map {
-    use serde::{Deserialize, Deserializer};
+    use serde::{Deserialize, Deserializer, Serializer};
     use std::collections::HashMap;
     use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(map: &HashMap<String, Duration>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(map.iter().map(|(skill, d)| (skill, a2a_policies::duration::text(*d))))
+    }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<HashMap<String, Duration>, D::Error> {
         let texts = HashMap::<String, String>::deserialize(d)?;
@@ -684,8 +700,15 @@ mod duration_map {
 }
 
 pub(crate) mod opt_duration {
-    use serde::{Deserialize, Deserializer};
+    use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(duration: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match duration {
+            Some(d) => s.serialize_str(&a2a_policies::duration::text(*d)),
+            None => s.serialize_none(),
+        }
+    }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
         match Option::<String>::deserialize(d)? {

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// `routing.resolve`: how far the gateway goes to find the skill of a message that names none.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ResolveMode {
     /// Only explicit rules: a message that names no skill is refused with the list of skills.

@@ -21,14 +21,17 @@ use serde::Deserialize;
 ///     http2_max_pending_accept_reset_streams: 20
 ///     http2_max_local_error_reset_streams: 256
 /// ```
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Protection {
     #[serde(default = "default_header_read_timeout", with = "crate::config::opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub header_read_timeout: Option<Duration>,
     #[serde(default = "default_body_read_timeout", with = "crate::config::opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub body_read_timeout: Option<Duration>,
     #[serde(default = "default_idle_timeout", with = "crate::config::opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub idle_timeout: Option<Duration>,
     #[serde(default = "default_max_connections")]
     pub max_connections: Option<usize>,

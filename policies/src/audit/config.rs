@@ -11,7 +11,7 @@ use serde::Deserialize;
 ///   queue: 65536
 ///   include_content_for_skills: []
 /// ```
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AuditConfig {
     /// Also write every record to standard output (JSON lines, a chain of its own).
@@ -49,7 +49,7 @@ impl Default for AuditConfig {
 /// The audit file and its size-based rotation: when the next record would take the file past
 /// `max_bytes`, it is renamed `<path>.<n>` (n counting up, 8 digits) and a new file begins; at most
 /// `max_files` rotated files are kept besides the active one.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     #[serde(default = "default_path")]
