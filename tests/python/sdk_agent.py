@@ -332,6 +332,10 @@ async def serve(args: argparse.Namespace) -> None:
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
+    if registration is not None:
+        # uvicorn installs its own handler (this method) while it serves; a registered agent
+        # must leave the fleet before it stops serving.
+        server.handle_exit = _on_signal  # type: ignore[method-assign]
 
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:

@@ -469,20 +469,16 @@ async def flow_push(s: Session, d: dict[str, Any]) -> None:
         await client.close()
 
 
-# A unified diff with a hard-coded secret: the review agent reports it, so the flow can tell
-# that the diff reached review-pr (and not another agent that happens to answer).
-DIFF = (
-    '--- a/app/config.py\n+++ b/app/config.py\n@@ -1,2 +1,3 @@\n import os\n'
-    '+API_KEY = "sk-live-0123456789abcdef"\n DEBUG = False\n'
-)
+DIFF = '--- a/app/config.py\n+++ b/app/config.py\n@@ -1 +1,2 @@\n import os\n+DEBUG = True\n'
+DIFF_TITLE = 'Turn on debug'
 
 
 async def flow_data(s: Session, d: dict[str, Any]) -> None:
     """A message whose only part is a data part holding a diff (no text, no skillId unless the
-    caller set one): the gateway must route it to review-pr, whose data artifact has findings."""
+    caller set one): the gateway must route it to review-pr, whose data artifact reports on it."""
     card = await s.card()
     data = struct_pb2.Value()
-    json_format.ParseDict({'diff': DIFF, 'title': 'Add the API key'}, data)
+    json_format.ParseDict({'diff': DIFF, 'title': DIFF_TITLE}, data)
     msg = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(data=data)])
     skill = s.skill(s.args.review_skill)
     if skill:
@@ -503,8 +499,11 @@ async def flow_data(s: Session, d: dict[str, Any]) -> None:
         task.status.state == TaskState.TASK_STATE_COMPLETED,
         f'state is {d["state"]}, want completed',
     )
-    findings = [f for r in reports for f in r.get('findings', [])]
-    check(bool(findings), f'no data artifact with findings (not review-pr?); reports={reports}')
+    # review-pr's report: its findings, and the change named by the title it was given.
+    check(
+        any('findings' in r and r.get('pr') == DIFF_TITLE for r in reports),
+        f'no review report of this diff (not review-pr?); reports={reports}',
+    )
 
 
 async def flow_ambiguous(s: Session, d: dict[str, Any]) -> None:
