@@ -65,7 +65,9 @@ mod tests {
     fn every_example_config_in_the_repo_validates() {
         jsonschema::meta::validate(&schema()).expect("a valid JSON Schema");
         let mut examples: Vec<(String, String)> = Vec::new();
-        for file in ["deploy/gateway.example.yaml", "deploy/compose-gateway.yaml", "tests/bench/configs/full-stack.yaml"] {
+        for file in
+            ["deploy/gateway.example.yaml", "deploy/compose-gateway.yaml", "tests/bench/configs/full-stack.yaml"]
+        {
             examples.push((file.to_owned(), repo_file(file)));
         }
         let manifest = repo_file("deploy/kubernetes/gateway.yaml");

@@ -289,7 +289,10 @@ async fn an_sdk_agent_registers_itself_takes_a_task_drains_and_leaves() {
     }
     let events = send.await.unwrap();
     let last = events.last().cloned().unwrap_or_default();
-    assert_eq!(last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "the task finished: {events:?}");
+    assert_eq!(
+        last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "the task finished: {events:?}"
+    );
     assert_eq!(agent.wait(Duration::from_secs(30)).await, Some(0), "the agent stopped cleanly");
     wait_for_skills(&gw.url, &["echo"]).await;
     let (_, list) = admin_call("GET", &format!("{admin}/admin/v1/backends"), None, None).await;
@@ -301,7 +304,10 @@ async fn an_sdk_agent_registers_itself_takes_a_task_drains_and_leaves() {
         let events = audit_events(&audit);
         let actions: Vec<&str> = events.iter().filter_map(|e| e["action"].as_str()).collect();
         if actions == ["agent.register", "agent.drain", "agent.leave"] {
-            assert!(events.iter().all(|e| e["admin"] == "agent:team-py" && e["target"] == "team-py-slow"), "{events:?}");
+            assert!(
+                events.iter().all(|e| e["admin"] == "agent:team-py" && e["target"] == "team-py-slow"),
+                "{events:?}"
+            );
             break;
         }
         assert!(Instant::now() < deadline, "audit actions {actions:?}");

@@ -44,7 +44,9 @@ fn main() {
                 let started = Instant::now();
                 let mut resolved = 0u32;
                 for _ in 0..rounds {
-                    if index.resolve(ResolveMode::Lexical, 0.3, std::hint::black_box(text), &["text/plain"], |_| true).is_ok()
+                    if index
+                        .resolve(ResolveMode::Lexical, 0.3, std::hint::black_box(text), &["text/plain"], |_| true)
+                        .is_ok()
                     {
                         resolved += 1;
                     }
