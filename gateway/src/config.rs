@@ -30,7 +30,7 @@ fn invalid(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { path: path.into(), message: message.into() }
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The URL callers use to reach the gateway; the gateway's cards point there.
@@ -65,6 +65,7 @@ pub struct Config {
     /// Per-skill task deadlines (`{slow: 30s}`): a task still live after its deadline is canceled at
     /// its backend and its caller told.
     #[serde(default, with = "duration_map")]
+    #[schemars(with = "std::collections::HashMap<String, a2a_policies::duration::Text>")]
     pub deadlines: std::collections::HashMap<String, Duration>,
     /// Per-caller (and per-skill, global) request rate quotas.
     #[serde(default)]
@@ -101,16 +102,18 @@ pub struct Config {
 }
 
 /// Graceful shutdown on SIGTERM / SIGINT.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Shutdown {
     /// How long the gateway keeps accepting calls after SIGTERM while `/readyz` already fails, so
     /// that load balancers stop sending before the listener closes (a second signal ends it early).
     #[serde(default, with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub unready_delay: Duration,
     /// How long in-flight calls and open streams may take to finish before the gateway ends them
     /// (streams with a terminal event, waiting calls with an error).
     #[serde(default = "default_drain_timeout", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub drain_timeout: Duration,
 }
 
@@ -124,7 +127,7 @@ fn default_drain_timeout() -> Duration {
     Duration::from_secs(30)
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Listeners {
     /// Address of the public A2A listener.
@@ -180,12 +183,14 @@ fn default_public_listener() -> SocketAddr {
 
 /// How the registry checks backends: it fetches each card every `interval`; `unhealthy_after`
 /// failures in a row take a backend out of routing and the card until a fetch succeeds again.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Health {
     #[serde(default = "default_health_interval", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub interval: Duration,
     #[serde(default = "default_health_timeout", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub timeout: Duration,
     #[serde(default = "default_unhealthy_after")]
     pub unhealthy_after: u32,
@@ -193,6 +198,7 @@ pub struct Health {
     /// at each failed probe, up to 5 minutes) before one real request at a time probes it; a
     /// successful card fetch does not bring it back, a successful request does.
     #[serde(default = "default_ejection_time", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub ejection_time: Duration,
 }
 
@@ -221,7 +227,7 @@ fn default_unhealthy_after() -> u32 {
     3
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Routing {
     /// Skill used for a new task on the unified endpoint that names no skill and no known context.
@@ -236,9 +242,11 @@ pub struct Routing {
     pub resolve_margin: f32,
     /// How long the task directory remembers a task after its last sighting.
     #[serde(default = "default_task_ttl", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub task_ttl: Duration,
     /// How often the task directory forgets tasks past `task_ttl` (see `a2a_task_directory_entries`).
     #[serde(default = "default_sweep_interval", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub sweep_interval: Duration,
     /// Whether a task belongs to the caller that created it or to the caller's tenant.
     #[serde(default)]
@@ -271,7 +279,7 @@ fn default_sweep_interval() -> Duration {
 }
 
 /// What the gateway's own card says about itself.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CardInfo {
     #[serde(default = "default_card_name")]
@@ -305,7 +313,7 @@ fn default_card_version() -> String {
     env!("CARGO_PKG_VERSION").into()
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Deserialize, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Provider {
     pub organization: String,
@@ -313,7 +321,7 @@ pub struct Provider {
 }
 
 /// Transport limits and timeouts on the way to backends.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Largest request body accepted from a caller.
@@ -323,15 +331,18 @@ pub struct Limits {
     #[serde(default = "default_max_response_bytes")]
     pub max_response_bytes: usize,
     #[serde(default = "default_connect_timeout", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub connect_timeout: Duration,
     /// How long a backend may take to send its response headers (a blocking send waits for the
     /// whole task, so this is generous by default).
     #[serde(default = "default_first_byte_timeout", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub first_byte_timeout: Duration,
     /// Opt-in: write an SSE comment (`: ka`) into a relayed stream whose backend has been quiet this
     /// long, between events only. The reference SDK client gives up after 5 s of silence, while its
     /// server pings every 15 s.
     #[serde(default, with = "opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub stream_keepalive: Option<Duration>,
     /// Deepest nesting of arrays/objects accepted anywhere in a request body (checked before it is
     /// decoded or forwarded).
@@ -357,14 +368,16 @@ impl Default for Limits {
 }
 
 /// Limits of relayed streams. A stream that breaks one ends with a failed status saying which.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Streams {
     /// A stream with no event bytes for this long is ended (comments and keep-alives do not count).
     #[serde(default = "default_stream_idle", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub idle_timeout: Duration,
     /// A stream open this long is ended (the caller may subscribe to the task again).
     #[serde(default = "default_stream_lifetime", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub max_lifetime: Duration,
     /// Largest single event relayed; a larger one ends the stream.
     #[serde(default = "default_max_event_bytes")]
@@ -374,12 +387,14 @@ pub struct Streams {
     pub skills: std::collections::HashMap<String, StreamOverride>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StreamOverride {
     #[serde(default, with = "opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub idle_timeout: Option<Duration>,
     #[serde(default, with = "opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub max_lifetime: Option<Duration>,
     #[serde(default)]
     pub max_event_bytes: Option<usize>,
@@ -463,7 +478,7 @@ fn default_first_byte_timeout() -> Duration {
     Duration::from_secs(300)
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Backend {
     /// Name of the backend; also its per-agent path `/agents/{name}/`.
@@ -475,6 +490,7 @@ pub struct Backend {
     pub card_path: String,
     /// Overrides `health.interval` for this backend.
     #[serde(default, with = "opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub health_interval: Option<Duration>,
     /// The credential the gateway presents to this backend.
     #[serde(default)]
@@ -491,7 +507,7 @@ pub struct Backend {
 }
 
 /// A dialect a backend may be reached in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 pub enum BackendDialect {
     #[serde(rename = "1.0")]
     V1,

@@ -1,153 +1,29 @@
 //! The configuration file's JSON Schema (`a2a-gateway config schema`, committed as
-//! `docs/config.schema.json` for editors).
+//! `docs/config.schema.json` for editors, and run by `check`).
 //!
-//! Written by hand rather than derived: the config types span two crates and use serde adapters
-//! (`humantime` durations, `${VAR}` expansion, secrets) that a derive would need annotated one by
-//! one. It describes every top-level section and the common ones (listeners, health, shutdown,
-//! backends) in full; deeper sections are objects whose keys the parser checks strictly
-//! (`deny_unknown_fields` everywhere), so `check` runs the schema and the strict parse together.
+//! Derived from the config types themselves (`schemars::JsonSchema` beside every `Deserialize`,
+//! their doc comments as descriptions, `deny_unknown_fields` as `additionalProperties: false`),
+//! so it cannot drift from what the parser accepts. Durations carry
+//! `#[schemars(with = "a2a_policies::duration::Text")]`: on the wire they are text.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-const DURATION: &str = "a duration such as 200ms, 5s, 1m";
-
-fn duration(description: &str) -> Value {
-    json!({"type": "string", "description": format!("{description} ({DURATION})")})
-}
-
-fn section(description: &str) -> Value {
-    json!({"type": ["object", "null"], "description": description})
-}
+use crate::config::Config;
 
 /// The schema document.
 pub fn schema() -> Value {
-    let listeners = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "description": "Where the gateway listens.",
-        "properties": {
-            "public": {"type": "string", "description": "The public A2A listener, host:port."},
-            "admin": {"type": ["string", "null"], "description": "The admin listener (/healthz, /readyz, /metrics, /admin/), host:port; null turns it off."},
-            "protection": section("Listener protection: per-address connection and request limits, header and body timeouts."),
-            "trusted_proxies": {"type": "array", "items": {"type": "string"}, "description": "Proxies (addresses or CIDRs) whose X-Forwarded-For is believed."},
-            "grpc": {"type": "boolean", "description": "Serve the A2A gRPC binding on the public listener and list it on the cards (default true)."}
-        }
-    });
-    let health = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "description": "Backend health checks (card fetches).",
-        "properties": {
-            "interval": duration("Time between checks"),
-            "timeout": duration("One check's timeout"),
-            "unhealthy_after": {"type": "integer", "minimum": 1, "description": "Consecutive failures before a backend is unhealthy."},
-            "ejection_time": duration("How long a backend ejected by failed requests stays out before real requests probe it (doubling per failed probe, at most 5m); default 10s")
-        }
-    });
-    let backend = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["name", "url"],
-        "properties": {
-            "name": {"type": "string", "description": "The backend's name (per-agent endpoint /agents/<name>/)."},
-            "url": {"type": "string", "description": "The agent's base URL."},
-            "card_path": {"type": "string", "description": "Where its card is, relative to url."},
-            "health_interval": duration("This backend's health-check interval"),
-            "auth": section("How the gateway authenticates to this backend."),
-            "forward_caller_token": {"type": "boolean", "description": "Forward the caller's bearer token."},
-            "dialect": {"enum": ["1.0", "0.3", "early", null], "description": "Force a dialect instead of reading it from the card."}
-        }
-    });
-    let shutdown = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "unready_delay": duration("How long the gateway keeps accepting after SIGTERM while /readyz fails"),
-            "drain_timeout": duration("How long open calls may finish on SIGTERM")
-        }
-    });
-    let deadlines = json!({
-        "type": "object",
-        "additionalProperties": {"type": "string"},
-        "description": format!("Per-skill task deadlines, skill → {DURATION}.")
-    });
-    let redis = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["url"],
-        "properties": {
-            "url": {"type": "string", "description": "redis://host:port/db, or rediss:// for TLS."},
-            "username": {"type": ["string", "null"], "description": "ACL user."},
-            "password": {"type": ["string", "null"], "description": "Password (use ${VAR})."},
-            "tls": {"type": "boolean", "description": "Require TLS (a redis:// URL is upgraded)."},
-            "key_prefix": {"type": "string", "description": "Prepended to every key; hash-tag it ({a2a}:) for Redis Cluster."},
-            "timeout": duration("The longest any Redis call may take"),
-            "on_unavailable": {"enum": ["fail_closed", "local"], "description": "While Redis is unreachable: refuse with a retryable error, or use this replica's state."},
-            "page_token_secret": {"type": ["string", "null"], "description": "The secret of ListTasks page tokens shared by every replica."}
-        }
-    });
-    let state = json!({
-        "description": "Where state shared by replicas is kept: memory (default, one replica) or redis.",
-        "oneOf": [
-            {"const": "memory"},
-            {"type": "object", "additionalProperties": false, "required": ["redis"], "properties": {"redis": redis}}
-        ]
-    });
-    let stream_limits = |extra: Option<Value>| {
-        let mut props = json!({
-            "idle_timeout": duration("A stream with no event bytes this long is ended (comments do not count); default 5m"),
-            "max_lifetime": duration("A stream open this long is ended; default 1h"),
-            "max_event_bytes": {"type": "integer", "minimum": 1024, "description": "Largest single event relayed; default 16 MiB"},
-        });
-        if let Some(extra) = extra {
-            props["skills"] = extra;
-        }
-        json!({"type": "object", "additionalProperties": false, "properties": props})
-    };
-    let streams = stream_limits(Some(json!({
-        "type": "object",
-        "description": "Per-skill overrides, skill → limits.",
-        "additionalProperties": stream_limits(None),
-    })));
-    let mut properties = serde_json::Map::new();
-    let mut add = |key: &str, value: Value| {
-        properties.insert(key.to_string(), value);
-    };
-    add(
-        "public_url",
-        json!({"type": ["string", "null"], "description": "The URL callers use to reach the gateway; its cards point there."}),
-    );
-    add("listeners", listeners);
-    add("health", health);
-    add("routing", section("How calls pick a skill and a backend (default_skill, resolve, …)."));
-    add("card", section("The gateway's own agent card (name, description, …)."));
-    add("limits", section("Size and time limits on requests."));
-    add("streams", streams);
-    add("shutdown", shutdown);
-    add(
-        "auth",
-        section("How callers authenticate: bearer JWTs, API keys, token introspection. Absent: callers are anonymous."),
-    );
-    add("permissions", section("Which callers may use which skills."));
-    add("gateway_identity", section("The key the gateway signs the tokens it mints for backends with."));
-    add("deadlines", deadlines);
-    add("rate_limit", section("Per-caller, per-skill and global request rate quotas."));
-    add("concurrency", section("Per-caller limits on live tasks."));
-    add("validation", section("Input validation against skills' schemas, sizes, part kinds and ids."));
-    add("audit", section("The tamper-evident audit log."));
-    add("telemetry", section("Trace export (OTLP/HTTP)."));
-    add("state", state);
-    add("admin", section("The admin API: operators' credentials and agent self-registration."));
-    add("backends", json!({"type": "array", "description": "The agents behind the gateway.", "items": backend}));
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "a2a-gateway configuration",
-        "description": "The gateway's YAML configuration file. String values may reference ${VAR} environment variables.",
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["backends"],
-        "properties": properties
-    })
+    // Inlined rather than `$ref`s: an optional section is then `"type": ["object", "null"]` and
+    // a mistake deep inside it is reported at its own path, not as "matches no anyOf branch".
+    let generator = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let mut schema = generator.into_generator().into_root_schema_for::<Config>().to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.insert("title".into(), "a2a-gateway configuration".into());
+        object.insert(
+            "description".into(),
+            "The gateway's YAML configuration file. String values may reference ${VAR} environment variables.".into(),
+        );
+    }
+    schema
 }
 
 /// The schema as written to `docs/config.schema.json`.
@@ -169,6 +45,12 @@ pub fn validate(document: &Value) -> Result<(), Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn repo_file(path: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
 
     #[test]
     fn the_committed_schema_is_the_generated_one() {
@@ -176,26 +58,56 @@ mod tests {
         assert_eq!(committed, schema_text(), "run `a2a-gateway config schema > docs/config.schema.json`");
     }
 
+    /// Every configuration the repository shows a reader: the example files, the one inside the
+    /// Kubernetes manifest, and each YAML block of the README (sections shown alone get the
+    /// required `backends` added).
     #[test]
-    fn the_schema_is_valid_and_accepts_the_shipped_configs() {
+    fn every_example_config_in_the_repo_validates() {
         jsonschema::meta::validate(&schema()).expect("a valid JSON Schema");
-        for file in [
-            "../deploy/gateway.example.yaml",
-            "../deploy/compose-replicas-gateway.yaml",
-            "../tests/bench/configs/full-stack.yaml",
-        ] {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
-            let text = std::fs::read_to_string(&path).unwrap();
-            let document: Value = yaml_serde::from_str(&text).unwrap();
-            assert_eq!(validate(&document), Ok(()), "{file}");
+        let mut examples: Vec<(String, String)> = Vec::new();
+        for file in
+            ["deploy/gateway.example.yaml", "deploy/compose-gateway.yaml", "tests/bench/configs/full-stack.yaml"]
+        {
+            examples.push((file.to_owned(), repo_file(file)));
+        }
+        let manifest = repo_file("deploy/kubernetes/gateway.yaml");
+        let config_map: Value = yaml_serde::from_str(manifest.split("\n---\n").next().unwrap()).unwrap();
+        let embedded = config_map["data"]["gateway.yaml"].as_str().expect("the ConfigMap holds gateway.yaml");
+        examples.push(("deploy/kubernetes/gateway.yaml (ConfigMap)".to_owned(), embedded.to_owned()));
+        let readme = repo_file("README.md");
+        for (i, block) in readme.split("```yaml\n").skip(1).enumerate() {
+            let block = block.split("```").next().unwrap();
+            examples.push((format!("README.md yaml block {}", i + 1), block.to_owned()));
+        }
+        assert!(examples.len() >= 8, "{} examples", examples.len());
+        for (name, text) in examples {
+            let mut document: Value = yaml_serde::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            if let Some(object) = document.as_object_mut() {
+                object.entry("backends").or_insert_with(|| json!([]));
+            }
+            assert_eq!(validate(&document), Ok(()), "{name}");
         }
     }
 
     #[test]
-    fn unknown_keys_and_wrong_types_are_named() {
+    fn unknown_keys_wrong_types_and_bad_durations_are_named() {
         let document = json!({"backends": [{"name": "a", "url": "http://x", "colour": 1}], "listener": {}});
         let errors = validate(&document).unwrap_err();
         assert!(errors.iter().any(|e| e.contains("listener")), "{errors:?}");
         assert!(errors.iter().any(|e| e.starts_with("/backends/0") && e.contains("colour")), "{errors:?}");
+        // Deep sections are described too (the hand-written schema stopped at their top level).
+        let document = json!({"backends": [], "rate_limit": {"default": {"per_second": "many"}},
+            "auth": {"jwt": {"issuers": [{"issuer": "x", "leeway": 30}]}}, "health": {"interval": "soon"}});
+        let errors = validate(&document).unwrap_err();
+        for path in ["/rate_limit/default/per_second", "/auth/jwt/issuers/0/leeway", "/health/interval"] {
+            assert!(errors.iter().any(|e| e.starts_with(path)), "{path} not named in {errors:?}");
+        }
+    }
+
+    #[test]
+    fn defaults_read_like_the_file() {
+        let schema = schema();
+        let text = schema.to_string();
+        assert!(text.contains(r#""default":"10s""#), "durations are written as text: {text}");
     }
 }

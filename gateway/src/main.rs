@@ -225,9 +225,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
             if let Some(telemetry) = a2a_gateway::telemetry::Telemetry::start(&config.telemetry)? {
                 telemetry.install();
             }
-            let listener = tokio::net::TcpListener::bind(config.listeners.public)
-                .await
-                .map_err(|e| anyhow::anyhow!("public listener {}: {e}", config.listeners.public))?;
+            let listener =
+                a2a_gateway::listener::bind(config.listeners.public, config.listeners.protection.accept_backlog)
+                    .map_err(|e| anyhow::anyhow!("public listener {}: {e}", config.listeners.public))?;
             server::run(config, listener, Some(path), signals).await
         }
         Command::Demo { listen, admin } => demo::run(listen, admin, stop).await,

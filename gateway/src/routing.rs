@@ -24,7 +24,7 @@ use crate::resolve::{Decision, ResolveMode};
 use a2a_policies::authorize::Permissions;
 
 /// Who owns a task for isolation.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Isolation {
     /// Each caller sees only the tasks it created.

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use tower::{Layer, Service, ServiceExt};
 
 /// `telemetry:` in the configuration.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TelemetryConfig {
     /// OTLP/HTTP base URL of the collector (`http://127.0.0.1:4318`); spans go to `/v1/traces`.
@@ -32,6 +32,7 @@ pub struct TelemetryConfig {
     pub service_name: String,
     /// How often finished spans are sent.
     #[serde(default = "default_export_interval", with = "crate::config::duration_serde")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub export_interval: Duration,
 }
 

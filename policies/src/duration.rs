@@ -53,6 +53,13 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duratio
 pub mod option {
     use super::*;
 
+    pub fn serialize<S: serde::Serializer>(duration: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
+        match duration {
+            Some(duration) => serializer.serialize_str(&text(*duration)),
+            None => serializer.serialize_none(),
+        }
+    }
+
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Duration>, D::Error> {
         Option::<String>::deserialize(deserializer)?
             .map(|text| parse(&text).map_err(serde::de::Error::custom))
@@ -66,11 +73,51 @@ pub mod map {
 
     use super::*;
 
+    pub fn serialize<S: serde::Serializer>(map: &HashMap<String, Duration>, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(map.iter().map(|(name, duration)| (name, text(*duration))))
+    }
+
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<HashMap<String, Duration>, D::Error> {
         HashMap::<String, String>::deserialize(deserializer)?
             .into_iter()
             .map(|(name, text)| Ok((name, parse(&text).map_err(serde::de::Error::custom)?)))
             .collect()
+    }
+}
+
+/// Writes a duration the way the configuration spells it (`500ms`, `10s`, `5m`, `1h`): the
+/// defaults in the configuration's JSON Schema read like the file.
+pub fn serialize<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&text(*duration))
+}
+
+/// `duration` in the largest unit that states it exactly.
+pub fn text(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    match millis {
+        0 => "0s".to_owned(),
+        _ if millis % 1000 != 0 => format!("{millis}ms"),
+        _ if millis % 3_600_000 == 0 => format!("{}h", millis / 3_600_000),
+        _ if millis % 60_000 == 0 => format!("{}m", millis / 60_000),
+        _ => format!("{}s", millis / 1000),
+    }
+}
+
+/// The JSON Schema of a duration field: `#[schemars(with = "a2a_policies::duration::Text")]`
+/// beside its `#[serde(with = …)]`.
+pub struct Text;
+
+impl schemars::JsonSchema for Text {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A duration: one or more terms of a number and a unit (ms, s, m, h, d), such as 250ms, 10s, 5m, 1h 30m.",
+            "pattern": r"^\s*([0-9]+(\.[0-9]+)?(ms|s|m|h|d)\s*)+$"
+        })
     }
 }
 
@@ -97,5 +144,15 @@ mod tests {
         }
         assert!(parse("10").unwrap_err().contains("without a unit"));
         assert!(parse("5min").unwrap_err().contains("unknown unit 'min'"));
+    }
+
+    #[test]
+    fn text_round_trips_through_the_parser() {
+        for (millis, written) in [(250, "250ms"), (10_000, "10s"), (300_000, "5m"), (7_200_000, "2h"), (1500, "1500ms")]
+        {
+            let duration = Duration::from_millis(millis);
+            assert_eq!(text(duration), written);
+            assert_eq!(parse(written), Ok(duration));
+        }
     }
 }

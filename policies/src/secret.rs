@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
-#[derive(Clone, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Secret(String);
 

@@ -5,7 +5,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use a2a_e2e::{TempFile, client, config, example_agent, gateway_with_file, rpc, text_message, wait_for_skills};
+use a2a_e2e::{
+    TempFile, client, config, example_agent, gateway_with_file, python_agent, rpc, text_message, wait_for_skills,
+};
 use serde_json::{Value, json};
 
 use crate::BIN;
@@ -228,6 +230,89 @@ async fn a_self_registered_agent_receives_tasks_and_leaves_when_stopped() {
             break;
         }
         assert!(Instant::now() < deadline, "the agent is still registered: {list}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A real a2a-sdk agent (`tests/python/sdk_agent.py --register`) joins the fleet by itself, is
+/// sent a task through the gateway, and on SIGTERM drains (new tasks refused, its running task
+/// finishes and reaches the caller), then leaves; each step is audited under its credential.
+#[tokio::test]
+async fn an_sdk_agent_registers_itself_takes_a_task_drains_and_leaves() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let (key, hash) = new_key("team-py");
+    let key_file = std::env::temp_dir().join(format!("a2a-reg-key-{}", uuid::Uuid::new_v4().simple()));
+    let _key_file = TempFile(key_file.clone());
+    std::fs::write(&key_file, &key).unwrap();
+    let audit = std::env::temp_dir().join(format!("a2a-reg-audit-{}.jsonl", uuid::Uuid::new_v4().simple()));
+    let _audit_file = TempFile(audit.clone());
+    let extra = format!(
+        "audit:\n  file: {{path: '{}'}}\nadmin:\n  registration:\n    heartbeat_ttl: 30s\n    credentials:\n      - id: team-py\n        hash: '{hash}'\n        names: ['team-py-*']\n        origins: ['http://127.0.0.1:*']\n        allow_addresses: ['127.0.0.0/8']\n",
+        audit.display()
+    );
+    let gw = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
+    let admin = gw.admin.clone().unwrap();
+    let key_path = key_file.display().to_string();
+    let mut agent = python_agent(
+        "slow",
+        &["--duration", "6", "--register", &admin, "--register-name", "team-py-slow", "--register-key-file", &key_path],
+    )
+    .await;
+    wait_for_skills(&gw.url, &["echo", "py-slow"]).await;
+
+    // Traffic: a streamed task that the agent works on for a few seconds.
+    let url = format!("{}/", gw.url);
+    let send = {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+            "params": {"message": text_message("work", Some("py-slow"))}});
+        let url = url.clone();
+        tokio::spawn(async move { a2a_e2e::stream_events(&url, body).await })
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, tasks) = admin_call("GET", &format!("{admin}/admin/v1/tasks"), None, None).await;
+        if tasks.to_string().contains("TASK_STATE_WORKING") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the task never started: {tasks}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // SIGTERM: the agent drains itself; new tasks are refused while its task runs to the end.
+    agent.signal("TERM");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let answer = rpc(&url, "SendMessage", json!({"message": text_message("more", Some("py-slow"))})).await;
+        if answer["error"].is_object() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the draining agent still takes new tasks: {answer}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let events = send.await.unwrap();
+    let last = events.last().cloned().unwrap_or_default();
+    assert_eq!(
+        last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "the task finished: {events:?}"
+    );
+    assert_eq!(agent.wait(Duration::from_secs(30)).await, Some(0), "the agent stopped cleanly");
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let (_, list) = admin_call("GET", &format!("{admin}/admin/v1/backends"), None, None).await;
+    assert_eq!(list["backends"].as_array().map(Vec::len), Some(1), "{list}");
+
+    // Joined, drained, left — in that order, under the agent's credential.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let events = audit_events(&audit);
+        let actions: Vec<&str> = events.iter().filter_map(|e| e["action"].as_str()).collect();
+        if actions == ["agent.register", "agent.drain", "agent.leave"] {
+            assert!(
+                events.iter().all(|e| e["admin"] == "agent:team-py" && e["target"] == "team-py-slow"),
+                "{events:?}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "audit actions {actions:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

@@ -99,3 +99,25 @@ async fn the_resolver_picks_by_media_type_and_words_or_lists_the_candidates() {
     );
     assert!(resolved.iter().any(|r| r["routed_by"].as_str().unwrap().contains("lexical score")), "{records}");
 }
+
+/// The acceptance scenario through the unmodified a2a-sdk client on the gateway's root
+/// card, example fleet, no skill named: a diff in a data part reaches review-pr (only it takes
+/// JSON; its findings come back), and a message that fits several skills gets the listing error
+/// through the SDK's own error path — on both bindings.
+#[tokio::test]
+async fn an_unmodified_sdk_client_sends_a_diff_to_review_pr_and_sees_the_listing_when_ambiguous() {
+    let kinds = ["echo", "review", "clarify", "slow"];
+    let mut agents = Vec::new();
+    for kind in kinds {
+        agents.push(example_agent(BIN, kind, &[]).await);
+    }
+    let backends: Vec<(&str, &str)> = kinds.iter().zip(&agents).map(|(k, a)| (*k, a.url.as_str())).collect();
+    let gw = gateway(BIN, &config(&backends, "")).await;
+    wait_for_skills(&gw.url, &["echo", "review-pr", "clarify", "slow"]).await;
+    for binding in ["jsonrpc", "rest"] {
+        let args =
+            ["--base", &gw.url, "--binding", binding, "--flow", "data", "--flow", "ambiguous", "--no-skill-metadata"];
+        let (ok, _, report) = python_client(&args).await;
+        assert!(ok, "{binding}: the data part reached review-pr and the ambiguous text got the listing:\n{report}");
+    }
+}

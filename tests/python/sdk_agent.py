@@ -26,6 +26,13 @@ Kinds and their skill ids:
 Once the server accepts connections it prints exactly one line to stdout,
 `READY http://HOST:PORT` (the real port, also with --port 0), and flushes. Logs go to stderr.
 SIGTERM / SIGINT shut it down gracefully with exit status 0.
+
+Self-registration (--register ADMIN_URL --register-name NAME --register-key-file PATH): once
+serving, the agent registers itself with a gateway (POST ADMIN_URL/admin/v1/registrations with
+its base URL and the key from the file in X-API-Key), prints `REGISTERED NAME` to stderr and
+repeats the registration as its heartbeat every third of the TTL the gateway answered. On
+SIGTERM it drains itself (POST .../registrations/NAME/drain: no new tasks), waits until its own
+tasks have finished, leaves (DELETE .../registrations/NAME) and only then stops serving.
 """
 
 from __future__ import annotations
@@ -37,9 +44,10 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
+import httpx
 import uvicorn
 from a2a.helpers import get_message_text, new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -63,6 +71,9 @@ REST_PATH = '/a2a/rest'
 CARD_PATH = '/.well-known/agent-card.json'
 
 log = logging.getLogger('sdk_agent')
+
+# Ids of the tasks this agent is working on now (a leaving agent waits for them).
+RUNNING: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -103,7 +114,11 @@ class BaseExecutor(AgentExecutor):
         else:
             task_id, context_id = context.current_task.id, context.current_task.context_id
         updater = TaskUpdater(event_queue, task_id, context_id)
-        await self.run(context, updater)
+        RUNNING.add(task_id)
+        try:
+            await self.run(context, updater)
+        finally:
+            RUNNING.discard(task_id)
 
     async def run(self, context: RequestContext, updater: TaskUpdater) -> None:
         raise NotImplementedError
@@ -249,7 +264,48 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--duration', type=float, default=10.0, help='slow kind: seconds of work (default 10)'
     )
     p.add_argument('--log-level', default='warning', help='uvicorn/SDK log level (default warning)')
-    return p.parse_args(argv)
+    p.add_argument('--register', metavar='ADMIN_URL', help="a gateway's admin listener to join")
+    p.add_argument('--register-name', help='the backend name to register as')
+    p.add_argument('--register-key-file', help='file holding the registration key')
+    args = p.parse_args(argv)
+    if args.register and not (args.register_name and args.register_key_file):
+        p.error('--register needs --register-name and --register-key-file')
+    return args
+
+
+class Registration:
+    """This agent's membership of a gateway's fleet (see the module doc)."""
+
+    def __init__(self, args: argparse.Namespace, base_url: str) -> None:
+        with open(args.register_key_file, encoding='utf-8') as f:
+            key = f.read().strip()
+        self.url = f'{args.register.rstrip("/")}/admin/v1/registrations'
+        self.name = args.register_name
+        self.body = {'name': self.name, 'url': base_url}
+        self.http = httpx.AsyncClient(headers={'X-API-Key': key}, timeout=10.0)
+
+    async def join(self) -> float:
+        """Registers (or heartbeats); the heartbeat TTL in seconds."""
+        response = await self.http.post(self.url, json=self.body)
+        if response.status_code not in (200, 201):
+            raise SystemExit(f'sdk_agent: registration refused: {response.status_code} {response.text}')
+        return response.json()['heartbeat_ttl_ms'] / 1000
+
+    async def heartbeats(self, ttl: float) -> None:
+        while True:
+            await asyncio.sleep(ttl / 3)
+            with contextlib.suppress(httpx.HTTPError):
+                await self.http.post(self.url, json=self.body)
+
+    async def leave(self, busy: Callable[[], int]) -> None:
+        """Drain, let this agent's tasks finish, then leave the fleet."""
+        response = await self.http.post(f'{self.url}/{self.name}/drain')
+        print(f'DRAINING {self.name} {response.status_code}', file=sys.stderr, flush=True)
+        while busy() > 0:
+            await asyncio.sleep(0.1)
+        response = await self.http.delete(f'{self.url}/{self.name}')
+        print(f'LEFT {self.name} {response.status_code}', file=sys.stderr, flush=True)
+        await self.http.aclose()
 
 
 async def serve(args: argparse.Namespace) -> None:
@@ -296,11 +352,23 @@ async def serve(args: argparse.Namespace) -> None:
 
     # uvicorn re-raises the captured SIGTERM after its graceful shutdown; with a Python handler
     # in place (restored by uvicorn) that re-raise is harmless and we exit 0.
+    registration = Registration(args, base_url) if args.register else None
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
     def _on_signal(_sig: int, _frame: object) -> None:
-        server.should_exit = True
+        if registration is None:
+            server.should_exit = True
+        else:
+            # Leave the fleet first: the server keeps serving until the gateway sends no more.
+            loop.call_soon_threadsafe(stopping.set)
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
+    if registration is not None:
+        # uvicorn installs its own handler (this method) while it serves; a registered agent
+        # must leave the fleet before it stops serving.
+        server.handle_exit = _on_signal  # type: ignore[method-assign]
 
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
@@ -310,6 +378,14 @@ async def serve(args: argparse.Namespace) -> None:
         await asyncio.sleep(0.01)
     print(f'READY {base_url}', flush=True)
     log.info('%s (%s, skill %s) on %s', name, args.kind, KINDS[args.kind].skill_id, base_url)
+    if registration is not None:
+        ttl = await registration.join()
+        print(f'REGISTERED {registration.name}', file=sys.stderr, flush=True)
+        heartbeats = asyncio.create_task(registration.heartbeats(ttl))
+        await stopping.wait()
+        heartbeats.cancel()
+        await registration.leave(lambda: len(RUNNING))
+        server.should_exit = True
     try:
         await serving
     finally:

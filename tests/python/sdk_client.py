@@ -4,7 +4,9 @@ Only the SDK's public client API is used (A2ACardResolver, ClientFactory, Client
 unmodified, so whatever this script sees is what a stock SDK client sees.
 
     python sdk_client.py --base URL --binding jsonrpc|rest
-                         --flow card|send|stream|get|cancel|multiturn|push|all  (repeatable)
+                         --flow card|send|stream|get|cancel|multiturn|push|data|ambiguous|all
+                         (repeatable; data: a diff in a data part, ambiguous: a text that fits
+                         several skills, expecting the gateway's listing error)
                          [--skill-id ID] [--echo-skill echo] [--clarify-skill clarify]
                          [--slow-skill slow] [--no-skill-metadata]
                          [--protocol-version any|1.0|0.3] [--cancel-mode both|immediate|stream]
@@ -43,9 +45,12 @@ from sdk_flows import BINDINGS, FLOW_FUNCS, FLOWS, CheckError, Session
 async def run_flow(name: str, s: Session) -> bool:
     detail: dict[str, Any] = {'binding': s.binding}
     skill = s.skill(
-        {'cancel': s.args.slow_skill, 'push': s.args.slow_skill, 'multiturn': s.args.clarify_skill}.get(
-            name, s.args.echo_skill
-        )
+        {
+            'cancel': s.args.slow_skill,
+            'push': s.args.slow_skill,
+            'multiturn': s.args.clarify_skill,
+            'data': s.args.review_skill,
+        }.get(name, s.args.echo_skill)
     )
     if name != 'card':
         detail['skill'] = skill
@@ -83,7 +88,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--flow',
         action='append',
         required=True,
-        choices=[*FLOWS, 'push', 'all'],
+        choices=[*FLOWS, 'push', 'data', 'ambiguous', 'all'],
         help='flow to run; repeatable; "all" runs every flow in order',
     )
     p.add_argument(
@@ -94,6 +99,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--clarify-skill', default='clarify', help='skill for multiturn (default clarify)'
     )
     p.add_argument('--slow-skill', default='slow', help='skill for cancel (default slow)')
+    p.add_argument('--review-skill', default='review-pr', help='skill for data (default review-pr)')
+    p.add_argument(
+        '--ambiguous-text',
+        default='lorem ipsum',
+        help='ambiguous flow: a text that fits no skill better than another',
+    )
     p.add_argument('--no-skill-metadata', action='store_true', help='send no skillId metadata')
     p.add_argument(
         '--protocol-version',

@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.helpers import get_artifact_text, get_message_text
+from google.protobuf import json_format, struct_pb2
+
 from a2a.types.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
@@ -503,6 +505,66 @@ async def flow_push(s: Session, d: dict[str, Any]) -> None:
         await client.close()
 
 
+DIFF = '--- a/app/config.py\n+++ b/app/config.py\n@@ -1 +1,2 @@\n import os\n+DEBUG = True\n'
+DIFF_TITLE = 'Turn on debug'
+
+
+async def flow_data(s: Session, d: dict[str, Any]) -> None:
+    """A message whose only part is a data part holding a diff (no text, no skillId unless the
+    caller set one): the gateway must route it to review-pr, whose data artifact reports on it."""
+    card = await s.card()
+    data = struct_pb2.Value()
+    json_format.ParseDict({'diff': DIFF, 'title': DIFF_TITLE}, data)
+    msg = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(data=data)])
+    skill = s.skill(s.args.review_skill)
+    if skill:
+        msg.metadata.update({'skillId': skill})
+    client = s.client(card, streaming=False)
+    try:
+        task = await send_blocking(client, msg)
+    finally:
+        await client.close()
+    reports = [
+        json_format.MessageToDict(p.data)
+        for a in task.artifacts
+        for p in a.parts
+        if p.HasField('data')
+    ]
+    d.update(task_id=task.id, state=state_name(task.status.state), reports=reports)
+    check(
+        task.status.state == TaskState.TASK_STATE_COMPLETED,
+        f'state is {d["state"]}, want completed',
+    )
+    # review-pr's report: its findings, and the change named by the title it was given.
+    check(
+        any('findings' in r and r.get('pr') == DIFF_TITLE for r in reports),
+        f'no review report of this diff (not review-pr?); reports={reports}',
+    )
+
+
+async def flow_ambiguous(s: Session, d: dict[str, Any]) -> None:
+    """A text message that fits several skills and names none: the SDK client must surface the
+    gateway's invalid-params error listing every candidate skill of the card."""
+    card = await s.card()
+    skills = [sk.id for sk in card.skills]
+    d['skills'] = skills
+    client = s.client(card, streaming=False)
+    try:
+        msg = s.message(s.args.ambiguous_text, None)
+        try:
+            task = await send_blocking(client, msg)
+        except Exception as e:  # noqa: BLE001 - the SDK's error type differs per binding
+            d['error_type'] = type(e).__name__
+            d['raised'] = str(e)
+        else:
+            raise CheckError(f'the message was routed (task {task.id}), want the listing error')
+    finally:
+        await client.close()
+    missing = [sk for sk in skills if sk not in d['raised']]
+    check(not missing, f'the error does not list {missing}: {d["raised"]!r}')
+    check('metadata.skillId' in d['raised'], f'the error does not say how to name a skill: {d["raised"]!r}')
+
+
 FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'card': flow_card,
     'send': flow_send,
@@ -511,4 +573,6 @@ FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'cancel': flow_cancel,
     'multiturn': flow_multiturn,
     'push': flow_push,
+    'data': flow_data,
+    'ambiguous': flow_ambiguous,
 }

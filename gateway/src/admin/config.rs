@@ -6,7 +6,7 @@ use std::time::Duration;
 use a2a_policies::auth::{ApiKeyConfig, ApiKeysConfig, AuthConfig};
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AdminConfig {
     /// How operators authenticate to `/admin/v1/…` and `/admin/`: the same shape as the top-level
@@ -24,12 +24,13 @@ pub struct AdminConfig {
 }
 
 /// Self-registration: who may register which names at which origins.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegistrationConfig {
     /// A registered agent that has not sent a heartbeat (a repeated registration) for this long
     /// leaves the fleet; so does one whose health checks fail.
     #[serde(default = "default_heartbeat_ttl", with = "crate::config::duration_serde")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub heartbeat_ttl: Duration,
     pub credentials: Vec<RegistrationCredential>,
 }
@@ -40,7 +41,7 @@ fn default_heartbeat_ttl() -> Duration {
 
 /// One registration credential: an API key (`a2a_<id>_<secret>`, presented as a bearer token)
 /// and what it may register.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegistrationCredential {
     /// The key's id, as printed by `a2a-gateway hash-key --id <id>`.

@@ -2,8 +2,10 @@
 //! `POST /admin/v1/registrations`; the gateway checks the name against the credential's patterns,
 //! the URL's origin against its allow-list, every address the host resolves to against the
 //! address screen, then fetches and checks the agent's card before admitting it. Repeating the
-//! registration is the heartbeat; an agent leaves with `DELETE /admin/v1/registrations/{name}`,
-//! when its heartbeats stop for `heartbeat_ttl`, or when its health checks fail.
+//! registration is the heartbeat. An agent about to stop drains itself first with
+//! `POST /admin/v1/registrations/{name}/drain` (no new tasks reach it; calls on its tasks still
+//! do) and leaves with `DELETE /admin/v1/registrations/{name}`; it is also dropped when its
+//! heartbeats stop for `heartbeat_ttl` or its health checks fail.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,6 +60,7 @@ pub fn routes() -> Router<Arc<dyn Host>> {
     Router::new()
         .route("/admin/v1/registrations", post(register))
         .route("/admin/v1/registrations/{name}", delete(leave))
+        .route("/admin/v1/registrations/{name}/drain", post(drain))
 }
 
 #[derive(serde::Deserialize)]
@@ -143,19 +146,46 @@ async fn screen_url(text: &str, credential: &RegistrationCredential, screen: &Sc
     Ok(url)
 }
 
+/// The credential of the agent `name`, if the caller presented the one that registered it.
+async fn own_agent(host: &dyn Host, name: &str, headers: &HeaderMap) -> Result<RegistrationCredential, AdminError> {
+    let gateway = host.gateway();
+    let registrations = gateway.admin.registration.as_ref().ok_or(AdminError::NotFound("registrations".into()))?;
+    let (credential, _) = registrations.credential(headers).await?;
+    if gateway.shared.overlay.agent_credential(name).as_deref() != Some(credential.id.as_str()) {
+        return Err(AdminError::NotFound(name.to_string()));
+    }
+    Ok(credential.clone())
+}
+
+/// An agent about to stop takes no new tasks; the calls on its live tasks still reach it.
+async fn drain(
+    State(host): State<Arc<dyn Host>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AdminError> {
+    let credential = own_agent(host.as_ref(), &name, &headers).await?;
+    let shared = host.gateway().shared.clone();
+    let overlay = &shared.overlay;
+    let _one_at_a_time = overlay.changes.lock().await;
+    // The layer first: a generation built meanwhile starts with the mark.
+    overlay.set_draining(&name, true);
+    let gateway = host.gateway();
+    if !gateway.registry.set_draining(&name, true) {
+        overlay.set_draining(&name, false);
+        return Err(AdminError::NotFound(name));
+    }
+    audit(&gateway, &agent_admin(&credential), "agent.drain", &name, None);
+    Ok(axum::Json(json!({"draining": name})).into_response())
+}
+
 async fn leave(
     State(host): State<Arc<dyn Host>>,
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, AdminError> {
-    let gateway = host.gateway();
-    let registrations = gateway.admin.registration.as_ref().ok_or(AdminError::NotFound("registrations".into()))?;
-    let (credential, _) = registrations.credential(&headers).await?;
-    if gateway.shared.overlay.agent_credential(&name).as_deref() != Some(credential.id.as_str()) {
-        return Err(AdminError::NotFound(name));
-    }
+    let credential = own_agent(host.as_ref(), &name, &headers).await?;
     change_fleet(host.as_ref(), |overlay| overlay.remove(&name, false)).await?;
-    audit(&host.gateway(), &agent_admin(credential), "agent.leave", &name, None);
+    audit(&host.gateway(), &agent_admin(&credential), "agent.leave", &name, None);
     Ok(axum::Json(json!({"removed": name})).into_response())
 }
 

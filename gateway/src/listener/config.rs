@@ -16,19 +16,23 @@ use serde::Deserialize;
 ///     idle_timeout: 60s            # a connection without a request in flight is closed after this
 ///     max_connections: 10000       # open connections in total
 ///     max_connections_per_address: 512   # per source address (IPv6: per /64)
+///     accept_backlog: 4096         # connections the kernel holds until the gateway accepts them
 ///     http2_max_concurrent_streams: 100
 ///     http2_max_header_list_size: 16384
 ///     http2_max_pending_accept_reset_streams: 20
 ///     http2_max_local_error_reset_streams: 256
 /// ```
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Protection {
     #[serde(default = "default_header_read_timeout", with = "crate::config::opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub header_read_timeout: Option<Duration>,
     #[serde(default = "default_body_read_timeout", with = "crate::config::opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub body_read_timeout: Option<Duration>,
     #[serde(default = "default_idle_timeout", with = "crate::config::opt_duration")]
+    #[schemars(with = "Option<a2a_policies::duration::Text>")]
     pub idle_timeout: Option<Duration>,
     #[serde(default = "default_max_connections")]
     pub max_connections: Option<usize>,
@@ -36,6 +40,13 @@ pub struct Protection {
     /// `max_connections`): a proxy carries many callers.
     #[serde(default = "default_max_connections_per_address")]
     pub max_connections_per_address: Option<usize>,
+    /// The listen backlog: connections the kernel completes and holds until the gateway accepts
+    /// them (capped by `net.core.somaxconn`). The usual 128 overflows under a burst of slow
+    /// connections: the kernel then drops the handshake's last ACK, and a silent client is left
+    /// with a connection the gateway never sees (never shed), while new callers wait for SYN
+    /// retransmits.
+    #[serde(default = "default_accept_backlog")]
+    pub accept_backlog: u32,
     #[serde(default = "default_max_concurrent_streams")]
     pub http2_max_concurrent_streams: Option<u32>,
     #[serde(default = "default_max_header_list_size")]
@@ -58,6 +69,7 @@ impl Default for Protection {
             idle_timeout: default_idle_timeout(),
             max_connections: default_max_connections(),
             max_connections_per_address: default_max_connections_per_address(),
+            accept_backlog: default_accept_backlog(),
             http2_max_concurrent_streams: default_max_concurrent_streams(),
             http2_max_header_list_size: default_max_header_list_size(),
             http2_max_pending_accept_reset_streams: default_max_pending_accept_reset_streams(),
@@ -112,6 +124,9 @@ impl Protection {
         if self.max_connections_per_address == Some(0) {
             return bad("max_connections_per_address", "must be at least 1 (null turns it off)");
         }
+        if self.accept_backlog == 0 {
+            return bad("accept_backlog", "must be at least 1");
+        }
         if self.http2_max_concurrent_streams == Some(0) {
             return bad("http2_max_concurrent_streams", "must be at least 1 (null turns it off)");
         }
@@ -136,6 +151,9 @@ fn default_max_connections() -> Option<usize> {
 }
 fn default_max_connections_per_address() -> Option<usize> {
     Some(512)
+}
+fn default_accept_backlog() -> u32 {
+    4096
 }
 fn default_max_concurrent_streams() -> Option<u32> {
     Some(100)

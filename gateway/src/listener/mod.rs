@@ -127,6 +127,15 @@ impl PublicListener {
     }
 }
 
+/// Binds the public listener with `backlog` pending connections (tokio's `bind` uses 128).
+pub fn bind(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    // As tokio's `bind`: a restarted gateway can take its port while old connections linger.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
+}
+
 /// Accept errors: per-connection ones (reset before accept) are nothing; running out of file
 /// descriptors or memory must not spin the loop.
 async fn accept_error(error: std::io::Error) {
@@ -288,6 +297,25 @@ impl Drop for Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Connections opened at once, before the gateway accepts any, must all reach it: with the
+    /// usual backlog of 128 the rest are dropped by the kernel (a silent client never learns it).
+    #[tokio::test]
+    async fn a_burst_of_connections_waits_in_the_accept_queue() {
+        const BURST: usize = 400;
+        let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)), Protection::default().accept_backlog).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let connects = (0..BURST).map(|_| async move {
+            tokio::time::timeout(Duration::from_secs(5), TcpStream::connect(addr)).await.ok().and_then(Result::ok)
+        });
+        // Nothing is accepted while the burst arrives; the kernel holds what the backlog allows.
+        let clients: Vec<TcpStream> = futures::future::join_all(connects).await.into_iter().flatten().collect();
+        let mut accepted = Vec::new();
+        while let Ok(Ok((stream, _))) = tokio::time::timeout(Duration::from_secs(2), listener.accept()).await {
+            accepted.push(stream);
+        }
+        assert_eq!(accepted.len(), BURST, "{} clients connected, the gateway saw {}", clients.len(), accepted.len());
+    }
 
     fn slots(total: usize, per_address: usize) -> Arc<Slots> {
         Arc::new(Slots {

@@ -23,7 +23,7 @@ pub use deliver::{Deliveries, SIGNATURE_HEADER};
 pub use store::{MemoryPushStore, PushStore, StoredConfig};
 
 /// The `push:` section. Read at start; a reload keeps the running settings.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PushConfig {
     /// Push-notification configs are accepted (and the card says `pushNotifications: true`).
@@ -35,15 +35,18 @@ pub struct PushConfig {
     /// Networks (`10.1.0.0/16`) and address:ports (`127.0.0.1:9000`) webhooks may be at though
     /// they are not globally routable.
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub allow: Vec<AllowRule>,
     /// Time for one delivery attempt (connect, send, answer).
     #[serde(default = "default_timeout", with = "crate::config::duration_serde")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub timeout: Duration,
     /// Further attempts after a failed one (exponential backoff with jitter).
     #[serde(default = "default_retries")]
     pub retries: u32,
     /// The first retry's delay; each further one doubles it.
     #[serde(default = "default_backoff", with = "crate::config::duration_serde")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub backoff: Duration,
     /// Deliveries one caller may have waiting or in flight; past it they are dead-lettered.
     #[serde(default = "default_queue_size")]
@@ -53,6 +56,7 @@ pub struct PushConfig {
     pub max_configs_per_task: usize,
     /// The longest pause between two polls of a task the gateway does not see progressing.
     #[serde(default = "default_poll_max", with = "crate::config::duration_serde")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub poll_max: Duration,
 }
 

@@ -36,7 +36,7 @@ use crate::protocol::early_ids::{EarlyIds, MemoryEarlyIds};
 ///     on_unavailable: fail_closed      # or: local
 ///     page_token_secret: ${PAGE_TOKEN_SECRET}
 /// ```
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum StateConfig {
     /// State lives in this process only (a single replica).
@@ -46,7 +46,7 @@ pub enum StateConfig {
     Redis(RedisConfig),
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RedisConfig {
     /// `redis://host:port/db` or `rediss://…` (TLS, verified against the system's roots).
@@ -64,6 +64,7 @@ pub struct RedisConfig {
     pub key_prefix: String,
     /// The longest any Redis call may take (connecting included) before the call fails.
     #[serde(default = "default_timeout", with = "a2a_policies::duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
     pub timeout: Duration,
     /// What calls that need shared state do while Redis is unreachable.
     #[serde(default)]
@@ -82,7 +83,7 @@ fn default_timeout() -> Duration {
     Duration::from_millis(500)
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OnUnavailable {
     /// Refuse with a retryable `UNAVAILABLE` error (HTTP 503, `Retry-After`).

@@ -11,7 +11,7 @@ use serde::Deserialize;
 ///   queue: 65536
 ///   include_content_for_skills: []
 /// ```
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AuditConfig {
     /// Also write every record to standard output (JSON lines, a chain of its own).
@@ -39,7 +39,7 @@ pub struct AuditConfig {
 
 /// The log's promise is that every call is recorded or its loss is: either calls stop while the
 /// log cannot write, or they go on and the loss is counted and written down once it can.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OnWriteFailure {
     /// New calls are refused with a retryable error (`AUDIT_UNAVAILABLE`, HTTP 503) while a target
@@ -67,7 +67,7 @@ impl Default for AuditConfig {
 /// The audit file and its size-based rotation: when the next record would take the file past
 /// `max_bytes`, it is renamed `<path>.<n>` (n counting up, 8 digits) and a new file begins; at most
 /// `max_files` rotated files are kept besides the active one.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     #[serde(default = "default_path")]

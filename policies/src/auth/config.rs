@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 /// How callers prove who they are. Any combination of the three methods may be configured; a
 /// request passes with the first credential that one of them accepts.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AuthConfig {
     /// The realm named in `WWW-Authenticate` challenges.
@@ -53,22 +53,26 @@ fn default_max_token_bytes() -> usize {
 }
 
 /// Bearer JWTs from one or more issuers.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JwtConfig {
     pub issuers: Vec<IssuerConfig>,
     /// How often every JWKS is fetched again, so that rotated keys are picked up and removed keys
     /// stop being accepted.
     #[serde(default = "default_jwks_refresh_interval", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub jwks_refresh_interval: Duration,
     /// The least time between two fetches of one JWKS; tokens with an unknown `kid` within this
     /// interval are refused without a fetch.
     #[serde(default = "default_jwks_min_refresh_interval", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub jwks_min_refresh_interval: Duration,
     #[serde(default = "default_jwks_fetch_timeout", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub jwks_fetch_timeout: Duration,
     /// Cached keys older than this (no successful fetch since) are no longer used: fail closed.
     #[serde(default = "default_jwks_max_age", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub jwks_max_age: Duration,
 }
 
@@ -86,7 +90,7 @@ fn default_jwks_max_age() -> Duration {
 }
 
 /// One trusted token issuer. Its keys come from exactly one of `jwks_url` and `hs256_secret`.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IssuerConfig {
     /// The exact `iss` value of its tokens.
@@ -103,6 +107,7 @@ pub struct IssuerConfig {
     pub algorithms: Option<Vec<String>>,
     /// Allowed clock skew for `exp` and `nbf`.
     #[serde(default = "default_leeway", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub leeway: Duration,
     /// The claim naming the caller (`sub`, `client_id`, `azp`, …).
     #[serde(default = "default_identity_claim")]
@@ -126,7 +131,7 @@ pub(crate) fn default_scope_claims() -> Vec<String> {
 }
 
 /// Static API keys, stored as salted hashes (see [`hash_key`](super::hash_key)).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApiKeysConfig {
     /// A header that carries the key, besides `Authorization: Bearer <key>`.
@@ -140,7 +145,7 @@ fn default_api_key_header() -> String {
     "X-API-Key".into()
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyConfig {
     /// The key's id: the `<id>` in `a2a_<id>_<secret>`, used to find it. Not secret.
@@ -163,7 +168,7 @@ pub struct ApiKeyConfig {
 }
 
 /// OAuth2 token introspection (RFC 7662) for opaque bearer tokens.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IntrospectionConfig {
     pub endpoint: String,
@@ -182,12 +187,15 @@ pub struct IntrospectionConfig {
     #[serde(default)]
     pub audiences: Vec<String>,
     #[serde(default = "default_introspection_timeout", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub timeout: Duration,
     /// Active answers are cached until the token's `exp`, but at most this long.
     #[serde(default = "default_cache_max_ttl", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub cache_max_ttl: Duration,
     /// Inactive answers are cached this long.
     #[serde(default = "default_negative_cache_ttl", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub negative_cache_ttl: Duration,
     #[serde(default = "default_cache_max_entries")]
     pub cache_max_entries: usize,

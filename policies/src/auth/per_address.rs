@@ -24,7 +24,7 @@ use crate::rate_limit::{Instant, Keyed, QuotaConfig, TokioClock, human};
 ///     requests: {per_second: 200, burst: 400} # off unless given
 ///     max_tracked_addresses: 100000
 /// ```
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PerAddressConfig {
     /// Failed authentications (a credential was presented and refused) allowed per address.

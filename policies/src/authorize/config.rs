@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 /// What a rule (or the default) decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
     #[default]
@@ -12,7 +12,7 @@ pub enum Effect {
 }
 
 /// `permissions`: who may use which skills.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionsConfig {
     /// What applies to a skill call no rule matches. Deny unless said otherwise: a section that
@@ -32,7 +32,7 @@ fn default_effect() -> Effect {
 }
 
 /// `permissions.rules[i]`: matches a call when its skill is listed and every condition given holds.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
     /// Skill ids, or `"*"` alone for every skill.

@@ -8,7 +8,7 @@ use serde::Deserialize;
 pub use crate::secret::Secret;
 
 /// `backends[i].auth`: the credential the gateway presents to that backend.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BackendAuthConfig {
     /// A static bearer token (`{bearer: "${ECHO_TOKEN}"}`).
@@ -20,7 +20,7 @@ pub enum BackendAuthConfig {
 }
 
 /// How the client authenticates at the token endpoint (RFC 6749 §2.3.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientAuth {
     /// HTTP Basic with the url-encoded id and secret (every server must support it).
@@ -31,7 +31,7 @@ pub enum ClientAuth {
 }
 
 /// `backends[i].auth.oauth2`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OAuth2Config {
     pub token_url: String,
@@ -47,9 +47,11 @@ pub struct OAuth2Config {
     pub client_auth: ClientAuth,
     /// How long a token request may take.
     #[serde(default = "default_token_timeout", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub timeout: Duration,
     /// Fetch a new token this long before the current one expires (at most half its lifetime).
     #[serde(default = "default_refresh_before", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub refresh_before: Duration,
 }
 
@@ -61,7 +63,7 @@ fn default_refresh_before() -> Duration {
 }
 
 /// `backends[i].auth.mint_jwt`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MintJwtConfig {
     /// The token's `aud`; the backend's name unless given.
@@ -69,6 +71,7 @@ pub struct MintJwtConfig {
     pub audience: Option<String>,
     /// The token's lifetime.
     #[serde(default = "default_ttl", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub ttl: Duration,
 }
 
@@ -78,7 +81,7 @@ fn default_ttl() -> Duration {
 
 /// `gateway_identity`: the key the gateway signs minted tokens with; its public half is served as
 /// a JWKS document.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GatewayIdentityConfig {
     /// The minted tokens' `iss`.

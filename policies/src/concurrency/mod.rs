@@ -57,7 +57,7 @@ use crate::{A2aCall, A2aError, Caller, RequestInfo};
 ///   callers: {"apikey:ci": 5}
 ///   lease_ttl: 1h
 /// ```
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConcurrencyConfig {
     /// Live tasks a caller may hold unless named below.
@@ -68,6 +68,7 @@ pub struct ConcurrencyConfig {
     pub callers: BTreeMap<String, usize>,
     /// How long a lease lasts at most (e.g. `90s`, `1h`): set it above the longest task you expect.
     #[serde(default = "default_lease_ttl", with = "crate::duration")]
+    #[schemars(with = "crate::duration::Text")]
     pub lease_ttl: Duration,
 }
 

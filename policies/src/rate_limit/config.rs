@@ -18,7 +18,7 @@ use serde::Deserialize;
 ///   global: {per_second: 2000, burst: 4000}
 ///   max_tracked_keys: 100000
 /// ```
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimitConfig {
     /// The quota of every caller without an override.
@@ -63,7 +63,7 @@ fn default_max_tracked_keys() -> usize {
 
 /// A GCRA quota: `burst` requests at once, refilled evenly at the configured rate. Exactly one of
 /// `per_second`, `per_minute`, `per_hour` is given; `burst` defaults to that count.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuotaConfig {
     #[serde(default)]

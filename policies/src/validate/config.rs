@@ -14,7 +14,7 @@ use serde_json::Value;
 ///     review-pr: {schema_file: deploy/schemas/review-pr.json, max_parts: 4}
 ///     summarize: {input_modes: [text/plain], require_data_part: false}
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidationConfig {
     #[serde(default)]
@@ -25,8 +25,9 @@ pub struct ValidationConfig {
 }
 
 /// Size limits of one message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "MessageLimits")]
 pub struct Limits {
     /// Parts in the message.
     #[serde(default = "default_max_parts")]
@@ -71,7 +72,7 @@ fn default_max_message_bytes() -> usize {
 
 /// What the policy says about one skill. Every field is optional; limits left out are the
 /// section's `limits`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkillRules {
     /// A JSON file holding the skill's input schema, relative to the configuration's directory.
