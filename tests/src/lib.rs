@@ -208,14 +208,27 @@ pub async fn python_client(args: &[&str]) -> (bool, Vec<Value>, String) {
 
 /// A client whose connections come from `source` (any 127.x address works on loopback): a
 /// different caller for a gateway that knows callers by address.
+/// Built once per source, without idle pooling, for the same reason as [`client`]: bursts of
+/// callers must reach the gateway as bursts, not spread out by client construction.
 pub fn client_from(source: std::net::IpAddr) -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .local_address(source)
-        .timeout(Duration::from_secs(60))
-        .build()
-        .expect("client")
+    static CLIENTS: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, reqwest::Client>>,
+    > = std::sync::OnceLock::new();
+    let clients = CLIENTS.get_or_init(Default::default);
+    let mut clients = clients.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    clients
+        .entry(source)
+        .or_insert_with(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            reqwest::Client::builder()
+                .no_proxy()
+                .local_address(source)
+                .pool_max_idle_per_host(0)
+                .timeout(Duration::from_secs(60))
+                .build()
+                .expect("client")
+        })
+        .clone()
 }
 
 pub fn client() -> reqwest::Client {
