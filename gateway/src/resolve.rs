@@ -11,6 +11,7 @@
 //! caller's data to an agent it did not mean to reach.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -66,14 +67,15 @@ impl Decision {
 /// Why no skill could be chosen: the candidates the caller may pick from (id, description).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Undecided {
-    pub candidates: Vec<(String, String)>,
+    /// Each candidate's id and description (shared with the index: a refusal copies no text).
+    pub candidates: Vec<(Arc<str>, Arc<str>)>,
 }
 
 /// One skill of the fleet as the resolver sees it.
 #[derive(Debug)]
 struct SkillDoc {
-    id: String,
-    description: String,
+    id: Arc<str>,
+    description: Arc<str>,
     /// Media types it accepts (its `inputModes`, else its card's defaults); empty accepts any.
     input_modes: Vec<String>,
     terms: HashMap<String, u32>,
@@ -101,7 +103,7 @@ impl SkillIndex {
             let defaults = strings(card.get("defaultInputModes"));
             for skill in card.get("skills").and_then(Value::as_array).into_iter().flatten() {
                 let Some(id) = skill.get("id").and_then(Value::as_str) else { continue };
-                if skills.iter().any(|s| s.id == id) {
+                if skills.iter().any(|s| &*s.id == id) {
                     continue;
                 }
                 let mut text = id.replace(['-', '_', '.'], " ");
@@ -125,8 +127,8 @@ impl SkillIndex {
                 }
                 let modes = strings(skill.get("inputModes"));
                 skills.push(SkillDoc {
-                    id: id.to_owned(),
-                    description: skill.get("description").and_then(Value::as_str).unwrap_or("").to_owned(),
+                    id: Arc::from(id),
+                    description: Arc::from(skill.get("description").and_then(Value::as_str).unwrap_or("")),
                     input_modes: if modes.is_empty() { defaults.clone() } else { modes },
                     terms,
                     length,
@@ -178,7 +180,7 @@ impl SkillIndex {
         };
         match (mode, candidates.as_slice()) {
             (ResolveMode::Explicit, _) | (_, []) => Err(undecided()),
-            (_, [only]) => Ok(Decision::Single(self.skills[*only].id.clone())),
+            (_, [only]) => Ok(Decision::Single(self.skills[*only].id.to_string())),
             (ResolveMode::Single, _) => Err(undecided()),
             (ResolveMode::Lexical, _) => {
                 let mut scores = vec![0.0f32; self.skills.len()];
@@ -194,12 +196,22 @@ impl SkillIndex {
                     }
                     seen.push(term);
                 }
-                let mut scored: Vec<(f32, &SkillDoc)> =
-                    candidates.iter().map(|&i| (scores[i], &self.skills[i])).collect();
-                scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
-                let (best, runner_up) = (scored[0].0, scored[1].0);
-                if best > 0.0 && best - runner_up >= margin * best {
-                    Ok(Decision::Lexical { skill: scored[0].1.id.clone(), score: best, runner_up })
+                // The best two, in one pass (ties go to the smaller id, as a sort would order them).
+                let rank = |i: usize| (scores[i], std::cmp::Reverse(&self.skills[i].id));
+                let mut best = candidates[0];
+                let mut second: Option<usize> = None;
+                for &i in &candidates[1..] {
+                    if rank(i) > rank(best) {
+                        second = Some(best);
+                        best = i;
+                    } else if second.is_none_or(|s| rank(i) > rank(s)) {
+                        second = Some(i);
+                    }
+                }
+                let runner_up = second.map_or(0.0, |i| scores[i]);
+                let best_score = scores[best];
+                if best_score > 0.0 && best_score - runner_up >= margin * best_score {
+                    Ok(Decision::Lexical { skill: self.skills[best].id.to_string(), score: best_score, runner_up })
                 } else {
                     Err(undecided())
                 }

@@ -148,7 +148,7 @@ impl Router<'_> {
             Err(undecided) => {
                 let listing: Vec<String> =
                     undecided.candidates.iter().map(|(id, description)| format!("{id}: {description}")).collect();
-                let ids: Vec<&str> = undecided.candidates.iter().map(|(id, _)| id.as_str()).collect();
+                let ids: Vec<&str> = undecided.candidates.iter().map(|(id, _)| &**id).collect();
                 Err(A2aError::InvalidParams {
                     message: format!(
                         "this message names no skill and could be meant for more than one; name one in the message's metadata.skillId: [{}]",
