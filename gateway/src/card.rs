@@ -70,7 +70,7 @@ fn etag_of(body: &[u8]) -> String {
 }
 
 /// The 0.3 top-level interface fields, which the 1.0 card schema does not allow.
-const V03_TOP_LEVEL: [&str; 3] = ["url", "preferredTransport", "protocolVersion"];
+const V03_TOP_LEVEL: [&str; 4] = ["url", "preferredTransport", "protocolVersion", "additionalInterfaces"];
 
 /// How callers authenticate to the gateway, as cards advertise it.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,7 +134,8 @@ pub fn agent_base(public_base: &str, name: &str) -> String {
 
 /// The card's interfaces, 1.0 first (SDK clients take the first of a binding they support). The
 /// JSON-RPC endpoint also takes A2A 0.3 calls (told apart by method name), so it is listed a second
-/// time as 0.3, as the reference SDK lists the interfaces it serves in both versions.
+/// time as 0.3, as the reference SDK lists the interfaces it serves in both versions; so is the
+/// HTTP+JSON base, whose 0.3 paths (under `/v1/`) differ from 1.0's.
 ///
 /// gRPC (`grpc`: the public base, and the agent's name as `tenant` on its own card) comes after the
 /// JSON bindings: its address is the listener's, and a gRPC call names its agent by the protocol's own
@@ -144,7 +145,7 @@ fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>, grpc: Optio
     if let Some(url) = &jsonrpc_url {
         list.push(json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": PROTOCOL_VERSION}));
     }
-    if let Some(url) = rest_url {
+    if let Some(url) = &rest_url {
         list.push(json!({"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": PROTOCOL_VERSION}));
     }
     if let Some((url, tenant)) = grpc {
@@ -157,20 +158,33 @@ fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>, grpc: Optio
     if let Some(url) = jsonrpc_url {
         list.push(json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": V03_VERSION}));
     }
+    if let Some(url) = rest_url {
+        list.push(json!({"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": V03_VERSION}));
+    }
     Value::Array(list)
 }
 
 /// The protocol version the 0.3 interface and top-level fields name.
 const V03_VERSION: &str = "0.3";
 
-/// The 0.3 top-level interface fields (`url`, `preferredTransport`, `protocolVersion`) for 0.3
-/// clients, which read no `supportedInterfaces`: the JSON-RPC endpoint, when there is one.
-fn add_v03_fields(card: &mut Value, jsonrpc_url: Option<&str>) {
-    if let (Value::Object(map), Some(url)) = (card, jsonrpc_url) {
-        map.insert("url".into(), json!(url));
-        map.insert("preferredTransport".into(), json!("JSONRPC"));
-        map.insert("protocolVersion".into(), json!("0.3.0"));
+/// The 0.3 top-level interface fields (`url`, `preferredTransport`, `protocolVersion`,
+/// `additionalInterfaces`) for 0.3 clients, which read no `supportedInterfaces`: the JSON-RPC
+/// endpoint first, and every 0.3 interface in `additionalInterfaces` (a 0.3 client picks the first
+/// transport it supports from these).
+fn add_v03_fields(card: &mut Value, jsonrpc_url: Option<&str>, rest_url: Option<&str>) {
+    let Value::Object(map) = card else { return };
+    let mut additional = Vec::new();
+    if let Some(url) = jsonrpc_url {
+        additional.push(json!({"url": url, "transport": "JSONRPC"}));
     }
+    if let Some(url) = rest_url {
+        additional.push(json!({"url": url, "transport": "HTTP+JSON"}));
+    }
+    let Some(primary) = additional.first().cloned() else { return };
+    map.insert("url".into(), primary["url"].clone());
+    map.insert("preferredTransport".into(), primary["transport"].clone());
+    map.insert("protocolVersion".into(), json!("0.3.0"));
+    map.insert("additionalInterfaces".into(), Value::Array(additional));
 }
 
 /// The gateway's own card: its identity from config, its interfaces, and the union of the skills of
@@ -220,7 +234,7 @@ pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Va
     if let Some(provider) = &info.provider {
         card["provider"] = json!(provider);
     }
-    add_v03_fields(&mut card, Some(&format!("{public_base}/")));
+    add_v03_fields(&mut card, Some(&format!("{public_base}/")), Some(public_base));
     settings.apply_security(&mut card);
     card
 }
@@ -247,7 +261,7 @@ pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
         "version": text("version"),
         "supportedInterfaces": interfaces(
             jsonrpc.clone(),
-            rest,
+            rest.clone(),
             (settings.grpc && backend.has_jsonrpc).then_some((settings.public_base.as_str(), Some(backend.name))),
         ),
         "capabilities": capabilities(card.get("capabilities"), r),
@@ -260,7 +274,7 @@ pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
     }
     // Push configs to an agent's path are the gateway's too: agents never get a caller's URL.
     out["capabilities"]["pushNotifications"] = json!(settings.push);
-    add_v03_fields(&mut out, jsonrpc.as_deref());
+    add_v03_fields(&mut out, jsonrpc.as_deref(), rest.as_deref());
     settings.apply_security(&mut out);
     out
 }

@@ -144,7 +144,12 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
-        if call.dialect == Dialect::V03 && backend.dialect == Dialect::V03 {
+        // Pass-through needs one wire on both sides: 0.3 JSON-RPC.
+        if call.dialect == Dialect::V03
+            && call.binding == Binding::JsonRpc
+            && backend.dialect == Dialect::V03
+            && backend.jsonrpc_url.is_some()
+        {
             return self.forward_unchanged(backend, exchange, call, headers, body).await;
         }
         if let (None, None, Some(target)) = (&backend.jsonrpc_url, &backend.rest_url, &backend.grpc) {
@@ -260,8 +265,11 @@ impl Forwarder {
         body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
         let request = agent_side::v1_request(call, &body)?;
+        // A 0.3 agent without JSON-RPC is reached over its HTTP+JSON binding.
+        let v03_rest = backend.dialect == Dialect::V03 && backend.jsonrpc_url.is_none();
         let outgoing = match backend.dialect {
             Dialect::V1 => agent_side::rebind_call(call, request)?,
+            _ if v03_rest => agent_side::agent_call_v03_rest(request)?,
             dialect => agent_side::agent_call(dialect, request, call.rpc_id.as_ref())?,
         };
         let (method, streams) = (outgoing.method.clone(), outgoing.streams);
@@ -275,7 +283,10 @@ impl Forwarder {
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
             let limit = self.streams.limits.for_skill(exchange.skill.as_deref()).max_event_bytes;
             let chunks = response.bytes_stream().map_err(Fault::from).boxed();
-            let events = agent_side::AgentEvents::new(backend.dialect, call, chunks, limit);
+            let mut events = agent_side::AgentEvents::new(backend.dialect, call, chunks, limit);
+            if v03_rest {
+                events = events.v03_rest();
+            }
             let relay =
                 Relay::new(events.boxed(), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
             return Ok(build_response(StatusCode::OK, out_headers, Body::from_stream(relay)));
@@ -295,6 +306,7 @@ impl Forwarder {
         }
         let (status, v1) = match backend.dialect {
             Dialect::V1 => agent_side::unary_rebound(call, status, &body),
+            _ if v03_rest => agent_side::unary_v03_rest_to_v1(call, status, &body),
             dialect => agent_side::unary_to_v1(dialect, call, status, &body),
         };
         if !status.is_success() {

@@ -582,8 +582,8 @@ fn interfaces_of(card: &Value, force: Option<Dialect>) -> (Dialect, Option<Strin
     (Dialect::V1, None, None)
 }
 
-/// The paths of the card's first JSONRPC and HTTP+JSON interfaces of `dialect` (0.3: JSON-RPC only,
-/// the one 0.3 binding the gateway bridges; early: HTTP+JSON of version 0.1 only).
+/// The paths of the card's first JSONRPC and HTTP+JSON interfaces of `dialect` (0.3: JSON-RPC, used
+/// when offered, else HTTP+JSON; early: HTTP+JSON of version 0.1 only).
 fn interface_paths(card: &Value, dialect: Dialect) -> (Option<String>, Option<String>) {
     let mut jsonrpc = None;
     let mut rest = None;
@@ -597,7 +597,9 @@ fn interface_paths(card: &Value, dialect: Dialect) -> (Option<String>, Option<St
             Dialect::V1 => version.split('.').next() == Some("1"),
             Dialect::Early => version == early::PROTOCOL_VERSION && binding == Some("HTTP+JSON"),
             Dialect::V03 => {
-                version.starts_with("0.") && version != early::PROTOCOL_VERSION && binding == Some("JSONRPC")
+                version.starts_with("0.")
+                    && version != early::PROTOCOL_VERSION
+                    && matches!(binding, Some("JSONRPC" | "HTTP+JSON"))
             }
         };
         if !wanted {
@@ -843,6 +845,9 @@ mod tests {
             "preferredTransport": "JSONRPC", "version": "1", "skills": [{"id": "s", "name": "S"}]}));
         assert_eq!(interfaces_of(&v03, None), (Dialect::V03, Some("/rpc".into()), None));
         assert_eq!(v03["skills"][0]["id"], "s");
+        let rest = normalize_card(json!({"name": "a", "url": "http://x/", "protocolVersion": "0.3.0",
+            "preferredTransport": "HTTP+JSON", "version": "1", "skills": []}));
+        assert_eq!(interfaces_of(&rest, None), (Dialect::V03, None, Some("/".into())));
         let early = normalize_card(json!({"name": "e", "url": "http://x/", "version": "0.1.0",
             "skills": [{"id": "early-echo", "name": "E", "inputSchema": {"type": "object"}}]}));
         assert_eq!(interfaces_of(&early, None), (Dialect::Early, None, Some("/".into())));

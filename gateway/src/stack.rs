@@ -205,6 +205,7 @@ where
     let Decoded { call, request, body, early_id, new_task } = decoded;
     let answering = Answering {
         dialect: call.dialect,
+        binding: call.binding,
         operation: call.operation,
         rpc_id: call.rpc_id.clone(),
         early_id: early_id.clone(),

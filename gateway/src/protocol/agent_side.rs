@@ -98,6 +98,48 @@ pub fn agent_call(dialect: Dialect, request: Request, rpc_id: Option<&Value>) ->
     }
 }
 
+/// The request to a 0.3 agent that offers only HTTP+JSON: the 0.3 JSON-RPC params of the request,
+/// written as the 0.3 binding's method, path (under `/v1`) and ProtoJSON body.
+pub fn agent_call_v03_rest(request: Request) -> Result<AgentCall, A2aError> {
+    let operation = request.operation();
+    let (_, params) = v03::request_from_v1(request).map_err(TranslateError::into_request_error)?;
+    let params = serde_json::to_value(params).map_err(|_| A2aError::Internal)?;
+    let (method, path, body) =
+        v03::rest::request_to_rest(operation, params).map_err(TranslateError::into_request_error)?;
+    let body = body.map(|b| serde_json::to_vec(&b).unwrap_or_default()).unwrap_or_default();
+    Ok(AgentCall { method, path: Some(path), body, streams: operation.is_streaming() })
+}
+
+/// A 0.3 HTTP+JSON agent's unary answer as the 1.0 answer in the caller's binding.
+pub fn unary_v03_rest_to_v1(call: &A2aCall, status: StatusCode, body: &[u8]) -> (StatusCode, Vec<u8>) {
+    let (binding, id, op) = (call.binding, call.rpc_id.as_ref(), call.operation);
+    let answer = if status.is_success() {
+        serde_json::from_slice::<Value>(body)
+            .map_err(|e| TranslateError::Json(e.to_string()))
+            .and_then(|value| v03::rest::result_to_rpc(op, value))
+            .and_then(|result| serde_json::to_vec(&result).map_err(|e| TranslateError::Json(e.to_string())))
+            .and_then(|result| match op {
+                Operation::DeleteTaskPushNotificationConfig => Ok(model::Response::Deleted(None)),
+                _ => v03::result_to_v1(op, &result),
+            })
+            .map_err(invalid_answer)
+    } else {
+        Err(v03_rest_error(op, status, body))
+    };
+    match answer {
+        Ok(response) => (StatusCode::OK, success(binding, id, &response)),
+        Err(error) => failure(binding, id, error),
+    }
+}
+
+/// A 0.3 HTTP+JSON error answer (a status and `{"message"}`) as the 1.0 error object.
+fn v03_rest_error(operation: Operation, status: StatusCode, body: &[u8]) -> ErrorObject {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let message = parsed.as_ref().and_then(|v| v["message"].as_str()).unwrap_or("").to_owned();
+    let code = v03::rest::code_of(status.as_u16(), operation);
+    v03::error_to_v1(v03::Error03 { code, message, data: None })
+}
+
 /// A 1.0 success in the caller's binding.
 fn success(binding: Binding, rpc_id: Option<&Value>, value: &impl Serialize) -> Vec<u8> {
     match binding {
@@ -284,6 +326,8 @@ fn frame(data: &[u8]) -> Bytes {
 
 struct Converter {
     dialect: Dialect,
+    /// A 0.3 agent's events in its HTTP+JSON binding (bare StreamResponses), not JSON-RPC.
+    v03_rest: bool,
     binding: Binding,
     rpc_id: Option<Value>,
     differ: SnapshotDiffer,
@@ -291,7 +335,7 @@ struct Converter {
 
 impl Converter {
     fn new(dialect: Dialect, call: &A2aCall, differ: SnapshotDiffer) -> Converter {
-        Converter { dialect, binding: call.binding, rpc_id: call.rpc_id.clone(), differ }
+        Converter { dialect, v03_rest: false, binding: call.binding, rpc_id: call.rpc_id.clone(), differ }
     }
 
     fn write(&self, event: &StreamResponse, out: Emit<'_>) -> bool {
@@ -348,6 +392,17 @@ impl Converter {
                 }
                 Err(e) => self.not_understood(TranslateError::Json(e.to_string()), out),
             },
+            _ if self.v03_rest => {
+                let converted = serde_json::from_slice::<Value>(data)
+                    .map_err(|e| TranslateError::Json(e.to_string()))
+                    .and_then(v03::rest::event_to_rpc)
+                    .and_then(|event| serde_json::to_vec(&event).map_err(|e| TranslateError::Json(e.to_string())))
+                    .and_then(|event| v03::event_to_v1(&event));
+                match converted {
+                    Ok(event) => self.write(&event, out),
+                    Err(error) => self.not_understood(error, out),
+                }
+            }
             _ => {
                 let converted =
                     jsonrpc::Envelope::parse(data).and_then(|envelope| match (envelope.error, envelope.result) {
@@ -395,6 +450,12 @@ impl AgentEvents {
             fault: None,
             done: false,
         }
+    }
+
+    /// The agent is a 0.3 agent that streams in its HTTP+JSON binding.
+    pub fn v03_rest(mut self) -> AgentEvents {
+        self.converter.v03_rest = true;
+        self
     }
 }
 

@@ -31,6 +31,8 @@ use super::translate::{TranslateError, jsonrpc, v03};
 #[derive(Clone)]
 pub struct Answering {
     pub dialect: Dialect,
+    /// The caller's binding (0.3 callers: JSON-RPC, or HTTP+JSON under `/v1`).
+    pub binding: Binding,
     pub operation: Operation,
     pub rpc_id: Option<Value>,
     /// Early callers: the caller's task id, and whether the call starts a task under it.
@@ -67,6 +69,7 @@ impl Answering {
 /// Turns 1.0 stream events into the caller's events.
 enum Converter {
     V03(Answering),
+    V03Rest,
     Early(Answering, Box<SnapshotBuilder>),
 }
 
@@ -75,6 +78,7 @@ impl Converter {
     fn event(&mut self, data: &[u8]) -> Option<Bytes> {
         match self {
             Converter::V03(answering) => Some(frame(&event_v03(answering, data))),
+            Converter::V03Rest => Some(frame(&event_v03_rest(data))),
             Converter::Early(answering, builder) => {
                 let event = match serde_json::from_slice::<StreamResponse>(data) {
                     Ok(event) => event,
@@ -94,7 +98,7 @@ impl Converter {
     /// What to send when the 1.0 stream ends.
     fn end(&mut self) -> Option<Bytes> {
         match self {
-            Converter::V03(_) => None,
+            Converter::V03(_) | Converter::V03Rest => None,
             Converter::Early(_, builder) => {
                 builder.fail("the agent's stream ended before the task did").map(|view| frame(&to_json(&view)))
             }
@@ -141,6 +145,7 @@ pub async fn answer(mut answering: Answering, response: Response<Body>) -> Respo
                 let builder = Box::new(SnapshotBuilder::new(answering.early_id()));
                 Converter::Early(answering, builder)
             }
+            _ if answering.binding == Binding::Rest => Converter::V03Rest,
             _ => Converter::V03(answering),
         };
         // The relay enforced the event size limit already.
@@ -152,12 +157,17 @@ pub async fn answer(mut answering: Answering, response: Response<Body>) -> Respo
         Ok(collected) => collected.to_bytes(),
         Err(_) => {
             let error = A2aError::BackendUnavailable("the agent broke off its answer".into());
-            return render_in(&error, answering.dialect, Binding::JsonRpc, answering.rpc_id.as_ref()).into_response();
+            return render_in(&error, answering.dialect, answering.binding, answering.rpc_id.as_ref()).into_response();
         }
     };
     let out = match answering.dialect {
         Dialect::Early => {
             let (status, out) = unary_early(&answering, parts.status, &bytes);
+            parts.status = status;
+            out
+        }
+        _ if answering.binding == Binding::Rest => {
+            let (status, out) = unary_v03_rest(&answering, parts.status, &bytes);
             parts.status = status;
             out
         }
@@ -216,6 +226,56 @@ fn unary_v03(answering: &Answering, body: &[u8]) -> Bytes {
     }
 }
 
+/// A 1.0 HTTP+JSON answer as the 0.3 HTTP+JSON answer: the result in 0.3 ProtoJSON, or the error
+/// as the 0.3 binding's status and `{"message"}`.
+fn unary_v03_rest(answering: &Answering, status: http::StatusCode, body: &[u8]) -> (http::StatusCode, Bytes) {
+    if !status.is_success() {
+        let (status, message) = rest_error_v03(status, body);
+        return (status, Bytes::from(to_json(&serde_json::json!({ "message": message }))));
+    }
+    let translated = serde_json::from_slice::<&serde_json::value::RawValue>(body)
+        .map_err(|e| TranslateError::Json(e.to_string()))
+        .and_then(|raw| model::Response::parse(answering.operation, raw))
+        .and_then(v03::result_from_v1)
+        .and_then(|result| serde_json::to_value(result).map_err(|e| TranslateError::Json(e.to_string())));
+    match translated {
+        Ok(result) => (status, Bytes::from(to_json(&v03::rest::result_to_rest(answering.operation, result)))),
+        Err(error) => {
+            let rendered = render_in(&error.into_response_error(), Dialect::V03, Binding::Rest, None);
+            (rendered.status, rendered.body)
+        }
+    }
+}
+
+/// A 1.0 HTTP+JSON error (google.rpc.Status with ErrorInfo) as the 0.3 binding's status and message.
+fn rest_error_v03(status: http::StatusCode, body: &[u8]) -> (http::StatusCode, String) {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    let message = error.and_then(|e| e["message"].as_str()).unwrap_or("the agent failed").to_owned();
+    let reason = error.and_then(|e| e["details"].as_array()?.iter().find_map(|d| d["reason"].as_str()));
+    let status = match reason.and_then(model::ErrorKind::from_reason).filter(|k| k.known_to_v03()) {
+        Some(kind) => http::StatusCode::from_u16(v03::rest::status_of(kind.code())).unwrap_or(status),
+        None => status,
+    };
+    (status, message)
+}
+
+/// One 1.0 HTTP+JSON stream event (a bare StreamResponse, or an error) as the 0.3 HTTP+JSON event.
+fn event_v03_rest(data: &[u8]) -> Bytes {
+    let translated =
+        serde_json::from_slice::<StreamResponse>(data).map_err(|e| TranslateError::Json(e.to_string())).and_then(
+            |event| serde_json::to_value(v03::event_from_v1(event)).map_err(|e| TranslateError::Json(e.to_string())),
+        );
+    match translated {
+        Ok(event) => Bytes::from(to_json(&v03::rest::event_to_rest(event))),
+        Err(_) => {
+            let (status, message) = rest_error_v03(http::StatusCode::INTERNAL_SERVER_ERROR, data);
+            let code = v03::rest::code_of(status.as_u16(), Operation::SendStreamingMessage);
+            Bytes::from(to_json(&serde_json::json!({"error": {"code": code, "message": message}})))
+        }
+    }
+}
+
 /// One 1.0 JSON-RPC stream event (`data`) as the 0.3 event.
 fn event_v03(answering: &Answering, data: &[u8]) -> Bytes {
     let id = answering.id();
@@ -241,6 +301,7 @@ fn event_v03(answering: &Answering, data: &[u8]) -> Bytes {
 pub fn v03_event(rpc_id: Option<&Value>, data: &[u8]) -> Bytes {
     let answering = Answering {
         dialect: Dialect::V03,
+        binding: Binding::JsonRpc,
         operation: Operation::SendStreamingMessage,
         rpc_id: rpc_id.cloned(),
         early_id: None,
@@ -312,6 +373,7 @@ mod tests {
     fn v03(operation: Operation) -> Answering {
         Answering {
             dialect: Dialect::V03,
+            binding: Binding::JsonRpc,
             operation,
             rpc_id: Some(json!("r1")),
             early_id: None,
@@ -370,6 +432,7 @@ mod tests {
     fn early(operation: Operation, ids: &Arc<MemoryEarlyIds>) -> Answering {
         Answering {
             dialect: Dialect::Early,
+            binding: Binding::Rest,
             operation,
             rpc_id: None,
             early_id: Some("e-1".into()),

@@ -103,6 +103,8 @@ pub fn decode_any(
     }
     let (mut call, mut request) = if rest == "/" && method == Method::POST {
         decode_json_rpc(headers, body)?
+    } else if let Some(below) = v03_rest_path(rest) {
+        decode_v03_rest(method, below, query, body).map_err(v03_rest_refusal)?
     } else {
         decode_rest(method, rest, query, headers, body).map_err(rest_refusal)?
     };
@@ -170,13 +172,56 @@ fn decode_early(
 /// JSON-RPC without an `A2A-Version` header, or with a 0.x one, is a 0.3 caller.
 pub fn dialect_hint(method: &Method, path: &str, headers: &HeaderMap) -> Dialect {
     let rest = split_agent_path(path).1;
-    if *method == Method::POST && rest == "/" && legacy_version(headers) {
+    if (*method == Method::POST && rest == "/" && legacy_version(headers)) || v03_rest_path(rest).is_some() {
         Dialect::V03
     } else if is_early(method, rest, headers) {
         Dialect::Early
     } else {
         Dialect::V1
     }
+}
+
+/// The path below `/v1` of an A2A 0.3 HTTP+JSON call (1.0 paths have no version segment).
+pub fn v03_rest_path(rest: &str) -> Option<&str> {
+    rest.strip_prefix("/v1").filter(|below| below.starts_with('/'))
+}
+
+fn v03_rest_refusal(error: A2aError) -> Refusal {
+    Refusal { dialect: Dialect::V03, binding: Binding::Rest, rpc_id: None, error }
+}
+
+/// An A2A 0.3 HTTP+JSON call (`/v1/message:send`, `/v1/tasks/{id}`, …): its body and path read into
+/// the 0.3 JSON-RPC params of the same method (ids in the path are the request's, see
+/// [`v03::rest::params_of`]), then into the 1.0 model like a 0.3 JSON-RPC call. Inside, the call is
+/// HTTP+JSON of the 0.3 dialect; its answer is written back in 0.3 HTTP+JSON by the bridge.
+fn decode_v03_rest(
+    method: &Method,
+    below: &str,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<(A2aCall, Request), A2aError> {
+    let route = v03::rest::Route::of(method, below, percent_decode)
+        .ok_or_else(|| A2aError::MethodNotFound(format!("no A2A 0.3 operation at {method} /v1{}", clip(below))))?;
+    let object = if body.iter().all(u8::is_ascii_whitespace) {
+        Map::new()
+    } else {
+        strict::check_unique_keys(body).map_err(json_refusal)?;
+        match serde_json::from_slice::<Value>(body).map_err(json_refusal)? {
+            Value::Object(object) => object,
+            _ => return Err(A2aError::invalid_params("the request body must be a JSON object")),
+        }
+    };
+    let history = match route {
+        v03::rest::Route::Get(_) => read_query(query, GET_TASK_QUERY)?.pop().and_then(|(_, v)| v.as_i64()),
+        _ => None,
+    };
+    let params = v03::rest::params_of(&route, object, history).map_err(TranslateError::into_request_error)?;
+    let params = serde_json::to_vec(&params).map_err(|_| A2aError::Internal)?;
+    let method_name = v03::method_of(route.operation()).ok_or(A2aError::Internal)?;
+    let request = v03::request_to_v1(method_name, Some(&params)).map_err(TranslateError::into_request_error)?;
+    let mut call = A2aCall::new(Binding::Rest, request.operation());
+    call.dialect = Dialect::V03;
+    Ok((call, request))
 }
 
 /// No `A2A-Version` header, or a 0.x one: how 0.3 clients call.

@@ -9,6 +9,7 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
 use crate::protocol::translate::model::ErrorKind;
+use crate::protocol::translate::v03;
 
 /// Wire facts of one error kind.
 struct Mapping {
@@ -261,6 +262,16 @@ fn known_to_v03(code: i32) -> bool {
 pub fn render_in(error: &A2aError, dialect: Dialect, binding: Binding, rpc_id: Option<&Value>) -> ErrorResponse {
     let m = mapping(error);
     let message = error.to_string();
+    if dialect == Dialect::V03 && binding == Binding::Rest {
+        // 0.3 HTTP+JSON: the SDK's status for the 0.3 error, and `{"message"}`; the gateway's own
+        // errors (authentication, quotas, availability) keep their status.
+        let status = if known_to_v03(m.code) && ErrorKind::from_code(i64::from(m.code)).known_to_v03() {
+            StatusCode::from_u16(v03::rest::status_of(i64::from(m.code))).unwrap_or(m.http)
+        } else {
+            m.http
+        };
+        return ErrorResponse { status, headers: error_headers(error), body: to_bytes(&json!({ "message": message })) };
+    }
     if dialect == Dialect::V03 {
         let code = if known_to_v03(m.code) { m.code } else { -32603 };
         let envelope = json!({

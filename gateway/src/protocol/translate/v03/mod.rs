@@ -16,6 +16,7 @@ mod error;
 mod objects;
 mod parts;
 mod requests;
+pub mod rest;
 mod results;
 
 pub use card::{
