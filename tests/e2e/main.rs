@@ -24,6 +24,7 @@ mod python_sdk;
 mod replicas;
 mod resilience;
 mod resolve;
+mod rest03;
 mod routing;
 mod status_page;
 mod stores;
