@@ -77,7 +77,12 @@ where
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
         let inner = self.inner.clone();
-        let call = request.extensions().get::<A2aCall>().map(|c| (c.operation.method_name(), c.binding));
+        // gRPC calls are JSON-RPC inside; they are counted under the binding their caller used.
+        let grpc = request.extensions().get::<crate::protocol::grpc::GrpcCall>().is_some();
+        let call = request.extensions().get::<A2aCall>().map(|c| {
+            let binding = if grpc { "GRPC".to_owned() } else { c.binding.to_string() };
+            (c.operation.method_name(), binding)
+        });
         let info = request.extensions().get::<RequestInfo>().cloned();
         Box::pin(async move {
             let started = Instant::now();
@@ -87,7 +92,7 @@ where
                 Ok(response) => status_class(response.status().as_u16()),
                 Err(error) => error.reason(),
             };
-            let (operation, binding) = call.unwrap_or(("unknown", a2a_policies::Binding::Rest));
+            let (operation, binding) = call.unwrap_or(("unknown", a2a_policies::Binding::Rest.to_string()));
             let route = info.as_ref().and_then(|i| i.route());
             let skill = route.and_then(|r| r.skill.clone()).unwrap_or_default();
             let backend = route.map(|r| r.backend.to_string()).unwrap_or_default();
@@ -95,7 +100,7 @@ where
             crate::admin::stats::RECENT.record(&skill, outcome != "ok", denial);
             let labels = [
                 ("operation", operation.to_string()),
-                ("binding", binding.to_string()),
+                ("binding", binding),
                 ("skill", skill),
                 ("backend", backend),
                 ("outcome", outcome.to_string()),

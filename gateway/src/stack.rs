@@ -268,9 +268,20 @@ where
     // Inside, the call is its JSON-RPC form at the endpoint's path.
     parts.uri = http::Uri::from_static("/");
     parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let (result, _, request_id) = run_inner(inner, parts, decoded, None).await;
+    parts.extensions.insert(grpc::GrpcCall);
+    // The caller's grpc-timeout bounds the whole call, its stream included; the call itself runs on
+    // inside to its end (as for a caller that hangs up).
+    let deadline = grpc::deadline::of(&parts.headers).map(|d| tokio::time::Instant::now() + d);
+    let run = run_inner(inner, parts, decoded, None);
+    let (result, _, request_id) = match deadline {
+        None => run.await,
+        Some(at) => match tokio::time::timeout_at(at, run).await {
+            Ok(done) => done,
+            Err(_) => return Ok(grpc::front::status_response(&grpc::deadline::exceeded())),
+        },
+    };
     let mut response = match result {
-        Ok(response) => grpc::front::answer(&method, response).await,
+        Ok(response) => grpc::front::answer(&method, response, deadline).await,
         Err(error) => {
             tracing::debug!(%error, "gRPC request refused");
             grpc::front::refusal(&error)

@@ -11,6 +11,7 @@ mod edge;
 mod errors;
 mod faults;
 mod grpc;
+mod grpc_deadline;
 mod health;
 mod integrity;
 mod js_sdk;

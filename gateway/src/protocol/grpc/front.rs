@@ -77,8 +77,9 @@ pub fn refusal(error: &A2aError) -> Response<Body> {
     status_response(&render_grpc(error))
 }
 
-/// The stack's 1.0 JSON-RPC answer to a call of `method`, as gRPC.
-pub async fn answer(method: &Method, response: Response<Body>) -> Response<Body> {
+/// The stack's 1.0 JSON-RPC answer to a call of `method`, as gRPC; a stream ends with
+/// `DEADLINE_EXCEEDED` when the caller's `deadline` passes.
+pub async fn answer(method: &Method, response: Response<Body>, deadline: Option<tokio::time::Instant>) -> Response<Body> {
     let (parts, body) = response.into_parts();
     let is_stream = parts
         .headers
@@ -99,6 +100,7 @@ pub async fn answer(method: &Method, response: Response<Body>) -> Response<Body>
             output: method.output.clone(),
             pending: VecDeque::new(),
             done: false,
+            deadline: deadline.map(|at| Box::pin(tokio::time::sleep_until(at))),
         };
         let mut response = Response::new(Body::new(StreamBody::new(events)));
         *response.headers_mut() = headers;
@@ -164,6 +166,8 @@ struct Events {
     output: prost_reflect::MessageDescriptor,
     pending: VecDeque<Frame<Bytes>>,
     done: bool,
+    /// The caller's deadline (`grpc-timeout`).
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl Events {
@@ -186,6 +190,12 @@ impl Stream for Events {
             }
             if this.done {
                 return Poll::Ready(None);
+            }
+            if let Some(deadline) = this.deadline.as_mut()
+                && deadline.as_mut().poll(cx).is_ready()
+            {
+                this.end(&super::deadline::exceeded());
+                continue;
             }
             match Pin::new(&mut this.inner).poll_next(cx) {
                 Poll::Pending => return Poll::Pending,
@@ -285,7 +295,7 @@ mod tests {
         );
         let mut upstream = Response::new(Body::from(events));
         upstream.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-        let mut body = answer(&method, upstream).await.into_body();
+        let mut body = answer(&method, upstream, None).await.into_body();
         let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
         let json = super::super::to_json(&method.output, &first[5..]).unwrap();
         assert_eq!(serde_json::from_slice::<Value>(&json).unwrap()["task"]["id"], "t");

@@ -9,8 +9,10 @@
 //! - [`wire`]: length-prefixed message framing and gRPC status (code, message, details).
 //! - [`front`]: callers speaking gRPC to the gateway.
 //! - [`back`]: agents that speak gRPC.
+//! - [`deadline`]: the caller's `grpc-timeout`.
 
 pub mod back;
+pub mod deadline;
 pub mod front;
 pub mod wire;
 
@@ -30,6 +32,11 @@ static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
     DescriptorPool::decode(&include_bytes!(concat!(env!("OUT_DIR"), "/a2a_descriptor.bin"))[..])
         .expect("the embedded a2a.proto descriptor set decodes")
 });
+
+/// Request extension: the call came in over gRPC (inside it is its JSON-RPC form; metrics label it
+/// by the binding the caller used).
+#[derive(Clone, Copy, Debug)]
+pub struct GrpcCall;
 
 /// One method of the service: its operation, its message types, whether it streams answers.
 #[derive(Clone, Debug)]
