@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use a2a_e2e::{
-    Proc, client, config, example_agent, gateway, hs256_token, python_client, repo_root, start_command,
-    wait_for_skills,
+    Proc, client, config, example_agent, gateway, hs256_token, python_agent, python_client, repo_root,
+    start_command, wait_for_skills,
 };
 use serde_json::{Value, json};
 use tokio::process::Command;
@@ -67,9 +67,19 @@ async fn sdk03_rest_client_reaches_1_0_and_0_3_agents_through_the_gateway() {
     let echo = example_agent(BIN, "echo", &[]).await;
     let slow = example_agent(BIN, "slow", &["--slow-secs", "30"]).await;
     let py03 = agent03("echo").await;
-    let backends = [("echo", echo.url.as_str()), ("slow", slow.url.as_str()), ("py03", py03.url.as_str())];
-    let gw = gateway(BIN, &config(&backends, "")).await;
-    wait_for_skills(&gw.url, &["echo", "slow", "py03-echo"]).await;
+    // An SDK agent spoken to in 0.3 JSON-RPC (its compat endpoint).
+    let rpc03 = python_agent("echo", &["--v03"]).await;
+    let backends = [
+        ("echo", echo.url.as_str()),
+        ("slow", slow.url.as_str()),
+        ("py03", py03.url.as_str()),
+        ("rpc03", rpc03.url.as_str()),
+    ];
+    let yaml = config(&backends, "");
+    let rpc03_entry = format!("  - name: rpc03\n    url: {}\n", rpc03.url);
+    let yaml = yaml.replace(&rpc03_entry, &format!("{rpc03_entry}    dialect: \"0.3\"\n"));
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["echo", "slow", "py03-echo", "py-echo"]).await;
 
     // The 0.3 HTTP+JSON interface is listed where 0.3 interfaces are: in supportedInterfaces as 0.3,
     // and in the 0.3 fields 0.3 clients read.
@@ -91,7 +101,8 @@ async fn sdk03_rest_client_reaches_1_0_and_0_3_agents_through_the_gateway() {
     sdk03(&gw.url, &["send", "stream", "get", "cancel"], &[]).await;
     sdk03(&format!("{}/agents/echo", gw.url), &["send", "stream", "get"], &[]).await;
     sdk03(&format!("{}/agents/py03", gw.url), &["send", "stream", "get"], &["--skill-id", "py03-echo"]).await;
-    drop((echo, slow, py03));
+    sdk03(&format!("{}/agents/rpc03", gw.url), &["send", "stream", "get"], &["--skill-id", "py-echo"]).await;
+    drop((echo, slow, py03, rpc03));
 }
 
 #[tokio::test]

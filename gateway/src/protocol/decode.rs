@@ -1084,6 +1084,46 @@ mod tests {
     }
 
     #[test]
+    fn v03_rest_requests_are_read_into_1_0_and_refused_in_the_0_3_rest_form() {
+        let send = br#"{"message":{"messageId":"m","taskId":"t1","role":"ROLE_USER","content":[{"text":"hi"}],"metadata":{"skillId":"echo"}},"configuration":{"blocking":false}}"#;
+        let decoded = decode_any(&Method::POST, "/agents/e/v1/message:send", None, &HeaderMap::new(), send)
+            .expect("0.3 REST send");
+        let call = &decoded.call;
+        assert_eq!((call.dialect, call.binding, call.operation), (Dialect::V03, Binding::Rest, Operation::SendMessage));
+        assert_eq!(
+            (call.agent.as_deref(), call.task_id.as_deref(), call.skill_id.as_deref()),
+            (Some("e"), Some("t1"), Some("echo"))
+        );
+        // What goes on is the 1.0 HTTP+JSON form of the checked request.
+        assert_eq!(call.rest_path.as_deref(), Some("/message:send"));
+        let body: Value = serde_json::from_slice(&decoded.body).unwrap();
+        assert_eq!(body["message"]["parts"][0], serde_json::json!({"text": "hi"}));
+        assert_eq!(body["configuration"]["returnImmediately"], true);
+        let get = decode_any(&Method::GET, "/v1/tasks/a%2Fb", Some("historyLength=3"), &HeaderMap::new(), b"")
+            .expect("0.3 REST get");
+        assert_eq!(get.call.task_id.as_deref(), Some("a/b"));
+        assert_eq!(get.call.rest_path.as_deref(), Some("/tasks/a%2Fb?historyLength=3"));
+        let refused: &[(Method, &str, &str, u16)] = &[
+            (Method::POST, "/v1/message:send", r#"{"message":{"messageId":"m","messageId":"n","role":"ROLE_USER","content":[]}}"#, 422),
+            (Method::POST, "/v1/message:send", r#"{"message":{"messageId":"m","role":"ROLE_USER","content":[{"video":1}]}}"#, 422),
+            (Method::POST, "/v1/message:send", "{", 400),
+            (Method::POST, "/v1/tasks/t1:cancel", r#"{"name":"tasks/t2"}"#, 422),
+            (Method::POST, "/v1/tasks/t1/pushNotificationConfigs", r#"{"parent":"tasks/t2","config":{"pushNotificationConfig":{"url":"u"}}}"#, 422),
+            (Method::GET, "/v1/tasks", "", 404),
+            (Method::GET, "/v1/card", "", 404),
+            (Method::PUT, "/v1/message:send", "", 404),
+        ];
+        for (method, path, body, status) in refused {
+            let refusal = decode_any(method, path, None, &HeaderMap::new(), body.as_bytes()).expect_err(path);
+            assert_eq!((refusal.dialect, refusal.binding), (Dialect::V03, Binding::Rest), "{path}");
+            let rendered = super::super::errors::render_in(&refusal.error, refusal.dialect, refusal.binding, None);
+            assert_eq!(rendered.status.as_u16(), *status, "{method} {path} {body}");
+            let v: Value = serde_json::from_slice(&rendered.body).unwrap();
+            assert!(v["message"].is_string() && v.as_object().map(|o| o.len()) == Some(1), "{v}");
+        }
+    }
+
+    #[test]
     fn early_requests_are_translated_into_1_0_rest_on_the_agent_task() {
         let id = "4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b";
         let body = format!(
