@@ -13,9 +13,11 @@ async fn gateway_card_is_the_union_of_backend_skills_and_hides_backends() {
     let card = wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
 
     let interfaces = card["supportedInterfaces"].as_array().unwrap();
-    // JSON-RPC, HTTP+JSON and gRPC in 1.0, then the JSON-RPC endpoint again as 0.3 (it takes both).
-    assert_eq!(interfaces.len(), 4);
+    // JSON-RPC, HTTP+JSON and gRPC in 1.0, then the JSON-RPC endpoint and the HTTP+JSON base again as
+    // 0.3 (each takes both versions).
+    assert_eq!(interfaces.len(), 5);
     assert_eq!((&interfaces[3]["url"], &interfaces[3]["protocolVersion"]), (&interfaces[0]["url"], &json!("0.3")));
+    assert_eq!((&interfaces[4]["url"], &interfaces[4]["protocolVersion"]), (&interfaces[1]["url"], &json!("0.3")));
     assert_eq!(interfaces[2], json!({"url": gw.url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}));
     assert_eq!(interfaces[0]["url"], format!("{}/", gw.url));
     assert_eq!(interfaces[0]["protocolBinding"], "JSONRPC");
@@ -45,7 +47,8 @@ async fn per_agent_card_points_at_the_agent_path_behind_the_gateway() {
     let urls: Vec<&str> =
         card["supportedInterfaces"].as_array().unwrap().iter().map(|i| i["url"].as_str().unwrap()).collect();
     let rpc = format!("{}/agents/echo/", gw.url);
-    assert_eq!(urls, [rpc.clone(), format!("{}/agents/echo", gw.url), gw.url.clone(), rpc]);
+    let rest = format!("{}/agents/echo", gw.url);
+    assert_eq!(urls, [rpc.clone(), rest.clone(), gw.url.clone(), rpc, rest]);
     // gRPC has no paths: the agent is the request's tenant.
     assert_eq!(card["supportedInterfaces"][2]["tenant"], "echo");
     assert_eq!(card["skills"][0]["id"], "echo");
@@ -143,7 +146,7 @@ async fn cards_carry_the_0_3_fields_only_for_clients_that_name_no_1_x_version() 
             let response = request.send().await.unwrap();
             assert_eq!(response.headers()["vary"], "a2a-version");
             let card: serde_json::Value = response.json().await.unwrap();
-            for field in ["url", "preferredTransport", "protocolVersion"] {
+            for field in ["url", "preferredTransport", "protocolVersion", "additionalInterfaces"] {
                 assert_eq!(card.get(field).is_some(), legacy, "{path} {version:?} {field}: {card}");
             }
             assert!(card["supportedInterfaces"].as_array().unwrap().len() >= 3, "{card}");

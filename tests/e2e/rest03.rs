@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use a2a_e2e::{
-    Proc, client, config, example_agent, gateway, hs256_token, python_agent, python_client, repo_root,
-    start_command, wait_for_skills,
+    Proc, client, config, example_agent, gateway, hs256_token, python_agent, python_client, repo_root, start_command,
+    wait_for_skills,
 };
 use serde_json::{Value, json};
 use tokio::process::Command;
@@ -114,8 +114,7 @@ async fn sdk03_rest_agent_serves_1_0_callers_behind_the_gateway() {
     wait_for_skills(&gw.url, &["py03-echo", "py03-slow"]).await;
     for binding in ["jsonrpc", "rest"] {
         for base in [gw.url.clone(), format!("{}/agents/py03echo", gw.url)] {
-            let args =
-                ["--base", &base, "--binding", binding, "--flow", "send", "--flow", "stream", "--flow", "get"];
+            let args = ["--base", &base, "--binding", binding, "--flow", "send", "--flow", "stream", "--flow", "get"];
             let (ok, lines, report) = python_client(&[&args[..], &["--echo-skill", "py03-echo"]].concat()).await;
             assert!(ok && lines.iter().all(|l| l["ok"] == true), "{binding} {base}:\n{report}");
         }
@@ -184,7 +183,8 @@ async fn rest03_front_refuses_ambiguity_and_other_callers_tasks() {
     let seen = || lab.seen.lock().unwrap().len();
 
     // alice's task, over 0.3 HTTP+JSON: the legitimate call works (a 404 before this binding).
-    let (status, answer) = call("POST", &format!("{v1}/message:send"), &alice, &send_body("", ALICE_SECRET, "rec-b")).await;
+    let (status, answer) =
+        call("POST", &format!("{v1}/message:send"), &alice, &send_body("", ALICE_SECRET, "rec-b")).await;
     assert_eq!(status, 200, "{answer}");
     let answer: Value = serde_json::from_str(&answer).unwrap();
     let victim = answer["task"]["id"].as_str().unwrap_or_default().to_owned();

@@ -1104,11 +1104,26 @@ mod tests {
         assert_eq!(get.call.task_id.as_deref(), Some("a/b"));
         assert_eq!(get.call.rest_path.as_deref(), Some("/tasks/a%2Fb?historyLength=3"));
         let refused: &[(Method, &str, &str, u16)] = &[
-            (Method::POST, "/v1/message:send", r#"{"message":{"messageId":"m","messageId":"n","role":"ROLE_USER","content":[]}}"#, 422),
-            (Method::POST, "/v1/message:send", r#"{"message":{"messageId":"m","role":"ROLE_USER","content":[{"video":1}]}}"#, 422),
+            (
+                Method::POST,
+                "/v1/message:send",
+                r#"{"message":{"messageId":"m","messageId":"n","role":"ROLE_USER","content":[]}}"#,
+                422,
+            ),
+            (
+                Method::POST,
+                "/v1/message:send",
+                r#"{"message":{"messageId":"m","role":"ROLE_USER","content":[{"video":1}]}}"#,
+                422,
+            ),
             (Method::POST, "/v1/message:send", "{", 400),
             (Method::POST, "/v1/tasks/t1:cancel", r#"{"name":"tasks/t2"}"#, 422),
-            (Method::POST, "/v1/tasks/t1/pushNotificationConfigs", r#"{"parent":"tasks/t2","config":{"pushNotificationConfig":{"url":"u"}}}"#, 422),
+            (
+                Method::POST,
+                "/v1/tasks/t1/pushNotificationConfigs",
+                r#"{"parent":"tasks/t2","config":{"pushNotificationConfig":{"url":"u"}}}"#,
+                422,
+            ),
             (Method::GET, "/v1/tasks", "", 404),
             (Method::GET, "/v1/card", "", 404),
             (Method::PUT, "/v1/message:send", "", 404),

@@ -79,7 +79,11 @@ pub fn refusal(error: &A2aError) -> Response<Body> {
 
 /// The stack's 1.0 JSON-RPC answer to a call of `method`, as gRPC; a stream ends with
 /// `DEADLINE_EXCEEDED` when the caller's `deadline` passes.
-pub async fn answer(method: &Method, response: Response<Body>, deadline: Option<tokio::time::Instant>) -> Response<Body> {
+pub async fn answer(
+    method: &Method,
+    response: Response<Body>,
+    deadline: Option<tokio::time::Instant>,
+) -> Response<Body> {
     let (parts, body) = response.into_parts();
     let is_stream = parts
         .headers
