@@ -129,6 +129,8 @@ async fn sdk03_rest_agent_serves_1_0_callers_behind_the_gateway() {
     let cancel = json!({"jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": {"id": task}});
     let answer = rpc(&gw.url, &cancel).await;
     assert_eq!(answer["result"]["status"]["state"], "TASK_STATE_CANCELED", "{answer}");
+    // And a 0.3 REST caller's cancel, 0.3 on both sides.
+    sdk03(&format!("{}/agents/py03slow", gw.url), &["cancel"], &["--slow-skill", "py03-slow"]).await;
     let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"id": "no-such-task"}});
     let answer = rpc(&format!("{}/agents/py03echo", gw.url), &unknown).await;
     assert_eq!(answer["error"]["code"], -32001, "{answer}");
