@@ -521,11 +521,14 @@ fn kind_to_rest(value: Value) -> (&'static str, Value) {
     }
 }
 
+/// One object's conversion to the 0.3 JSON-RPC form (`pointer` names it in errors).
+type ToRpc = fn(Value, &str) -> Result<Value, TranslateError>;
+
 /// A `SendMessageResponse` / `StreamResponse` (`{task | message | statusUpdate | artifactUpdate}`)
 /// as the 0.3 JSON-RPC object of its kind.
 pub fn event_to_rpc(value: Value) -> Result<Value, TranslateError> {
     let mut from = object(value, "")?;
-    let fields: [(&str, fn(Value, &str) -> Result<Value, TranslateError>); 4] = [
+    let fields: [(&str, ToRpc); 4] = [
         ("task", task_to_rpc),
         ("message", message_to_rpc),
         ("statusUpdate", status_update_to_rpc),
