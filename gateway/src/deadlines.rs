@@ -185,12 +185,15 @@ impl TaskObserver for DeadlineObserver {
         }
         let Some(skill) = event.skill else { return };
         let Some(&deadline) = self.0.by_skill.load().get(skill) else { return };
-        self.0.start(Expired {
-            task_id: task_id.to_string(),
-            backend: Arc::from(event.backend),
-            caller: event.caller.cloned(),
-            skill: skill.to_string(),
-            deadline,
-        }, event.at);
+        self.0.start(
+            Expired {
+                task_id: task_id.to_string(),
+                backend: Arc::from(event.backend),
+                caller: event.caller.cloned(),
+                skill: skill.to_string(),
+                deadline,
+            },
+            event.at,
+        );
     }
 }

@@ -96,7 +96,9 @@ impl Shared {
         let push = match config.push.clone().filter(|p| p.enabled) {
             Some(settings) => {
                 let store: Arc<dyn crate::push::PushStore> = match &redis {
-                    Some(redis) => crate::state::redis_push::RedisPushStore::new(redis.clone(), config.routing.task_ttl),
+                    Some(redis) => {
+                        crate::state::redis_push::RedisPushStore::new(redis.clone(), config.routing.task_ttl)
+                    }
                     None => Arc::new(crate::push::MemoryPushStore::default()),
                 };
                 let deliveries = crate::push::Deliveries::new(

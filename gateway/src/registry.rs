@@ -149,7 +149,10 @@ pub trait SharedEjections: Send + Sync + 'static {
     /// `backend` answered a probe: it is back.
     fn readmit(&self, backend: &str);
     /// How much longer `backend` is out, if another replica ejected it.
-    fn ejected_for(&self, backend: &str) -> futures::future::BoxFuture<'static, Result<Option<Duration>, crate::state::StoreError>>;
+    fn ejected_for(
+        &self,
+        backend: &str,
+    ) -> futures::future::BoxFuture<'static, Result<Option<Duration>, crate::state::StoreError>>;
 }
 
 /// Backends taken out of routing, by reason (`request_failures`, `probe_failed`, `shared`).
@@ -491,42 +494,42 @@ impl Registry {
             state.last_error = result.as_ref().err().map(ToString::to_string);
             let changed = newly_ejected
                 | match result {
-                Ok(card) => {
-                    let card_changed = state.card.as_deref() != Some(&card);
-                    if card_changed {
-                        state.card = Some(Arc::new(card));
-                    }
-                    match &mut state.ejection {
-                        // Ejected by requests: a card that answers proves nothing about them. Once the
-                        // ejection time is up, real requests may probe it.
-                        Some(ejection) => {
-                            if !ejection.half_open && std::time::Instant::now() >= ejection.until {
-                                ejection.half_open = true;
-                                tracing::info!(backend = %name, "ejected backend is half-open: one request at a time probes it");
+                    Ok(card) => {
+                        let card_changed = state.card.as_deref() != Some(&card);
+                        if card_changed {
+                            state.card = Some(Arc::new(card));
+                        }
+                        match &mut state.ejection {
+                            // Ejected by requests: a card that answers proves nothing about them. Once the
+                            // ejection time is up, real requests may probe it.
+                            Some(ejection) => {
+                                if !ejection.half_open && std::time::Instant::now() >= ejection.until {
+                                    ejection.half_open = true;
+                                    tracing::info!(backend = %name, "ejected backend is half-open: one request at a time probes it");
+                                }
+                                let admit = ejection.half_open;
+                                if admit {
+                                    state.failures = 0;
+                                    state.healthy = true;
+                                }
+                                card_changed || (admit && !was_healthy)
                             }
-                            let admit = ejection.half_open;
-                            if admit {
+                            None => {
                                 state.failures = 0;
                                 state.healthy = true;
+                                card_changed || !was_healthy
                             }
-                            card_changed || (admit && !was_healthy)
-                        }
-                        None => {
-                            state.failures = 0;
-                            state.healthy = true;
-                            card_changed || !was_healthy
                         }
                     }
-                }
-                Err(error) => {
-                    state.failures = state.failures.saturating_add(1);
-                    tracing::warn!(backend = %name, failures = state.failures, %error, "health check failed");
-                    if state.failures >= self.health.unhealthy_after {
-                        state.healthy = false;
+                    Err(error) => {
+                        state.failures = state.failures.saturating_add(1);
+                        tracing::warn!(backend = %name, failures = state.failures, %error, "health check failed");
+                        if state.failures >= self.health.unhealthy_after {
+                            state.healthy = false;
+                        }
+                        was_healthy && !state.healthy
                     }
-                    was_healthy && !state.healthy
-                }
-            };
+                };
             if changed {
                 tracing::info!(backend = %name, healthy = state.healthy, "backend state changed");
                 let snapshot = build_snapshot(&states, &self.cards, Some(&self.snapshot.load()));

@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use a2a_e2e::{
-    Proc, RedisServer, client, config, example_agent, gateway, get_json, hs256_token, sse_data, text_message, wait_for_skills,
+    Proc, RedisServer, client, config, example_agent, gateway, get_json, hs256_token, sse_data, text_message,
+    wait_for_skills,
 };
 use serde_json::{Value, json};
 
@@ -413,9 +414,9 @@ async fn a_stream_cut_by_a_dying_replica_is_resumed_through_the_other() {
         seen.extend_from_slice(&chunk.expect("the stream goes on"));
         let events: Vec<Value> = sse_data(&seen).iter().filter_map(|d| serde_json::from_str(d).ok()).collect();
         let working = events.iter().any(|e| e["statusUpdate"]["status"]["state"] == "TASK_STATE_WORKING");
-        let id = events.iter().find_map(|e| {
-            e["task"]["id"].as_str().or(e["statusUpdate"]["taskId"].as_str()).map(str::to_owned)
-        });
+        let id = events
+            .iter()
+            .find_map(|e| e["task"]["id"].as_str().or(e["statusUpdate"]["taskId"].as_str()).map(str::to_owned));
         if let (true, Some(id)) = (working, id) {
             break id;
         }
@@ -527,11 +528,50 @@ async fn a_push_config_set_through_one_replica_is_shared_and_delivered_by_the_su
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(completed, "the end of the task was delivered through the survivor: {:?}", got.lock().unwrap());
-    let finals = got
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|body| body["task"]["status"]["state"] == "TASK_STATE_COMPLETED")
-        .count();
+    let finals =
+        got.lock().unwrap().iter().filter(|body| body["task"]["status"]["state"] == "TASK_STATE_COMPLETED").count();
     assert_eq!(finals, 1, "delivered once");
+}
+
+/// Whether `gw`'s metrics count an ejection of `backend` for `reason`.
+async fn ejected(gw: &Proc, backend: &str, reason: &str) -> bool {
+    let admin = gw.admin.as_deref().expect("admin listener");
+    let metrics = client().get(format!("{admin}/metrics")).send().await.expect("metrics").text().await.unwrap();
+    metrics.lines().any(|l| {
+        l.starts_with("a2a_backend_ejections_total")
+            && l.contains(&format!("backend=\"{backend}\""))
+            && l.contains(&format!("reason=\"{reason}\""))
+    })
+}
+
+#[tokio::test]
+async fn a_backend_ejected_by_one_replica_is_out_for_the_other() {
+    let redis = RedisServer::start().await;
+    let twin = example_agent(BIN, "echo", &[]).await;
+    let grey = crate::health::grey_agent().await;
+    // Cards answer for both; sends to grey hang past the first-byte timeout. The ejection lasts
+    // longer than the test, so nothing here races its half-open probe.
+    let extra = format!(
+        "health:\n  interval: 200ms\n  timeout: 1s\n  unhealthy_after: 2\n  ejection_time: 120s\nlimits:\n  first_byte_timeout: 1s\nstate:\n  redis:\n    url: {}\n    timeout: 300ms\n",
+        redis.url()
+    );
+    let yaml = config(&[("twin", &twin.url), ("grey", &grey.url)], &extra);
+    let (a, b) = (gateway(BIN, &yaml).await, gateway(BIN, &yaml).await);
+    for gw in [&a, &b] {
+        wait_for_skills(&gw.url, &["echo"]).await;
+    }
+
+    // Calls through A fail on grey until A ejects it.
+    eventually("A ejects grey", || async {
+        crate::health::send_echo(&a.url).await;
+        ejected(&a, "grey", "request_failures").await
+    })
+    .await;
+    // B, which sent grey nothing, takes it out too, from the shared store.
+    eventually("B sees grey ejected", || async { ejected(&b, "grey", "shared").await }).await;
+    // Round robin would send every other call to grey, where it would hang and fail.
+    for _ in 0..10 {
+        assert!(crate::health::send_echo(&b.url).await, "every call through B goes to the twin");
+    }
+    assert!(!ejected(&b, "grey", "request_failures").await, "B never had to find out by itself");
 }

@@ -54,7 +54,8 @@ pub async fn answer(
             }
             Err(error) => Err(error.into()),
         },
-        Request::DeleteTaskPushNotificationConfig(r) => match push.store.delete(&owner, task_id, r.id.as_deref()).await {
+        Request::DeleteTaskPushNotificationConfig(r) => match push.store.delete(&owner, task_id, r.id.as_deref()).await
+        {
             Ok(true) => Ok(match call.binding {
                 Binding::JsonRpc => json_response(&json!({"result": null, "id": call.rpc_id, "jsonrpc": "2.0"})),
                 Binding::Rest => json_response(&json!({})),
@@ -113,10 +114,7 @@ async fn create(
         backend: backend.clone(),
         dialect: call.dialect,
     };
-    push.store
-        .put(owner, task_id, stored, push.config.max_configs_per_task)
-        .await
-        .map_err(A2aError::from)?;
+    push.store.put(owner, task_id, stored, push.config.max_configs_per_task).await.map_err(A2aError::from)?;
     push.deliveries.watch(task_id, backend);
     Ok(config)
 }

@@ -171,7 +171,8 @@ impl Deliveries {
                     if last.as_deref() != Some(seen.as_str()) {
                         let sends = configs.into_iter().map(|(owner, stored)| {
                             let this = self.clone();
-                            let (gateway, task, task_id, seen) = (gateway.clone(), task.clone(), task_id.to_owned(), &seen);
+                            let (gateway, task, task_id, seen) =
+                                (gateway.clone(), task.clone(), task_id.to_owned(), &seen);
                             async move {
                                 if this.claim(&task_id, &owner, &stored, seen).await {
                                     this.deliver(&gateway, &owner, &stored, &task_id, state, &task).await;

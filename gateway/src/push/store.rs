@@ -51,7 +51,12 @@ pub trait PushStore: Send + Sync + 'static {
         config: StoredConfig,
         max: usize,
     ) -> BoxFuture<'_, Result<(), StoreError>>;
-    fn get(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>>;
+    fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
+        id: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>>;
     fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Result<Vec<StoredConfig>, StoreError>>;
     /// Whether there was such a config.
     fn delete(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Result<bool, StoreError>>;
@@ -102,7 +107,12 @@ impl PushStore for MemoryPushStore {
         Box::pin(async move { result })
     }
 
-    fn get(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>> {
+    fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
+        id: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>> {
         let found = self.tasks.get(task_id).and_then(|list| {
             list.iter()
                 .find(|(o, c)| **o == *owner && id.is_none_or(|id| c.config.id.as_deref() == Some(id)))

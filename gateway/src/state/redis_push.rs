@@ -87,7 +87,8 @@ impl PushStore for RedisPushStore {
         let (owner, task_id) = (owner.to_owned(), task_id.to_owned());
         Box::pin(async move {
             let field = field(&owner, config.config.id.as_deref());
-            let json = serde_json::to_string(&Row::from(&config)).map_err(|e| StoreError::Unavailable(e.to_string()))?;
+            let json =
+                serde_json::to_string(&Row::from(&config)).map_err(|e| StoreError::Unavailable(e.to_string()))?;
             let mut invocation = self.put.prepare_invoke();
             invocation
                 .key(self.key(&task_id))
@@ -103,7 +104,12 @@ impl PushStore for RedisPushStore {
         })
     }
 
-    fn get(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>> {
+    fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
+        id: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>> {
         let (owner, task_id, id) = (owner.to_owned(), task_id.to_owned(), id.map(str::to_owned));
         Box::pin(async move {
             let mine = self.mine(&owner, &task_id).await?;
@@ -147,10 +153,8 @@ impl PushStore for RedisPushStore {
     fn claim_delivery(&self, task_id: &str, digest: &str) -> BoxFuture<'_, Result<bool, StoreError>> {
         let key = self.redis.key(&format!("push-sent:{task_id}:{digest}"));
         Box::pin(async move {
-            let set: Option<String> = self
-                .redis
-                .query(redis::cmd("SET").arg(key).arg(1).arg("NX").arg("EX").arg(SENT_FOR.as_secs()))
-                .await?;
+            let set: Option<String> =
+                self.redis.query(redis::cmd("SET").arg(key).arg(1).arg("NX").arg("EX").arg(SENT_FOR.as_secs())).await?;
             Ok(set.is_some())
         })
     }
@@ -182,9 +186,7 @@ struct Row {
 
 impl From<&StoredConfig> for Row {
     fn from(stored: &StoredConfig) -> Row {
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         Row {
             config: stored.config.clone(),
             caller: stored.caller.as_ref().map(CallerFacts::from),
