@@ -21,6 +21,9 @@ pub struct StoredConfig {
     pub dialect: Dialect,
 }
 
+/// A task's configs with their owners.
+pub type OwnedConfigs = Vec<(Arc<str>, StoredConfig)>;
+
 /// Why a config was not stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -61,7 +64,7 @@ pub trait PushStore: Send + Sync + 'static {
     /// Whether there was such a config.
     fn delete(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Result<bool, StoreError>>;
     /// Every owner's configs of a task (with their owners): what its updates are delivered to.
-    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Result<Vec<(Arc<str>, StoredConfig)>, StoreError>>;
+    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Result<OwnedConfigs, StoreError>>;
     /// Forgets a task's configs (it ended and its last update was delivered).
     fn forget_task(&self, task_id: &str) -> BoxFuture<'_, ()>;
     /// Whether this process delivers the update `digest` of a task: with several replicas following
@@ -146,7 +149,7 @@ impl PushStore for MemoryPushStore {
         Box::pin(async move { Ok(removed) })
     }
 
-    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Result<Vec<(Arc<str>, StoredConfig)>, StoreError>> {
+    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Result<OwnedConfigs, StoreError>> {
         let found = self.tasks.get(task_id).map_or_else(Vec::new, |list| list.clone());
         Box::pin(async move { Ok(found) })
     }

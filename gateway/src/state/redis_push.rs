@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::Redis;
 use super::redis_deadlines::CallerFacts;
 use crate::protocol::translate::model::TaskPushNotificationConfig;
-use crate::push::store::{PushStore, StoreError, StoredConfig};
+use crate::push::store::{OwnedConfigs, PushStore, StoreError, StoredConfig};
 
 /// KEYS: the task's hash; ARGV: field, owner prefix, config, max, ttl s. -1 when the owner has
 /// `max` configs of the task already.
@@ -138,7 +138,7 @@ impl PushStore for RedisPushStore {
         })
     }
 
-    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Result<Vec<(Arc<str>, StoredConfig)>, StoreError>> {
+    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Result<OwnedConfigs, StoreError>> {
         let task_id = task_id.to_owned();
         Box::pin(async move { self.all(&task_id).await })
     }
