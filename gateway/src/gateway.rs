@@ -72,6 +72,9 @@ impl Shared {
         let crate::state::Stores { directory, early_ids, page_tokens, redis } =
             crate::state::build(&config.state, config.routing.task_ttl).await?;
         let deadlines = Deadlines::new(config.deadlines.clone());
+        if let Some(redis) = &redis {
+            deadlines.share(crate::state::redis_deadlines::RedisDeadlines::new(redis.clone()));
+        }
         let mut list: Vec<Arc<dyn TaskObserver>> = vec![Arc::new(DeadlineObserver(deadlines.clone()))];
         let live_tasks = match &config.concurrency {
             Some(limits) => {
@@ -92,7 +95,12 @@ impl Shared {
         let drain_deadline = CancellationToken::new();
         let push = match config.push.clone().filter(|p| p.enabled) {
             Some(settings) => {
-                let store: Arc<dyn crate::push::PushStore> = Arc::new(crate::push::MemoryPushStore::default());
+                let store: Arc<dyn crate::push::PushStore> = match &redis {
+                    Some(redis) => {
+                        crate::state::redis_push::RedisPushStore::new(redis.clone(), config.routing.task_ttl)
+                    }
+                    None => Arc::new(crate::push::MemoryPushStore::default()),
+                };
                 let deliveries = crate::push::Deliveries::new(
                     settings.clone(),
                     store.clone(),
@@ -171,6 +179,9 @@ impl Gateway {
         let grpc = config.listeners.grpc;
         let cards = CardSettings { info: config.card.clone(), public_base, security, push, grpc };
         let registry = Registry::new(&config, cards, shared.client.clone(), previous)?;
+        if let Some(redis) = &shared.redis {
+            registry.share_ejections(crate::state::redis_ejections::RedisEjections::new(redis.clone()));
+        }
         for name in shared.overlay.draining() {
             registry.set_draining(&name, true);
         }

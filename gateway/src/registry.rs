@@ -142,7 +142,20 @@ struct Ejection {
     half_open: bool,
 }
 
-/// Backends taken out of routing, by reason (`request_failures`, `probe_failed`).
+/// Ejections every replica sees (Redis): one replica's ejection takes the backend out for all.
+pub trait SharedEjections: Send + Sync + 'static {
+    /// `backend` is out for `lasts` (queued, off the request path).
+    fn eject(&self, backend: &str, lasts: Duration);
+    /// `backend` answered a probe: it is back.
+    fn readmit(&self, backend: &str);
+    /// How much longer `backend` is out, if another replica ejected it.
+    fn ejected_for(
+        &self,
+        backend: &str,
+    ) -> futures::future::BoxFuture<'static, Result<Option<Duration>, crate::state::StoreError>>;
+}
+
+/// Backends taken out of routing, by reason (`request_failures`, `probe_failed`, `shared`).
 pub const EJECTIONS: &str = "a2a_backend_ejections_total";
 
 /// The longest an ejection lasts.
@@ -184,6 +197,7 @@ pub struct Registry {
     max_card_bytes: usize,
     client: reqwest::Client,
     round_robin: AtomicUsize,
+    shared_ejections: std::sync::OnceLock<Arc<dyn SharedEjections>>,
 }
 
 /// Why a card fetch did not count as a successful health check.
@@ -242,8 +256,14 @@ impl Registry {
             max_card_bytes: config.limits.max_card_bytes,
             client,
             round_robin: AtomicUsize::new(0),
+            shared_ejections: std::sync::OnceLock::new(),
         });
         Ok(registry)
+    }
+
+    /// Shares ejections through `store` (set once, when the generation is built).
+    pub fn share_ejections(&self, store: Arc<dyn SharedEjections>) {
+        let _ = self.shared_ejections.set(store);
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {
@@ -315,6 +335,9 @@ impl Registry {
         });
         self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards, Some(&self.snapshot.load()))));
         counter.store(0, Ordering::Relaxed);
+        if let Some(shared) = self.shared_ejections.get() {
+            shared.eject(name, lasts);
+        }
     }
 
     /// A half-open backend answered a request: it is back.
@@ -322,6 +345,9 @@ impl Registry {
         let Ok(mut states) = self.states.lock() else { return };
         let state = &mut states[index];
         if state.ejection.take().is_some() {
+            if let Some(shared) = self.shared_ejections.get() {
+                shared.readmit(name);
+            }
             tracing::info!(backend = name, "backend re-admitted: a probe request succeeded");
             self.snapshot.store(Arc::new(build_snapshot(&states, &self.cards, Some(&self.snapshot.load()))));
         }
@@ -440,50 +466,70 @@ impl Registry {
         else {
             return;
         };
+        // Another replica's ejection (a failing store is not one: this replica judges by itself).
+        let shared_ejection = match self.shared_ejections.get() {
+            Some(shared) => shared.ejected_for(&name).await.ok().flatten(),
+            None => None,
+        };
         let result = self.fetch_card(card_url).await;
         let changed = {
             let Ok(mut states) = self.states.lock() else { return };
             let state = &mut states[index];
             let was_healthy = state.healthy;
+            let newly_ejected = shared_ejection.is_some() && state.ejection.is_none();
+            if let Some(lasts) = shared_ejection
+                && newly_ejected
+            {
+                tracing::warn!(backend = %name, out_for = ?lasts, "backend ejected by another replica");
+                metrics::counter!(EJECTIONS, "backend" => name.clone(), "reason" => "shared").increment(1);
+                state.healthy = false;
+                state.failures = self.health.unhealthy_after;
+                state.ejection = Some(Ejection {
+                    until: std::time::Instant::now() + lasts,
+                    next: (self.health.ejection_time * 2).min(MAX_EJECTION),
+                    half_open: false,
+                });
+            }
             state.last_fetch = Some(std::time::SystemTime::now());
             state.last_error = result.as_ref().err().map(ToString::to_string);
-            let changed = match result {
-                Ok(card) => {
-                    let card_changed = state.card.as_deref() != Some(&card);
-                    if card_changed {
-                        state.card = Some(Arc::new(card));
-                    }
-                    match &mut state.ejection {
-                        // Ejected by requests: a card that answers proves nothing about them. Once the
-                        // ejection time is up, real requests may probe it.
-                        Some(ejection) => {
-                            if !ejection.half_open && std::time::Instant::now() >= ejection.until {
-                                ejection.half_open = true;
-                                tracing::info!(backend = %name, "ejected backend is half-open: one request at a time probes it");
+            let changed = newly_ejected
+                | match result {
+                    Ok(card) => {
+                        let card_changed = state.card.as_deref() != Some(&card);
+                        if card_changed {
+                            state.card = Some(Arc::new(card));
+                        }
+                        match &mut state.ejection {
+                            // Ejected by requests: a card that answers proves nothing about them. Once the
+                            // ejection time is up, real requests may probe it.
+                            Some(ejection) => {
+                                if !ejection.half_open && std::time::Instant::now() >= ejection.until {
+                                    ejection.half_open = true;
+                                    tracing::info!(backend = %name, "ejected backend is half-open: one request at a time probes it");
+                                }
+                                let admit = ejection.half_open;
+                                if admit {
+                                    state.failures = 0;
+                                    state.healthy = true;
+                                }
+                                card_changed || (admit && !was_healthy)
                             }
-                            let admit = ejection.half_open;
-                            if admit {
+                            None => {
                                 state.failures = 0;
                                 state.healthy = true;
+                                card_changed || !was_healthy
                             }
-                            card_changed || (admit && !was_healthy)
-                        }
-                        None => {
-                            state.failures = 0;
-                            state.healthy = true;
-                            card_changed || !was_healthy
                         }
                     }
-                }
-                Err(error) => {
-                    state.failures = state.failures.saturating_add(1);
-                    tracing::warn!(backend = %name, failures = state.failures, %error, "health check failed");
-                    if state.failures >= self.health.unhealthy_after {
-                        state.healthy = false;
+                    Err(error) => {
+                        state.failures = state.failures.saturating_add(1);
+                        tracing::warn!(backend = %name, failures = state.failures, %error, "health check failed");
+                        if state.failures >= self.health.unhealthy_after {
+                            state.healthy = false;
+                        }
+                        was_healthy && !state.healthy
                     }
-                    was_healthy && !state.healthy
-                }
-            };
+                };
             if changed {
                 tracing::info!(backend = %name, healthy = state.healthy, "backend state changed");
                 let snapshot = build_snapshot(&states, &self.cards, Some(&self.snapshot.load()));

@@ -260,6 +260,7 @@ pub async fn run(
     if let Some(redis) = &shared.redis {
         redis.spawn_pinger(Duration::from_secs(1), background.clone());
     }
+    shared.deadlines.spawn_sweeper(background.clone());
     crate::admin::spawn_expiry(runtime.clone(), background.clone());
     if let Some(path) = config_path {
         spawn_reloader(runtime.clone(), path, background.clone());

@@ -62,10 +62,10 @@ async fn a_backend_that_died_between_checks_gets_a_clean_error() {
 }
 
 /// A grey failure: the card answers, sends hang (until `healthy` is set).
-struct Grey {
-    url: String,
-    healthy: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    answered: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+pub(crate) struct Grey {
+    pub(crate) url: String,
+    pub(crate) healthy: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    pub(crate) answered: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -75,7 +75,7 @@ impl Drop for Grey {
     }
 }
 
-async fn grey_agent() -> Grey {
+pub(crate) async fn grey_agent() -> Grey {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
@@ -113,7 +113,7 @@ async fn grey_agent() -> Grey {
     Grey { url, healthy, answered, task }
 }
 
-async fn send_echo(gw: &str) -> bool {
+pub(crate) async fn send_echo(gw: &str) -> bool {
     let answer = rpc(&format!("{gw}/"), "SendMessage", json!({"message": text_message("x", Some("echo"))})).await;
     answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 }

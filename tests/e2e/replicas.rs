@@ -4,7 +4,10 @@
 
 use std::time::Duration;
 
-use a2a_e2e::{Proc, RedisServer, client, config, example_agent, gateway, hs256_token, text_message, wait_for_skills};
+use a2a_e2e::{
+    Proc, RedisServer, client, config, example_agent, gateway, get_json, hs256_token, sse_data, text_message,
+    wait_for_skills,
+};
 use serde_json::{Value, json};
 
 use crate::BIN;
@@ -18,16 +21,22 @@ fn token(sub: &str) -> String {
 }
 
 struct Fleet {
-    _agents: Vec<Proc>,
+    /// echo, clarify, slow.
+    agents: Vec<Proc>,
     a: Proc,
     b: Proc,
 }
 
 /// Two replicas over one Redis; `extra` adds top-level config (limits).
 async fn fleet(redis: &RedisServer, extra: &str) -> Fleet {
+    fleet_with(redis, extra, "30").await
+}
+
+/// [`fleet`] with the slow agent working `slow_secs` seconds.
+async fn fleet_with(redis: &RedisServer, extra: &str, slow_secs: &str) -> Fleet {
     let echo = example_agent(BIN, "echo", &[]).await;
     let clarify = example_agent(BIN, "clarify", &[]).await;
-    let slow = example_agent(BIN, "slow", &["--slow-secs", "30"]).await;
+    let slow = example_agent(BIN, "slow", &["--slow-secs", slow_secs]).await;
     let extra = format!(
         "auth:\n  jwt:\n    issuers:\n      - issuer: {ISSUER}\n        audiences: [a2a-gateway]\n        hs256_secret: {SECRET}\nstate:\n  redis:\n    url: {}\n    timeout: 300ms\n{extra}",
         redis.url()
@@ -38,7 +47,7 @@ async fn fleet(redis: &RedisServer, extra: &str) -> Fleet {
     for gw in [&a, &b] {
         wait_for_skills(&gw.url, &["echo", "clarify", "slow"]).await;
     }
-    Fleet { _agents: vec![echo, clarify, slow], a, b }
+    Fleet { agents: vec![echo, clarify, slow], a, b }
 }
 
 /// A JSON-RPC call (1.0 with `version` "1.0", 0.3 without the header); HTTP status, headers' Retry-After, body.
@@ -301,4 +310,268 @@ async fn a_callers_rate_quota_and_live_task_limit_are_counted_across_both_replic
         })
         .await;
     }
+}
+
+/// The shared store as a test reads it (the gateways' default key prefix).
+fn store(redis: &RedisServer) -> a2a_gateway::state::Redis {
+    a2a_gateway::state::Redis::new(&a2a_gateway::state::RedisConfig {
+        url: redis.url(),
+        username: None,
+        password: None,
+        tls: false,
+        key_prefix: "a2a:".into(),
+        timeout: Duration::from_secs(2),
+        on_unavailable: a2a_gateway::state::OnUnavailable::FailClosed,
+        page_token_secret: None,
+    })
+    .expect("redis client")
+}
+
+#[tokio::test]
+async fn a_deadline_set_through_a_replica_that_dies_is_still_enforced_by_the_other() {
+    let redis = RedisServer::start().await;
+    let mut fleet = fleet(&redis, "deadlines:\n  slow: 2s\n").await;
+    let alice = token("alice");
+
+    let (_, _, started) = call(&fleet.a, &alice, "1.0", "SendMessage", slow_send()).await;
+    let task_id = started["result"]["task"]["id"].as_str().expect("task id").to_string();
+    // A writes the deadline in the background: wait until it is in the store, then kill A (as a
+    // crash would, SIGKILL) before the deadline passes.
+    let shared = store(&redis);
+    eventually("the deadline is in the shared store", || async {
+        shared.query::<i64>(redis::cmd("ZCARD").arg("a2a:deadlines")).await.is_ok_and(|n| n == 1)
+    })
+    .await;
+    fleet.a.kill().await;
+
+    // B (the sweep lease's holder once A's has lapsed) cancels the task at its backend.
+    let slow = &fleet.agents[2];
+    let mut cancels = 0;
+    for _ in 0..300 {
+        let (_, seen) = get_json(&format!("{}/debug/requests", slow.url)).await;
+        cancels = seen.as_array().unwrap().iter().filter(|r| r["operation"] == "CancelTask").count();
+        if cancels > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(cancels, 1, "the backend was told to cancel the task once");
+    let (_, _, got) = call(&fleet.b, &alice, "1.0", "GetTask", json!({"id": task_id})).await;
+    assert_eq!(got["result"]["status"]["state"], "TASK_STATE_CANCELED", "{got}");
+    let left: i64 = shared.query(redis::cmd("ZCARD").arg("a2a:deadlines")).await.expect("redis answers");
+    assert_eq!(left, 0, "the entry was claimed");
+}
+
+#[tokio::test]
+async fn a_deadline_is_enforced_once_by_the_replica_that_saw_the_task_while_it_lives() {
+    let redis = RedisServer::start().await;
+    let fleet = fleet(&redis, "deadlines:\n  slow: 1s\n").await;
+    let alice = token("alice");
+    // A stream through A: it ends with canceled at the deadline, as without shared state.
+    let stream = client()
+        .post(format!("{}/message:stream", fleet.a.url))
+        .bearer_auth(&alice)
+        .header("A2A-Version", "1.0")
+        .header("Accept", "text/event-stream")
+        .json(&json!({"message": text_message("x", Some("slow"))}))
+        .send()
+        .await
+        .expect("stream");
+    let bytes = tokio::time::timeout(Duration::from_secs(30), stream.bytes()).await.expect("stream ends").unwrap();
+    let events: Vec<Value> = sse_data(&bytes).iter().map(|d| serde_json::from_str(d).unwrap()).collect();
+    assert_eq!(events.last().unwrap()["statusUpdate"]["status"]["state"], "TASK_STATE_CANCELED", "{events:?}");
+    // Both replicas sweep for a while: still exactly one cancel reached the backend.
+    let shared = store(&redis);
+    eventually("the entry is claimed", || async {
+        shared.query::<i64>(redis::cmd("ZCARD").arg("a2a:deadlines")).await.is_ok_and(|n| n == 0)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (_, seen) = get_json(&format!("{}/debug/requests", fleet.agents[2].url)).await;
+    let cancels = seen.as_array().unwrap().iter().filter(|r| r["operation"] == "CancelTask").count();
+    assert_eq!(cancels, 1, "exactly one replica canceled it");
+}
+
+#[tokio::test]
+async fn a_stream_cut_by_a_dying_replica_is_resumed_through_the_other() {
+    let redis = RedisServer::start().await;
+    let mut fleet = fleet_with(&redis, "", "6").await;
+    let alice = token("alice");
+    let mut stream = client()
+        .post(format!("{}/message:stream", fleet.a.url))
+        .bearer_auth(&alice)
+        .header("A2A-Version", "1.0")
+        .header("Accept", "text/event-stream")
+        .json(&json!({"message": text_message("take your time", Some("slow"))}))
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(stream.status().as_u16(), 200);
+    // Read until the task has an id and has reported progress once.
+    let mut seen = Vec::new();
+    let task_id = loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(20), stream.chunk()).await.expect("an event").unwrap();
+        seen.extend_from_slice(&chunk.expect("the stream goes on"));
+        let events: Vec<Value> = sse_data(&seen).iter().filter_map(|d| serde_json::from_str(d).ok()).collect();
+        let working = events.iter().any(|e| e["statusUpdate"]["status"]["state"] == "TASK_STATE_WORKING");
+        let id = events
+            .iter()
+            .find_map(|e| e["task"]["id"].as_str().or(e["statusUpdate"]["taskId"].as_str()).map(str::to_owned));
+        if let (true, Some(id)) = (working, id) {
+            break id;
+        }
+    };
+    // A shares the task in the background: it is known through B before A dies.
+    eventually("the task is known through B", || async {
+        call(&fleet.b, &alice, "1.0", "GetTask", json!({"id": task_id})).await.2["result"]["id"] == json!(task_id)
+    })
+    .await;
+    fleet.a.kill().await;
+    // The cut stream ends (the connection is gone).
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.bytes()).await.expect("the cut stream ends");
+
+    // Resubscribed through B: the rest of the stream, to its end.
+    let mallory = token("mallory");
+    let (status, _) = rest(&fleet.b, &mallory, http::Method::GET, &format!("/tasks/{task_id}"), None).await;
+    assert_eq!(status, 404, "another caller still sees nothing through the survivor");
+    let resumed = client()
+        .get(format!("{}/tasks/{task_id}:subscribe", fleet.b.url))
+        .bearer_auth(&alice)
+        .header("A2A-Version", "1.0")
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .expect("resubscribe");
+    assert_eq!(resumed.status().as_u16(), 200);
+    let bytes = tokio::time::timeout(Duration::from_secs(30), resumed.bytes()).await.expect("stream ends").unwrap();
+    let events: Vec<Value> = sse_data(&bytes).iter().map(|d| serde_json::from_str(d).unwrap()).collect();
+    assert!(
+        events.iter().any(|e| e["artifactUpdate"]["artifact"]["parts"].to_string().contains("worked for")),
+        "the rest of the stream, its result included: {events:?}"
+    );
+    assert_eq!(events.last().unwrap()["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{events:?}");
+}
+
+/// A webhook receiver on loopback: records every body it gets, answers 200.
+async fn receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let got: std::sync::Arc<std::sync::Mutex<Vec<Value>>> = Default::default();
+    let record = got.clone();
+    let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+        let record = record.clone();
+        async move {
+            let body = axum::body::to_bytes(request.into_body(), 1 << 20).await.unwrap_or_default();
+            record.lock().unwrap().push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            http::StatusCode::OK
+        }
+    });
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, got, task)
+}
+
+#[tokio::test]
+async fn a_push_config_set_through_one_replica_is_shared_and_delivered_by_the_survivor() {
+    let redis = RedisServer::start().await;
+    let key = a2a_e2e::repo_root().join("policies/tests/fixtures/gateway-keys/ec-p256.pem");
+    let extra = format!(
+        "gateway_identity:\n  issuer: https://gateway.test/\n  signing_key: '{}'\n  key_id: gw-1\n\
+         push:\n  allow_http: true\n  allow: ['127.0.0.1']\n  retries: 1\n  backoff: 50ms\n  timeout: 2s\n  poll_max: 500ms\n",
+        key.display()
+    );
+    let mut fleet = fleet_with(&redis, &extra, "4").await;
+    let (alice, mallory) = (token("alice"), token("mallory"));
+    let (hook, got, _receiver) = receiver().await;
+
+    let (_, _, started) = call(&fleet.a, &alice, "1.0", "SendMessage", slow_send()).await;
+    let task_id = started["result"]["task"]["id"].as_str().expect("task id").to_string();
+    let (_, _, created) = call(
+        &fleet.a,
+        &alice,
+        "1.0",
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task_id, "url": hook, "token": "tok-alice"}),
+    )
+    .await;
+    let config_id = created["result"]["id"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+
+    // Read and listed through B; another caller finds nothing through either.
+    let (_, _, listed) =
+        call(&fleet.b, &alice, "1.0", "ListTaskPushNotificationConfigs", json!({"taskId": task_id})).await;
+    assert_eq!(listed["result"]["configs"][0]["id"], json!(config_id), "{listed}");
+    let (_, _, one) =
+        call(&fleet.b, &alice, "1.0", "GetTaskPushNotificationConfig", json!({"taskId": task_id, "id": config_id}))
+            .await;
+    assert_eq!(one["result"]["url"], json!(hook), "{one}");
+    for gw in [&fleet.a, &fleet.b] {
+        let (_, _, foreign) =
+            call(gw, &mallory, "1.0", "GetTaskPushNotificationConfig", json!({"taskId": task_id, "id": config_id}))
+                .await;
+        assert!(foreign["result"].is_null(), "another caller sees nothing: {foreign}");
+    }
+
+    // A dies; B, which sees the task's progress, delivers the rest, its end included.
+    fleet.a.kill().await;
+    let mut completed = false;
+    for _ in 0..300 {
+        let (_, _, task) = call(&fleet.b, &alice, "1.0", "GetTask", json!({"id": task_id})).await;
+        let delivered = got.lock().unwrap().iter().any(|body| {
+            body["task"]["id"] == json!(task_id) && body["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        });
+        if delivered {
+            completed = true;
+            break;
+        }
+        assert!(task["result"]["id"].is_string(), "{task}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(completed, "the end of the task was delivered through the survivor: {:?}", got.lock().unwrap());
+    let finals =
+        got.lock().unwrap().iter().filter(|body| body["task"]["status"]["state"] == "TASK_STATE_COMPLETED").count();
+    assert_eq!(finals, 1, "delivered once");
+}
+
+/// Whether `gw`'s metrics count an ejection of `backend` for `reason`.
+async fn ejected(gw: &Proc, backend: &str, reason: &str) -> bool {
+    let admin = gw.admin.as_deref().expect("admin listener");
+    let metrics = client().get(format!("{admin}/metrics")).send().await.expect("metrics").text().await.unwrap();
+    metrics.lines().any(|l| {
+        l.starts_with("a2a_backend_ejections_total")
+            && l.contains(&format!("backend=\"{backend}\""))
+            && l.contains(&format!("reason=\"{reason}\""))
+    })
+}
+
+#[tokio::test]
+async fn a_backend_ejected_by_one_replica_is_out_for_the_other() {
+    let redis = RedisServer::start().await;
+    let twin = example_agent(BIN, "echo", &[]).await;
+    let grey = crate::health::grey_agent().await;
+    // Cards answer for both; sends to grey hang past the first-byte timeout. The ejection lasts
+    // longer than the test, so nothing here races its half-open probe.
+    let extra = format!(
+        "health:\n  interval: 200ms\n  timeout: 1s\n  unhealthy_after: 2\n  ejection_time: 120s\nlimits:\n  first_byte_timeout: 1s\nstate:\n  redis:\n    url: {}\n    timeout: 300ms\n",
+        redis.url()
+    );
+    let yaml = config(&[("twin", &twin.url), ("grey", &grey.url)], &extra);
+    let (a, b) = (gateway(BIN, &yaml).await, gateway(BIN, &yaml).await);
+    for gw in [&a, &b] {
+        wait_for_skills(&gw.url, &["echo"]).await;
+    }
+
+    // Calls through A fail on grey until A ejects it.
+    eventually("A ejects grey", || async {
+        crate::health::send_echo(&a.url).await;
+        ejected(&a, "grey", "request_failures").await
+    })
+    .await;
+    // B, which sent grey nothing, takes it out too, from the shared store.
+    eventually("B sees grey ejected", || async { ejected(&b, "grey", "shared").await }).await;
+    // Round robin would send every other call to grey, where it would hang and fail.
+    for _ in 0..10 {
+        assert!(crate::health::send_echo(&b.url).await, "every call through B goes to the twin");
+    }
+    assert!(!ejected(&b, "grey", "request_failures").await, "B never had to find out by itself");
 }

@@ -205,3 +205,76 @@ async fn early_ids_and_context_skills_written_by_one_replica_are_read_by_the_oth
     assert_eq!((context.backend, context.owner), (backend, Some(owner)));
     assert_eq!(context.skill.as_deref(), Some("rec-a"), "a follow-up in the context keeps to its skill");
 }
+
+#[tokio::test]
+async fn a_backend_ejected_by_one_replica_is_out_for_the_other_until_its_time_is_up() {
+    use a2a_gateway::registry::SharedEjections;
+    use a2a_gateway::state::redis_ejections::RedisEjections;
+    let server = RedisServer::start().await;
+    let (a, b) = pair(&server);
+    let (on_a, on_b) = (RedisEjections::new(a), RedisEjections::new(b));
+    assert_eq!(on_b.ejected_for("lab").await.expect("redis answers"), None);
+    on_a.eject("lab", Duration::from_secs(60));
+    let mut seen = None;
+    for _ in 0..100 {
+        seen = on_b.ejected_for("lab").await.expect("redis answers");
+        if seen.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let left = seen.expect("the other replica sees the ejection");
+    assert!(left > Duration::ZERO && left <= Duration::from_secs(60), "{left:?}");
+    assert_eq!(on_b.ejected_for("other").await.unwrap(), None, "only that backend");
+    // A probe that succeeds anywhere re-admits it everywhere.
+    on_b.readmit("lab");
+    for _ in 0..100 {
+        if on_a.ejected_for("lab").await.unwrap().is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the re-admission was never shared");
+}
+
+#[tokio::test]
+async fn push_configs_written_by_one_replica_are_read_by_the_other_and_delivered_once() {
+    use a2a_gateway::protocol::translate::model::TaskPushNotificationConfig;
+    use a2a_gateway::push::store::{PushStore, StoreError, StoredConfig};
+    use a2a_gateway::state::redis_push::RedisPushStore;
+    let server = RedisServer::start().await;
+    let (a, b) = pair(&server);
+    let ttl = Duration::from_secs(60);
+    let (on_a, on_b) = (RedisPushStore::new(a, ttl), RedisPushStore::new(b, ttl));
+    let stored = |id: &str, url: &str| StoredConfig {
+        config: TaskPushNotificationConfig {
+            id: Some(id.into()),
+            task_id: Some("t".into()),
+            url: url.into(),
+            ..Default::default()
+        },
+        caller: None,
+        backend: Arc::from("lab"),
+        dialect: a2a_policies::Dialect::V03,
+    };
+    on_a.put("alice", "t", stored("c1", "https://a.example/1"), 2).await.unwrap();
+    on_a.put("alice", "t", stored("c1", "https://a.example/2"), 2).await.unwrap();
+    on_a.put("alice", "t", stored("c2", "https://a.example/3"), 2).await.unwrap();
+    assert_eq!(on_b.put("alice", "t", stored("c3", "https://a.example/4"), 2).await, Err(StoreError::TooMany(2)));
+    on_b.put("bob", "t", stored("c3", "https://b.example/"), 2).await.expect("bob's own count");
+    let got = on_b.get("alice", "t", Some("c1")).await.unwrap().expect("shared");
+    assert_eq!((got.config.url.as_str(), got.dialect), ("https://a.example/2", a2a_policies::Dialect::V03));
+    assert_eq!(on_b.list("alice", "t").await.unwrap().len(), 2);
+    assert!(on_b.get("mallory", "t", Some("c1")).await.unwrap().is_none(), "another owner's is missing");
+    assert!(!on_b.delete("mallory", "t", Some("c1")).await.unwrap());
+    assert_eq!(on_a.of_task("t").await.unwrap().len(), 3);
+    assert!(on_b.delete("alice", "t", Some("c1")).await.unwrap());
+    assert_eq!(on_a.list("alice", "t").await.unwrap().len(), 1);
+    // One update is delivered by exactly one of the replicas following the task.
+    assert!(on_a.claim_delivery("t", "d1").await.unwrap());
+    assert!(!on_b.claim_delivery("t", "d1").await.unwrap());
+    assert!(on_b.claim_delivery("t", "d2").await.unwrap());
+    // Redis gone: a clear error, no hang.
+    drop(server);
+    assert!(matches!(on_b.list("alice", "t").await, Err(StoreError::Unavailable(_))));
+}

@@ -43,24 +43,26 @@ pub async fn answer(
             create(push, &owner, caller, backend, call, task_id, config.clone()).await.map(|c| reply(call, &c))
         }
         Request::GetTaskPushNotificationConfig(r) => match push.store.get(&owner, task_id, r.id.as_deref()).await {
-            Some(stored) => Ok(reply(call, &answer_form(stored.config, task_id))),
-            None => Err(A2aError::TaskNotFound),
+            Ok(Some(stored)) => Ok(reply(call, &answer_form(stored.config, task_id))),
+            Ok(None) => Err(A2aError::TaskNotFound),
+            Err(error) => Err(error.into()),
         },
-        Request::ListTaskPushNotificationConfigs(_) => {
-            let configs =
-                push.store.list(&owner, task_id).await.into_iter().map(|s| answer_form(s.config, task_id)).collect();
-            Ok(reply(call, &ListTaskPushNotificationConfigsResponse { configs, next_page_token: None }))
-        }
-        Request::DeleteTaskPushNotificationConfig(r) => {
-            if push.store.delete(&owner, task_id, r.id.as_deref()).await {
-                Ok(match call.binding {
-                    Binding::JsonRpc => json_response(&json!({"result": null, "id": call.rpc_id, "jsonrpc": "2.0"})),
-                    Binding::Rest => json_response(&json!({})),
-                })
-            } else {
-                Err(A2aError::TaskNotFound)
+        Request::ListTaskPushNotificationConfigs(_) => match push.store.list(&owner, task_id).await {
+            Ok(listed) => {
+                let configs = listed.into_iter().map(|s| answer_form(s.config, task_id)).collect();
+                Ok(reply(call, &ListTaskPushNotificationConfigsResponse { configs, next_page_token: None }))
             }
-        }
+            Err(error) => Err(error.into()),
+        },
+        Request::DeleteTaskPushNotificationConfig(r) => match push.store.delete(&owner, task_id, r.id.as_deref()).await
+        {
+            Ok(true) => Ok(match call.binding {
+                Binding::JsonRpc => json_response(&json!({"result": null, "id": call.rpc_id, "jsonrpc": "2.0"})),
+                Binding::Rest => json_response(&json!({})),
+            }),
+            Ok(false) => Err(A2aError::TaskNotFound),
+            Err(error) => Err(error.into()),
+        },
         _ => return None,
     })
 }
@@ -112,10 +114,7 @@ async fn create(
         backend: backend.clone(),
         dialect: call.dialect,
     };
-    push.store
-        .put(owner, task_id, stored, push.config.max_configs_per_task)
-        .await
-        .map_err(|e| A2aError::invalid_params(e.to_string()))?;
+    push.store.put(owner, task_id, stored, push.config.max_configs_per_task).await.map_err(A2aError::from)?;
     push.deliveries.watch(task_id, backend);
     Ok(config)
 }

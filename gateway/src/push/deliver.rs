@@ -36,6 +36,10 @@ const FIRST_POLL: Duration = Duration::from_millis(200);
 /// A watcher gives up on a task that has not ended after this long.
 const MAX_WATCH: Duration = Duration::from_secs(24 * 3600);
 const SIGNATURE_TTL: u64 = 300;
+/// How often a task this replica does not follow is looked up in a shared store.
+const LOOK_EVERY: Duration = Duration::from_secs(2);
+/// Lookups remembered at most (older ones are dropped past it).
+const LOOKED_MAX: usize = 10_000;
 
 /// The current configuration generation, for polls and signatures (set by the server).
 type CurrentGateway = Box<dyn Fn() -> Option<Arc<Gateway>> + Send + Sync>;
@@ -48,6 +52,8 @@ pub struct Deliveries {
     audit: Option<Audit>,
     gateway: OnceLock<CurrentGateway>,
     watchers: DashMap<String, Arc<Notify>>,
+    /// When a task this replica does not follow was last looked up in a shared store.
+    looked: DashMap<String, std::time::Instant>,
     /// Deliveries waiting or in flight, per owner.
     queued: DashMap<Arc<str>, usize>,
     stop: CancellationToken,
@@ -78,6 +84,7 @@ impl Deliveries {
             audit,
             gateway: OnceLock::new(),
             watchers: DashMap::new(),
+            looked: DashMap::new(),
             queued: DashMap::new(),
             stop,
         }))
@@ -106,11 +113,43 @@ impl Deliveries {
         });
     }
 
-    /// Something about `task_id` was seen: its watcher looks now.
-    pub fn wake(&self, task_id: &str) {
+    /// Something about `task_id` was seen: its watcher looks now. With a shared store, a task this
+    /// replica does not follow may have configs registered through another replica (which may have
+    /// died): they are looked up (at most once per [`LOOK_EVERY`] per task) and followed from here.
+    pub fn wake(self: &Arc<Self>, task_id: &str, backend: &str) {
         if let Some(notify) = self.watchers.get(task_id) {
             notify.notify_one();
+            return;
         }
+        if !self.store.shared() {
+            return;
+        }
+        let now = std::time::Instant::now();
+        if self.looked.get(task_id).is_some_and(|at| now.duration_since(*at) < LOOK_EVERY) {
+            return;
+        }
+        if self.looked.len() >= LOOKED_MAX {
+            self.looked.retain(|_, at| now.duration_since(*at) < LOOK_EVERY);
+        }
+        self.looked.insert(task_id.to_owned(), now);
+        let (this, task_id, backend) = (self.clone(), task_id.to_owned(), Arc::<str>::from(backend));
+        // The observer must not wait: the lookup runs beside.
+        tokio::spawn(async move {
+            if this.store.of_task(&task_id).await.is_ok_and(|configs| !configs.is_empty()) {
+                this.watch(&task_id, &backend);
+            }
+        });
+    }
+
+    /// Whether this replica delivers `seen` (an update of the task) to `stored`: exactly one
+    /// replica does; if the shared store cannot say, this one does (a duplicate beats a loss).
+    async fn claim(&self, task_id: &str, owner: &str, stored: &StoredConfig, seen: &str) -> bool {
+        let mut digest = Sha256::new();
+        for part in [owner, stored.config.id.as_deref().unwrap_or(""), stored.config.url.as_str(), seen] {
+            digest.update(part.as_bytes());
+            digest.update([0]);
+        }
+        self.store.claim_delivery(task_id, &hex::encode(digest.finalize())).await.unwrap_or(true)
     }
 
     async fn follow(self: &Arc<Self>, task_id: &str, backend: &Arc<str>, notify: &Notify) {
@@ -118,27 +157,36 @@ impl Deliveries {
         let mut last: Option<String> = None;
         let mut pause = FIRST_POLL;
         while started.elapsed() < MAX_WATCH {
-            let configs = self.store.of_task(task_id).await;
-            if configs.is_empty() {
-                return;
-            }
-            let Some(gateway) = self.gateway.get().and_then(|current| current()) else { return };
-            if let Some(task) = fetch(&gateway, backend, task_id, &configs[0]).await {
-                let seen = fingerprint(&task);
-                let state = task["status"]["state"].as_str().map(TaskState::from_wire);
-                if last.as_deref() != Some(seen.as_str()) {
-                    let sends = configs.into_iter().map(|(owner, stored)| {
-                        let this = self.clone();
-                        let (gateway, task, task_id) = (gateway.clone(), task.clone(), task_id.to_owned());
-                        async move { this.deliver(&gateway, &owner, &stored, &task_id, state, &task).await }
-                    });
-                    futures::future::join_all(sends).await;
-                    last = Some(seen);
-                    pause = FIRST_POLL;
-                }
-                // The configs stay (the caller may still read them) until the task is forgotten.
-                if state.is_some_and(TaskState::is_terminal) {
-                    return;
+            // The shared store being down is waited out: the next look may find it back.
+            let configs = match self.store.of_task(task_id).await {
+                Ok(configs) if configs.is_empty() => return,
+                Ok(configs) => Some(configs),
+                Err(_) => None,
+            };
+            if let Some(configs) = configs {
+                let Some(gateway) = self.gateway.get().and_then(|current| current()) else { return };
+                if let Some(task) = fetch(&gateway, backend, task_id, &configs[0]).await {
+                    let seen = fingerprint(&task);
+                    let state = task["status"]["state"].as_str().map(TaskState::from_wire);
+                    if last.as_deref() != Some(seen.as_str()) {
+                        let sends = configs.into_iter().map(|(owner, stored)| {
+                            let this = self.clone();
+                            let (gateway, task, task_id, seen) =
+                                (gateway.clone(), task.clone(), task_id.to_owned(), &seen);
+                            async move {
+                                if this.claim(&task_id, &owner, &stored, seen).await {
+                                    this.deliver(&gateway, &owner, &stored, &task_id, state, &task).await;
+                                }
+                            }
+                        });
+                        futures::future::join_all(sends).await;
+                        last = Some(seen);
+                        pause = FIRST_POLL;
+                    }
+                    // The configs stay (the caller may still read them) until the task is forgotten.
+                    if state.is_some_and(TaskState::is_terminal) {
+                        return;
+                    }
                 }
             }
             tokio::select! {

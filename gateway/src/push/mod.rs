@@ -151,7 +151,7 @@ impl TaskObserver for Push {
             });
             return;
         }
-        self.deliveries.wake(task_id);
+        self.deliveries.wake(task_id, event.backend);
     }
 }
 

@@ -21,11 +21,26 @@ pub struct StoredConfig {
     pub dialect: Dialect,
 }
 
+/// A task's configs with their owners.
+pub type OwnedConfigs = Vec<(Arc<str>, StoredConfig)>;
+
 /// Why a config was not stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
     #[error("a task may have at most {0} push-notification configs")]
     TooMany(usize),
+    /// The shared store failed (details logged where it failed, never shown to callers).
+    #[error("the shared state store is unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<StoreError> for a2a_policies::A2aError {
+    fn from(error: StoreError) -> a2a_policies::A2aError {
+        match error {
+            StoreError::TooMany(_) => a2a_policies::A2aError::invalid_params(error.to_string()),
+            StoreError::Unavailable(_) => a2a_policies::A2aError::StateUnavailable,
+        }
+    }
 }
 
 /// Push-notification configs by (owner, task). Another owner's config is indistinguishable from a
@@ -39,14 +54,29 @@ pub trait PushStore: Send + Sync + 'static {
         config: StoredConfig,
         max: usize,
     ) -> BoxFuture<'_, Result<(), StoreError>>;
-    fn get(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Option<StoredConfig>>;
-    fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Vec<StoredConfig>>;
+    fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
+        id: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>>;
+    fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Result<Vec<StoredConfig>, StoreError>>;
     /// Whether there was such a config.
-    fn delete(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, bool>;
+    fn delete(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Result<bool, StoreError>>;
     /// Every owner's configs of a task (with their owners): what its updates are delivered to.
-    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Vec<(Arc<str>, StoredConfig)>>;
+    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Result<OwnedConfigs, StoreError>>;
     /// Forgets a task's configs (it ended and its last update was delivered).
     fn forget_task(&self, task_id: &str) -> BoxFuture<'_, ()>;
+    /// Whether this process delivers the update `digest` of a task: with several replicas following
+    /// a task, exactly one claims each update. One process alone always does.
+    fn claim_delivery(&self, _task_id: &str, _digest: &str) -> BoxFuture<'_, Result<bool, StoreError>> {
+        Box::pin(async { Ok(true) })
+    }
+    /// Whether other processes share these configs (then a replica that sees a task's progress
+    /// looks for configs registered elsewhere).
+    fn shared(&self) -> bool {
+        false
+    }
 }
 
 /// The in-memory store: task id → owner → configs.
@@ -80,24 +110,29 @@ impl PushStore for MemoryPushStore {
         Box::pin(async move { result })
     }
 
-    fn get(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Option<StoredConfig>> {
+    fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
+        id: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>> {
         let found = self.tasks.get(task_id).and_then(|list| {
             list.iter()
                 .find(|(o, c)| **o == *owner && id.is_none_or(|id| c.config.id.as_deref() == Some(id)))
                 .map(|(_, c)| c.clone())
         });
-        Box::pin(async move { found })
+        Box::pin(async move { Ok(found) })
     }
 
-    fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Vec<StoredConfig>> {
+    fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Result<Vec<StoredConfig>, StoreError>> {
         let found = self
             .tasks
             .get(task_id)
             .map_or_else(Vec::new, |list| list.iter().filter(|(o, _)| **o == *owner).map(|(_, c)| c.clone()).collect());
-        Box::pin(async move { found })
+        Box::pin(async move { Ok(found) })
     }
 
-    fn delete(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, bool> {
+    fn delete(&self, owner: &str, task_id: &str, id: Option<&str>) -> BoxFuture<'_, Result<bool, StoreError>> {
         let removed = self.tasks.get_mut(task_id).is_some_and(|mut list| {
             let before = list.len();
             let mut first = true;
@@ -111,12 +146,12 @@ impl PushStore for MemoryPushStore {
             list.len() < before
         });
         self.tasks.remove_if(task_id, |_, list| list.is_empty());
-        Box::pin(async move { removed })
+        Box::pin(async move { Ok(removed) })
     }
 
-    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Vec<(Arc<str>, StoredConfig)>> {
+    fn of_task(&self, task_id: &str) -> BoxFuture<'_, Result<OwnedConfigs, StoreError>> {
         let found = self.tasks.get(task_id).map_or_else(Vec::new, |list| list.clone());
-        Box::pin(async move { found })
+        Box::pin(async move { Ok(found) })
     }
 
     fn forget_task(&self, task_id: &str) -> BoxFuture<'_, ()> {
@@ -147,14 +182,14 @@ mod tests {
     async fn another_owners_config_is_missing() {
         let store = MemoryPushStore::default();
         store.put("alice", "t", stored("c", "https://a.example/"), 4).await.unwrap();
-        assert!(store.get("mallory", "t", Some("c")).await.is_none());
-        assert!(store.get("mallory", "t", None).await.is_none());
-        assert!(store.list("mallory", "t").await.is_empty());
-        assert!(!store.delete("mallory", "t", Some("c")).await);
-        assert_eq!(store.get("alice", "t", Some("c")).await.unwrap().config.url, "https://a.example/");
-        assert_eq!(store.of_task("t").await.len(), 1);
-        assert!(store.delete("alice", "t", Some("c")).await);
-        assert!(store.of_task("t").await.is_empty());
+        assert!(store.get("mallory", "t", Some("c")).await.unwrap().is_none());
+        assert!(store.get("mallory", "t", None).await.unwrap().is_none());
+        assert!(store.list("mallory", "t").await.unwrap().is_empty());
+        assert!(!store.delete("mallory", "t", Some("c")).await.unwrap());
+        assert_eq!(store.get("alice", "t", Some("c")).await.unwrap().unwrap().config.url, "https://a.example/");
+        assert_eq!(store.of_task("t").await.unwrap().len(), 1);
+        assert!(store.delete("alice", "t", Some("c")).await.unwrap());
+        assert!(store.of_task("t").await.unwrap().is_empty());
     }
 
     #[tokio::test]
@@ -166,7 +201,7 @@ mod tests {
         assert_eq!(store.put("alice", "t", stored("e", "https://a.example/4"), 2).await, Err(StoreError::TooMany(2)));
         // Another owner's configs do not count against alice's.
         store.put("bob", "t", stored("e", "https://b.example/"), 2).await.unwrap();
-        assert_eq!(store.list("alice", "t").await.len(), 2);
-        assert_eq!(store.get("alice", "t", Some("c")).await.unwrap().config.url, "https://a.example/2");
+        assert_eq!(store.list("alice", "t").await.unwrap().len(), 2);
+        assert_eq!(store.get("alice", "t", Some("c")).await.unwrap().unwrap().config.url, "https://a.example/2");
     }
 }

@@ -3,12 +3,17 @@
 //! load balancer behave as one. This module owns the `state` config section, the Redis connection
 //! (every call bounded by a timeout) and the store errors. One Redis store per kind of state: the
 //! task directory and contexts ([`redis_directory`]), live-task leases ([`redis_leases`]), rate
-//! quotas ([`redis_quotas`]) and the early dialect's ids ([`redis_early_ids`]); each implements the
+//! quotas ([`redis_quotas`]), the early dialect's ids ([`redis_early_ids`]), per-skill task
+//! deadlines ([`redis_deadlines`]), push-notification configs ([`redis_push`]) and backend
+//! ejections ([`redis_ejections`]); each implements the
 //! trait whose in-memory implementation is the default.
 
+pub mod redis_deadlines;
 pub mod redis_directory;
 pub mod redis_early_ids;
+pub mod redis_ejections;
 pub mod redis_leases;
+pub mod redis_push;
 pub mod redis_quotas;
 mod store;
 

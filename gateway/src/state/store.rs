@@ -68,6 +68,11 @@ impl Redis {
         key
     }
 
+    /// The longest one call may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// Runs a command within the timeout.
     pub async fn query<T: FromRedisValue>(&self, command: &redis::Cmd) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
