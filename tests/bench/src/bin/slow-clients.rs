@@ -217,13 +217,17 @@ fn clock_ticks() -> u64 {
         .unwrap_or(100)
 }
 
-/// Threads of `pid` whose name starts with `prefix` (thread names are cut at 15 bytes).
-fn threads_named(pid: u32, prefix: &str) -> usize {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
-    tasks
-        .flatten()
-        .filter(|task| std::fs::read_to_string(task.path().join("comm")).is_ok_and(|c| c.starts_with(prefix)))
-        .count()
+/// The threads of `pid`, counted by name (names are cut at 15 bytes), e.g. `tokio-runtime-w ×2`.
+fn threads_by_name(pid: u32) -> String {
+    let mut names = std::collections::BTreeMap::<String, usize>::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for task in tasks.flatten() {
+            if let Ok(name) = std::fs::read_to_string(task.path().join("comm")) {
+                *names.entry(name.trim().to_string()).or_default() += 1;
+            }
+        }
+    }
+    names.iter().map(|(name, n)| format!("{name} ×{n}")).collect::<Vec<_>>().join(", ")
 }
 
 /// Pins the calling thread to `cpu` (`taskset` on its thread id: no unsafe code needed).
@@ -554,7 +558,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     )?;
     let gateway: SocketAddr = gateway_url.trim_start_matches("http://").parse()?;
     wait_for_echo(&gateway_url)?;
-    let workers = threads_named(gateway_pid, "tokio-runtime-w");
+    let workers = threads_by_name(gateway_pid);
 
     let timeout = Duration::from_millis(args.header_timeout_ms);
     let slack = Duration::from_millis(500);
@@ -653,7 +657,7 @@ struct Report {
     started_at: String,
     started_load: String,
     ended_load: String,
-    workers: usize,
+    workers: String,
     cpus: usize,
     caller_cpu: Option<usize>,
     attacker_cpu: Option<usize>,
@@ -673,10 +677,12 @@ fn report(args: &Args, r: &Report) {
     let cpu = |c: Option<usize>| c.map_or("unpinned".to_string(), |c| format!("CPU {c}"));
     println!("started {} (load average {}); ended with load average {}", r.started_at, r.started_load, r.ended_load);
     println!(
-        "machine: {} CPUs; gateway runtime: {} worker threads{}; caller thread: {}; attacker thread: {}; agent: unpinned ({:.1} CPU s in all)",
+        "machine: {} CPUs; gateway threads: {}{}; caller thread: {}; attacker thread: {}; agent: unpinned ({:.1} CPU s in all)",
         r.cpus,
         r.workers,
-        args.gateway_threads.map_or(" (default: one per CPU)".to_string(), |_| " (--gateway-threads)".to_string()),
+        args.gateway_threads.map_or(" (runtime workers: default, one per CPU)".to_string(), |n| format!(
+            " (runtime workers: {n}, --gateway-threads)"
+        )),
         cpu(r.caller_cpu),
         cpu(r.attacker_cpu),
         r.agent_cpu,
