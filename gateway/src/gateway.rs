@@ -59,6 +59,9 @@ impl Shared {
         let client = reqwest::Client::builder()
             .connect_timeout(config.limits.connect_timeout)
             .tcp_nodelay(true)
+            // Bounded, so the memory of a burst of streams is returned once it has passed.
+            .pool_max_idle_per_host(config.limits.backend_idle_connections)
+            .pool_idle_timeout(config.limits.backend_idle_timeout)
             // A backend's redirect is not followed: the gateway reaches only configured origins
             // (and not re-parsing every URL for a redirect policy is cheaper too).
             .redirect(reqwest::redirect::Policy::none())
