@@ -362,7 +362,10 @@ async fn saturation(bench: &Bench, cli: &Cli) -> anyhow::Result<()> {
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).copied().unwrap_or(0.0)
     };
-    println!("closed loop, {} connections, {} rounds of {:?} ({})", plan.connections, plan.reps, plan.probe, cli.command_line);
+    println!(
+        "closed loop, {} connections, {} rounds of {:?} ({})",
+        plan.connections, plan.reps, plan.probe, cli.command_line
+    );
     println!("| path | req/s median (min–max) | proxy CPU µs/req median |");
     println!("|---|---|---|");
     for (i, (name, _, _)) in pools.iter().enumerate() {

@@ -181,7 +181,9 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         args.env
     );
     println!("baseline: RSS {:.1} MiB, {} descriptors", mib(base), fds(pid));
-    println!("| cycle | opened | failed | RSS open MiB | KiB per open stream | fds open | RSS after close MiB | above baseline MiB | fds after |");
+    println!(
+        "| cycle | opened | failed | RSS open MiB | KiB per open stream | fds open | RSS after close MiB | above baseline MiB | fds after |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut worst_after = 0u64;
     for cycle in 1..=args.cycles {
