@@ -351,6 +351,14 @@ pub struct Limits {
     /// Largest Agent Card accepted from a backend; a larger one fails the health check.
     #[serde(default = "default_max_card_bytes")]
     pub max_card_bytes: usize,
+    /// Idle connections kept open per backend origin for reuse. Each holds its buffers, so after a
+    /// burst of streams the pool would otherwise keep one per stream that ran.
+    #[serde(default = "default_backend_idle_connections")]
+    pub backend_idle_connections: usize,
+    /// How long an idle backend connection is kept for reuse.
+    #[serde(default = "default_backend_idle_timeout", with = "duration")]
+    #[schemars(with = "a2a_policies::duration::Text")]
+    pub backend_idle_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -363,6 +371,8 @@ impl Default for Limits {
             stream_keepalive: None,
             max_json_depth: default_max_json_depth(),
             max_card_bytes: default_max_card_bytes(),
+            backend_idle_connections: default_backend_idle_connections(),
+            backend_idle_timeout: default_backend_idle_timeout(),
         }
     }
 }
@@ -470,6 +480,12 @@ fn default_max_request_bytes() -> usize {
 }
 fn default_max_response_bytes() -> usize {
     32 * 1024 * 1024
+}
+fn default_backend_idle_connections() -> usize {
+    128
+}
+fn default_backend_idle_timeout() -> Duration {
+    Duration::from_secs(30)
 }
 fn default_connect_timeout() -> Duration {
     Duration::from_secs(5)

@@ -33,6 +33,8 @@ pub struct Shared {
     /// To identity providers (JWKS, introspection): redirects are followed within the provider's
     /// own origin only, never to another host.
     pub idp_client: reqwest::Client,
+    /// The forwarder's pooled client to agents (its pool outlives reloads).
+    pub agent_client: crate::proxy::AgentClient,
     pub directory: Arc<dyn TaskDirectory>,
     pub observers: Arc<Observers>,
     /// Cancelled when the drain deadline passes: open streams and waiting calls are ended.
@@ -59,12 +61,16 @@ impl Shared {
         let client = reqwest::Client::builder()
             .connect_timeout(config.limits.connect_timeout)
             .tcp_nodelay(true)
+            // Bounded, so the memory of a burst of streams is returned once it has passed.
+            .pool_max_idle_per_host(config.limits.backend_idle_connections)
+            .pool_idle_timeout(config.limits.backend_idle_timeout)
             // A backend's redirect is not followed: the gateway reaches only configured origins
             // (and not re-parsing every URL for a redirect policy is cheaper too).
             .redirect(reqwest::redirect::Policy::none())
             // Backends are reached directly; an HTTP(S)_PROXY in the environment is for callers.
             .no_proxy()
             .build()?;
+        let agent_client = crate::proxy::agent_client(&config.limits)?;
         let idp_client = reqwest::Client::builder()
             .connect_timeout(config.limits.connect_timeout)
             .redirect(reqwest::redirect::Policy::custom(same_origin_redirects))
@@ -118,6 +124,7 @@ impl Shared {
         Ok(Arc::new(Shared {
             client,
             idp_client,
+            agent_client,
             directory,
             observers,
             drain_deadline,
@@ -213,7 +220,7 @@ impl Gateway {
             shared.client.clone(),
         )?);
         let forwarder = Forwarder::new(
-            shared.client.clone(),
+            shared.agent_client.clone(),
             credentials.clone(),
             shared.observers.clone(),
             config.limits.max_response_bytes,

@@ -13,8 +13,9 @@ use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, TryStreamExt};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
-use reqwest::Url;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri, header};
+use http_body_util::{BodyDataStream, Full};
+use hyper::body::Incoming;
 
 use a2a_policies::Source;
 
@@ -25,7 +26,10 @@ use crate::protocol::translate::v03;
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
 
+mod client;
 mod grpc;
+
+pub use client::{AgentClient, agent_client};
 
 /// Caller headers that carry A2A meaning and go on to the backend. Everything else — credentials,
 /// cookies, hop-by-hop and forwarding headers — stays at the gateway.
@@ -40,6 +44,11 @@ const REQUEST_HEADERS: [HeaderName; 9] = [
     HeaderName::from_static("tracestate"),
     HeaderName::from_static("last-event-id"),
 ];
+
+const A2A_VERSION: HeaderName = HeaderName::from_static("a2a-version");
+const A2A_EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
+/// 0.3's name for it ([`v03::EXTENSIONS_HEADER`], lower-cased as `HeaderName` needs).
+const X_A2A_EXTENSIONS: HeaderName = HeaderName::from_static("x-a2a-extensions");
 
 /// Backend headers relayed to the caller.
 const RESPONSE_HEADERS: [HeaderName; 6] = [
@@ -88,7 +97,7 @@ impl From<A2aError> for ForwardError {
 }
 
 pub struct Forwarder {
-    client: reqwest::Client,
+    client: AgentClient,
     credentials: Arc<BackendCredentials>,
     observers: Arc<Observers>,
     max_response_bytes: usize,
@@ -107,7 +116,7 @@ pub struct Unary {
 
 impl Forwarder {
     pub fn new(
-        client: reqwest::Client,
+        client: AgentClient,
         credentials: Arc<BackendCredentials>,
         observers: Arc<Observers>,
         max_response_bytes: usize,
@@ -171,13 +180,8 @@ impl Forwarder {
             out_headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
             // Asks reverse proxies in front of the gateway not to buffer the stream either.
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-            let relay = Relay::new(
-                response.bytes_stream().map_err(Fault::from).boxed(),
-                self.observers.clone(),
-                exchange,
-                call.rpc_id.clone(),
-                &self.streams,
-            );
+            let relay =
+                Relay::new(chunks(response), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
             return Ok(build_response(status, out_headers, Body::from_stream(relay)));
         }
         let content_type = content_type(response.headers());
@@ -282,7 +286,7 @@ impl Forwarder {
             out_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
             let limit = self.streams.limits.for_skill(exchange.skill.as_deref()).max_event_bytes;
-            let chunks = response.bytes_stream().map_err(Fault::from).boxed();
+            let chunks = chunks(response);
             let mut events = agent_side::AgentEvents::new(backend.dialect, call, chunks, limit);
             if v03_rest {
                 events = events.v03_rest();
@@ -344,14 +348,9 @@ impl Forwarder {
         let out_headers = relayed_headers(response.headers());
         let mut answer = if status.is_success() && is_event_stream(response.headers()) {
             let copy = agent_side::ObservedCopy::new(backend.dialect, call);
-            let relay = Relay::new(
-                response.bytes_stream().map_err(Fault::from).boxed(),
-                self.observers.clone(),
-                exchange,
-                call.rpc_id.clone(),
-                &self.streams,
-            )
-            .observing(copy);
+            let relay =
+                Relay::new(chunks(response), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams)
+                    .observing(copy);
             build_response(status, out_headers, Body::from_stream(relay))
         } else {
             let content_type = content_type(response.headers());
@@ -384,12 +383,12 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
         outgoing: Option<&agent_side::AgentCall>,
-    ) -> Result<reqwest::Response, ForwardError> {
-        let url = match outgoing {
+    ) -> Result<Response<Incoming>, ForwardError> {
+        let uri = match outgoing {
             None => target(backend, call)?,
             Some(outgoing) => agent_target(backend, outgoing)?,
         };
-        let mut request = self.client.request(method.clone(), url);
+        let mut out = HeaderMap::with_capacity(8);
         let translated = call.dialect != Dialect::V1 || outgoing.is_some();
         for name in &REQUEST_HEADERS {
             // Every call goes out in its agent's version, whatever version (list) its caller named.
@@ -399,32 +398,32 @@ impl Forwarder {
                 continue;
             }
             for value in headers.get_all(name) {
-                request = request.header(name, value);
+                out.append(name.clone(), value.clone());
             }
         }
         if outgoing.is_some() || !body.is_empty() {
-            request = request.header(header::CONTENT_TYPE, "application/json");
+            out.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
         if outgoing.is_some() {
             if backend.dialect == Dialect::V1 {
-                request = request.header("a2a-version", crate::protocol::PROTOCOL_VERSION);
+                out.insert(A2A_VERSION, HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
             }
             if backend.dialect == Dialect::V03 {
-                request = request.header("a2a-version", v03::VERSION_HEADER_VALUE);
+                out.insert(A2A_VERSION, HeaderValue::from_static(v03::VERSION_HEADER_VALUE));
                 if !headers.contains_key(v03::EXTENSIONS_HEADER) {
                     for value in headers.get_all("a2a-extensions") {
-                        request = request.header(v03::EXTENSIONS_HEADER, value);
+                        out.append(X_A2A_EXTENSIONS, value.clone());
                     }
                 }
             }
         } else {
-            request = request.header("a2a-version", crate::protocol::PROTOCOL_VERSION);
+            out.insert(A2A_VERSION, HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
         }
         if outgoing.is_none() && translated {
             // 0.3 clients name extensions in X-A2A-Extensions; 1.0 agents read A2A-Extensions.
             if !headers.contains_key("a2a-extensions") {
                 for value in headers.get_all(v03::EXTENSIONS_HEADER) {
-                    request = request.header("a2a-extensions", value);
+                    out.append(A2A_EXTENSIONS, value.clone());
                 }
             }
         }
@@ -432,22 +431,26 @@ impl Forwarder {
         let credential =
             self.credentials.authorization(&backend.name, caller, headers.get(header::AUTHORIZATION)).await;
         match credential {
-            Ok(Some(value)) => request = request.header(header::AUTHORIZATION, value),
+            Ok(Some(value)) => {
+                out.insert(header::AUTHORIZATION, value);
+            }
             Ok(None) => {}
             Err(error) => {
                 tracing::warn!(backend = %backend.name, %error, "no credential for the backend");
                 return Err(ForwardError::NotSent(error.into()));
             }
         }
-        match outgoing {
-            Some(outgoing) if !outgoing.body.is_empty() || *method == Method::POST => {
-                request = request.body(outgoing.body.clone());
-            }
-            Some(_) => {}
-            None if !body.is_empty() || *method == Method::POST => request = request.body(body),
-            None => {}
-        }
-        match tokio::time::timeout(self.first_byte_timeout, request.send()).await {
+        // What reqwest sent when the caller named no media type.
+        out.entry(header::ACCEPT).or_insert(HeaderValue::from_static("*/*"));
+        let body = match outgoing {
+            Some(outgoing) => Bytes::from(outgoing.body.clone()),
+            None => body,
+        };
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method.clone();
+        *request.uri_mut() = uri;
+        *request.headers_mut() = out;
+        match tokio::time::timeout(self.first_byte_timeout, self.client.request(request)).await {
             Ok(Ok(response)) => Ok(response),
             Ok(Err(error)) if error.is_connect() || never_sent(&error) => {
                 tracing::warn!(backend = %backend.name, error = ?error, "backend connection failed before the request was sent");
@@ -469,12 +472,13 @@ impl Forwarder {
         }
     }
 
-    async fn read_whole(&self, name: &str, response: reqwest::Response) -> Result<Bytes, A2aError> {
+    async fn read_whole(&self, name: &str, response: Response<Incoming>) -> Result<Bytes, A2aError> {
         let too_large = || A2aError::InvalidAgentResponse(format!("the agent '{name}' sent an oversized answer"));
-        if response.content_length().is_some_and(|n| n > self.max_response_bytes as u64) {
+        let length = response.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if length.is_some_and(|n| n > self.max_response_bytes as u64) {
             return Err(too_large());
         }
-        let mut stream = response.bytes_stream();
+        let mut stream = BodyDataStream::new(response.into_body());
         let mut first: Option<Bytes> = None;
         let mut rest = BytesMut::new();
         while let Some(chunk) = stream.next().await {
@@ -559,7 +563,7 @@ fn log_answer(backend: &Backend, request_id: &str, status: StatusCode, body: &[u
 /// socket was closed with our bytes unread (a process that read the whole request and then died
 /// closes with a FIN instead); that is what a pooled connection to a restarted agent gets. A plain
 /// end of connection before the answer stays ambiguous: the agent may have read the request.
-fn never_sent(error: &reqwest::Error) -> bool {
+fn never_sent(error: &hyper_util::client::legacy::Error) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
     while let Some(cause) = source {
         if cause.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_canceled)
@@ -576,8 +580,28 @@ fn unreachable(backend: &Backend) -> A2aError {
     A2aError::BackendUnavailable(format!("the agent '{}' could not be reached; try again later", backend.name))
 }
 
+/// The body of an agent's answer as the relay reads it: chunks as they arrive, a broken connection
+/// as [`Fault::Cut`].
+fn chunks(response: Response<Incoming>) -> futures::stream::BoxStream<'static, Result<Bytes, Fault>> {
+    BodyDataStream::new(response.into_body())
+        .map_err(|error| {
+            tracing::debug!(%error, "agent stream broke off");
+            Fault::Cut
+        })
+        .boxed()
+}
+
+/// `base` (a backend's HTTP+JSON base URL) with `path` appended.
+fn joined(base: &reqwest::Url, path: &str) -> Result<Uri, A2aError> {
+    Uri::try_from(format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
+}
+
+fn uri_of(url: &reqwest::Url) -> Result<Uri, A2aError> {
+    Uri::try_from(url.as_str()).map_err(|_| A2aError::Internal)
+}
+
 /// The backend URL of a call: its JSON-RPC endpoint, or its HTTP+JSON base plus the operation path.
-fn target(backend: &Backend, call: &A2aCall) -> Result<Url, A2aError> {
+fn target(backend: &Backend, call: &A2aCall) -> Result<Uri, A2aError> {
     let missing = || {
         A2aError::UnsupportedOperation(format!(
             "the agent '{}' does not offer the {} binding; use the other binding",
@@ -585,24 +609,20 @@ fn target(backend: &Backend, call: &A2aCall) -> Result<Url, A2aError> {
         ))
     };
     match call.binding {
-        Binding::JsonRpc => backend.jsonrpc_url.clone().ok_or_else(missing),
+        Binding::JsonRpc => uri_of(backend.jsonrpc_url.as_ref().ok_or_else(missing)?),
         Binding::Rest => {
             let base = backend.rest_url.as_ref().ok_or_else(missing)?;
-            let path = call.rest_path.as_deref().unwrap_or("");
-            Url::parse(&format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
+            joined(base, call.rest_path.as_deref().unwrap_or(""))
         }
     }
 }
 
 /// The URL of a bridged call: the agent's 0.3 JSON-RPC endpoint, or its early base plus the path.
-fn agent_target(backend: &Backend, outgoing: &agent_side::AgentCall) -> Result<Url, A2aError> {
+fn agent_target(backend: &Backend, outgoing: &agent_side::AgentCall) -> Result<Uri, A2aError> {
     let missing = || A2aError::BackendUnavailable(format!("the agent '{}' has no usable interface", backend.name));
     match &outgoing.path {
-        None => backend.jsonrpc_url.clone().ok_or_else(missing),
-        Some(path) => {
-            let base = backend.rest_url.as_ref().ok_or_else(missing)?;
-            Url::parse(&format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
-        }
+        None => uri_of(backend.jsonrpc_url.as_ref().ok_or_else(missing)?),
+        Some(path) => joined(backend.rest_url.as_ref().ok_or_else(missing)?, path),
     }
 }
 

@@ -74,6 +74,10 @@ pub struct Cli {
     /// Before starting, wait up to this many seconds for other processes to leave the CPUs idle.
     #[arg(long, default_value_t = 0.0)]
     pub wait_quiet: f64,
+    /// Extra environment of the gateways only (KEY=VALUE, repeatable), e.g.
+    /// `LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libmimalloc.so.2` to try another allocator.
+    #[arg(long)]
+    pub gateway_env: Vec<String>,
     /// The command line to print in the report as the one that reproduces it.
     #[arg(long, default_value = "")]
     pub command_line: String,

@@ -141,6 +141,8 @@ fn template_notes(text: &str) -> Vec<String> {
 /// The scenario groups `--only` can pick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Part {
+    /// Closed-loop saturation only, `--reps` interleaved rounds, printed (no report written).
+    Saturation,
     Unary,
     Card,
     Sse,
@@ -176,6 +178,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<()> {
     let wants = |part: Part| cli.only.is_empty() || cli.only.contains(&part);
 
     let mut bench = prepare(cli, plan, &root, &work, ticks).await?;
+    if cli.only == [Part::Saturation] {
+        return saturation(&bench, cli).await;
+    }
     if wants(Part::Unary) || wants(Part::Card) {
         let levels = unary(&mut bench, cli, wants(Part::Unary)).await?;
         if wants(Part::Card) {
@@ -269,7 +274,7 @@ async fn prepare(cli: &Cli, mut plan: Plan, root: &Path, work: &Path, ticks: u64
     let backend = Backend::start(clock)?;
     let plain_config = work.join("gateway-plain.yaml");
     std::fs::write(&plain_config, plain_config_text())?;
-    let setup = Setup {
+    let mut setup = Setup {
         gateway_bin: cli.gateway_bin.clone().unwrap_or_else(|| root.join("target/release/a2a-gateway")),
         env: vec![
             ("BENCH_BACKEND_URL".into(), backend.url()),
@@ -283,6 +288,10 @@ async fn prepare(cli: &Cli, mut plan: Plan, root: &Path, work: &Path, ticks: u64
         full_body,
         ticks,
     };
+    for pair in &cli.gateway_env {
+        let (key, value) = pair.split_once('=').with_context(|| format!("--gateway-env {pair}: not KEY=VALUE"))?;
+        setup.env.push((key.to_string(), value.to_string()));
+    }
     if !setup.gateway_bin.exists() {
         bail!("{} is missing: run `cargo build --release -p a2a-gateway` first", setup.gateway_bin.display());
     }
@@ -307,6 +316,65 @@ struct Level {
     rate: f64,
     reps: usize,
     duration: Duration,
+}
+
+/// Closed-loop throughput of direct, gateway and full stack in interleaved rounds: req/s and the
+/// proxy's CPU per request of each round, then the medians and the gateway/direct ratios.
+async fn saturation(bench: &Bench, cli: &Cli) -> anyhow::Result<()> {
+    let (plan, setup) = (&bench.plan, &bench.setup);
+    let plain = bench.plain.as_ref().context("the shared gateway is already stopped")?;
+    let paths: Vec<(&str, Target, Option<u32>)> = vec![
+        (DIRECT, Target::rpc(bench.backend.addr, backend::RPC_PATH, send_message_body(), None)?, None),
+        (GATEWAY, Target::rpc(addr_of(&plain.url)?, "/", send_message_body(), None)?, Some(plain.pid())),
+        (FULL, setup.full_target(addr_of(&bench.full.url)?)?, Some(bench.full.pid())),
+    ];
+    let mut pools = Vec::new();
+    for (name, target, pid) in &paths {
+        let pool = Pool::connect(target.clone(), plan.connections).await.with_context(|| name.to_string())?;
+        pools.push((*name, pool, *pid));
+    }
+    // Warm-up of every path, then the rounds.
+    for (_, pool, _) in &mut pools {
+        pool.closed_loop(plan.warmup).await;
+    }
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); pools.len()];
+    let mut cpus: Vec<Vec<f64>> = vec![Vec::new(); pools.len()];
+    for round in 0..plan.reps {
+        for (i, (name, pool, pid)) in pools.iter_mut().enumerate() {
+            let cpu0 = pid.map(|p| procs::cpu_micros(p, setup.ticks));
+            let stats = pool.closed_loop(plan.probe).await;
+            let cpu1 = pid.map(|p| procs::cpu_micros(p, setup.ticks));
+            let cpu = cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a) as f64 / stats.ok.max(1) as f64);
+            eprintln!(
+                "round {round}: {name}: {:.0} req/s, {} errors{}",
+                stats.achieved_rate(),
+                stats.errors(),
+                cpu.map(|c| format!(", {c:.1} µs CPU per request")).unwrap_or_default()
+            );
+            rates[i].push(stats.achieved_rate());
+            if let Some(cpu) = cpu {
+                cpus[i].push(cpu);
+            }
+        }
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    println!(
+        "closed loop, {} connections, {} rounds of {:?} ({})",
+        plan.connections, plan.reps, plan.probe, cli.command_line
+    );
+    println!("| path | req/s median (min–max) | proxy CPU µs/req median |");
+    println!("|---|---|---|");
+    for (i, (name, _, _)) in pools.iter().enumerate() {
+        let min = rates[i].iter().copied().fold(f64::INFINITY, f64::min);
+        let max = rates[i].iter().copied().fold(0.0, f64::max);
+        let cpu = if cpus[i].is_empty() { "–".to_string() } else { format!("{:.1}", median(&cpus[i])) };
+        println!("| {name} | {:.0} ({min:.0}–{max:.0}) | {cpu} |", median(&rates[i]));
+    }
+    Ok(())
 }
 
 /// Saturation probes, then the unary paths at each offered rate (when `measure`); returns the rates.
