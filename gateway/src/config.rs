@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use a2a_policies::audit::AuditConfig;
 use a2a_policies::auth::AuthConfig;
-use a2a_policies::authorize::PermissionsConfig;
+use a2a_policies::authorize::{Permissions, PermissionsConfig};
 use a2a_policies::backend_auth::{BackendAuth, BackendAuthConfig, GatewayIdentityConfig};
 use a2a_policies::concurrency::ConcurrencyConfig;
-use a2a_policies::rate_limit::RateLimitConfig;
-use a2a_policies::validate::ValidationConfig;
+use a2a_policies::rate_limit::{RateLimitConfig, RateLimits};
+use a2a_policies::validate::{InputValidation, ValidationConfig};
 use serde::Deserialize;
 
 /// Why a configuration could not be loaded. Each message names the key path it is about.
@@ -542,6 +542,15 @@ fn default_card_path() -> String {
     "/.well-known/agent-card.json".into()
 }
 
+/// The policy sections of a configuration, compiled ([`Config::compile`]).
+pub struct Policies {
+    pub permissions: std::sync::Arc<Permissions>,
+    /// Quotas counted in this process; the gateway attaches the shared store when there is one.
+    pub rate_limits: Option<RateLimits>,
+    /// Checked against the configured rules; the gateway attaches the registry's skill catalog.
+    pub validation: Option<InputValidation>,
+}
+
 impl Config {
     /// Reads, expands and validates a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
@@ -586,7 +595,8 @@ impl Config {
         Ok(config)
     }
 
-    /// Checks what types alone cannot: unique and path-safe names, usable URLs, sane numbers.
+    /// Checks what types alone cannot: unique and path-safe names, usable URLs, sane numbers. The
+    /// policy sections that must be compiled to be checked are checked by [`Config::compile`].
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.streams.validate()?;
         if let Some(url) = &self.public_url {
@@ -654,10 +664,6 @@ impl Config {
         if let Some(identity) = &self.gateway_identity {
             identity.validate().map_err(|e| invalid(e.path, e.message))?;
         }
-        if let Some(rate_limit) = &self.rate_limit {
-            a2a_policies::rate_limit::RateLimits::new(rate_limit)
-                .map_err(|e| invalid(section("rate_limit", &e.path), e.reason))?;
-        }
         if self.push.as_ref().is_some_and(|p| p.enabled) && self.gateway_identity.is_none() {
             return Err(invalid("push", "needs a gateway_identity section: deliveries are signed with its key"));
         }
@@ -667,12 +673,31 @@ impl Config {
         if let Some(concurrency) = &self.concurrency {
             a2a_policies::concurrency::LiveTasks::new(concurrency).map_err(|e| invalid("concurrency", e))?;
         }
-        if let Some(validation) = &self.validation {
-            let catalog = std::sync::Arc::new(a2a_policies::validate::NoCatalog);
-            a2a_policies::validate::InputValidation::new(validation, &self.base_dir, catalog)
-                .map_err(|e| invalid(section("validation", &e.path), e.reason))?;
-        }
         Ok(())
+    }
+
+    /// Checks the configuration whole and compiles its policy sections (rules, quotas, schemas read
+    /// from their files): once per configuration, handed to the gateway generation that serves it.
+    pub fn compile(&self) -> Result<Policies, ConfigError> {
+        self.validate()?;
+        let permissions = match &self.permissions {
+            Some(rules) => Permissions::new(rules).map_err(|e| invalid(e.path, e.message))?,
+            None => Permissions::allow_all(),
+        };
+        let rate_limits = match &self.rate_limit {
+            Some(quotas) => {
+                Some(RateLimits::new(quotas).map_err(|e| invalid(section("rate_limit", &e.path), e.reason))?)
+            }
+            None => None,
+        };
+        let validation = match &self.validation {
+            Some(rules) => Some(
+                InputValidation::new(rules, &self.base_dir, std::sync::Arc::new(a2a_policies::validate::NoCatalog))
+                    .map_err(|e| invalid(section("validation", &e.path), e.reason))?,
+            ),
+            None => None,
+        };
+        Ok(Policies { permissions: std::sync::Arc::new(permissions), rate_limits, validation })
     }
 
     /// Settings that are valid but unwise, for `check` (and the log at start) to point out.

@@ -431,6 +431,17 @@ impl Registry {
         }
     }
 
+    /// Sets a backend's card as if a health check had just read it (in-process tests: no network).
+    #[cfg(test)]
+    pub(crate) fn install_card(&self, name: &str, card: Value) {
+        let Ok(mut states) = self.states.lock() else { return };
+        let state = states.iter_mut().find(|s| s.config.name == name).expect("a configured backend");
+        state.card = Some(Arc::new(normalize_card(card)));
+        state.healthy = true;
+        let snapshot = build_snapshot(&states, &self.cards, Some(&self.snapshot.load()));
+        self.snapshot.store(Arc::new(snapshot));
+    }
+
     async fn check(&self, index: usize) {
         let Some((card_url, name)) = self
             .states

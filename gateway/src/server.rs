@@ -25,13 +25,13 @@ use tower::util::BoxCloneSyncService;
 use a2a_policies::audit::Audit;
 
 use crate::card::CardDoc;
-use crate::config::Config;
+use crate::config::{Config, Policies};
 use crate::directory::TaskDirectory;
 use crate::gateway::{Gateway, Shared};
 use crate::listener::PublicListener;
 use crate::protocol::errors::{render, render_in};
 use crate::protocol::translate::{early, model};
-use crate::stack::a2a_stack;
+use crate::stack::{ForwardService, a2a_stack};
 
 type Stack = BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;
 
@@ -45,13 +45,14 @@ struct Generation {
 impl Generation {
     async fn start(
         config: Config,
+        policies: Policies,
         public_base: String,
         shared: Arc<Shared>,
         previous: Option<&Generation>,
     ) -> anyhow::Result<Generation> {
         let health_stop = CancellationToken::new();
         let gateway =
-            Gateway::new(config, public_base, shared, previous.map(|p| p.gateway.registry.as_ref()), &health_stop)?;
+            Gateway::new(config, policies, public_base, shared, previous.map(|p| p.gateway.registry.as_ref()), &health_stop)?;
         gateway.registry.check_unknown().await;
         if let Some(authenticator) = &gateway.authenticator {
             // Warm the JWKS caches so the first callers do not wait for them (bounded: an issuer
@@ -59,7 +60,7 @@ impl Generation {
             let _ = tokio::time::timeout(Duration::from_secs(5), authenticator.refresh_jwks()).await;
         }
         gateway.registry.spawn_health_loops(health_stop.clone());
-        let stack = BoxCloneSyncService::new(a2a_stack(gateway.clone()));
+        let stack = BoxCloneSyncService::new(a2a_stack(gateway.clone(), ForwardService::new(gateway.clone())));
         Ok(Generation { gateway, stack, health_stop })
     }
 }
@@ -114,10 +115,13 @@ impl Runtime {
         };
         let _one_at_a_time = self.swapping.lock().await;
         let config = self.shared.overlay.apply(&file);
-        if let Err(error) = config.validate() {
-            tracing::error!(%error, "configuration reload refused with the runtime changes applied; the running configuration stays");
-            return;
-        }
+        let policies = match config.compile() {
+            Ok(policies) => policies,
+            Err(error) => {
+                tracing::error!(%error, "configuration reload refused with the runtime changes applied; the running configuration stays");
+                return;
+            }
+        };
         if let Ok(mut stored) = self.file_config.lock() {
             *stored = file;
         }
@@ -126,7 +130,7 @@ impl Runtime {
             tracing::warn!("listener settings changed: that takes a restart; the rest is applied");
         }
         let public_base = config.public_base(self.bound);
-        match Generation::start(config, public_base, self.shared.clone(), Some(&previous)).await {
+        match Generation::start(config, policies, public_base, self.shared.clone(), Some(&previous)).await {
             Ok(generation) => {
                 self.shared.deadlines.set(generation.gateway.config.deadlines.clone());
                 self.current.store(Arc::new(generation));
@@ -143,10 +147,10 @@ impl Runtime {
         let _one_at_a_time = self.swapping.lock().await;
         let file = self.file_config.lock().map_err(|_| anyhow::anyhow!("configuration lock poisoned"))?.clone();
         let config = self.shared.overlay.apply(&file);
-        config.validate()?;
+        let policies = config.compile()?;
         let previous = self.current.load_full();
         let public_base = config.public_base(self.bound);
-        let generation = Generation::start(config, public_base, self.shared.clone(), Some(&previous)).await?;
+        let generation = Generation::start(config, policies, public_base, self.shared.clone(), Some(&previous)).await?;
         self.current.store(Arc::new(generation));
         previous.health_stop.cancel();
         Ok(())
@@ -214,9 +218,10 @@ pub async fn run(
         }
         None => (None, None),
     };
+    let policies = config.compile()?;
     let shared = Shared::new(&config, audit).await?;
     let file_config = std::sync::Mutex::new(config.clone());
-    let generation = Generation::start(config, public_base.clone(), shared.clone(), None).await?;
+    let generation = Generation::start(config, policies, public_base.clone(), shared.clone(), None).await?;
     let runtime = Arc::new(Runtime {
         current: ArcSwap::from_pointee(generation),
         metrics: crate::metrics::install(),
