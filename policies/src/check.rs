@@ -191,7 +191,12 @@ mod tests {
                     request.headers_mut().insert("x", http::HeaderValue::from_static("added"));
                     Ok(request)
                 })),
-                "/later-refused" => Verdict::Later(Box::pin(async { Err(A2aError::Unauthenticated("later".into())) })),
+                "/later-refused" => Verdict::Later(Box::pin(async {
+                    Err(A2aError::RateLimited {
+                        message: "later".into(),
+                        retry_after: std::time::Duration::from_secs(1),
+                    })
+                })),
                 _ => Verdict::Refuse(A2aError::PermissionDenied("now".into())),
             }
         }
@@ -214,6 +219,6 @@ mod tests {
     #[tokio::test]
     async fn a_later_decision_hands_on_the_request_it_owned() {
         assert_eq!(call("/later").await, (Ok("added".into()), 1));
-        assert!(matches!(call("/later-refused").await, (Err(A2aError::Unauthenticated(_)), 0)));
+        assert!(matches!(call("/later-refused").await, (Err(A2aError::RateLimited { .. }), 0)));
     }
 }
