@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::deadlines::{DeadlineObserver, Deadlines, Expired};
 
 use crate::card::{CardSettings, Security};
-use crate::config::Config;
+use crate::config::{Config, Policies};
 use crate::directory::TaskDirectory;
 use crate::observers::Observers;
 use crate::protocol::early_ids::EarlyIds;
@@ -167,8 +167,10 @@ impl Gateway {
     /// Builds a generation; backends that `previous` already knew (same name and URL) keep their
     /// card and health, so a reload causes no blip.
     /// `stop` ends the generation's background work (JWKS refreshes).
+    /// `policies` are `config`'s, compiled ([`Config::compile`]).
     pub fn new(
         config: Config,
+        policies: Policies,
         public_base: String,
         shared: Arc<Shared>,
         previous: Option<&Registry>,
@@ -193,27 +195,15 @@ impl Gateway {
             registry.set_draining(&name, true);
         }
         let admin = Arc::new(crate::admin::AdminGuard::new(&config.admin, shared.idp_client.clone(), stop)?);
-        let permissions = Arc::new(match &config.permissions {
-            Some(rules) => Permissions::new(rules)?,
-            None => Permissions::allow_all(),
+        let Policies { permissions, rate_limits, validation } = policies;
+        let rate_limits = rate_limits.map(|limits| {
+            Arc::new(match &shared.redis {
+                Some(redis) => limits.with_shared(crate::state::redis_quotas::RedisQuotas::new(redis.clone())),
+                None => limits,
+            })
         });
-        let rate_limits = match &config.rate_limit {
-            Some(quotas) => {
-                let limits = RateLimits::new(quotas)?;
-                Some(Arc::new(match &shared.redis {
-                    Some(redis) => limits.with_shared(crate::state::redis_quotas::RedisQuotas::new(redis.clone())),
-                    None => limits,
-                }))
-            }
-            None => None,
-        };
-        let validation = match &config.validation {
-            Some(rules) => {
-                let catalog = Arc::new(RegistryCatalog(registry.clone()));
-                Some(Arc::new(InputValidation::new(rules, &config.base_dir, catalog)?))
-            }
-            None => None,
-        };
+        let validation =
+            validation.map(|rules| Arc::new(rules.with_catalog(Arc::new(RegistryCatalog(registry.clone())))));
         let credentials = Arc::new(BackendCredentials::new(
             config.backends.iter().map(|b| b.credentials()),
             config.gateway_identity.as_ref(),

@@ -154,7 +154,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Check { file } = &cli.command {
-        return match Config::load(file) {
+        // Compiled too: a rule, quota or schema that does not compile is an error of the file.
+        return match Config::load(file).and_then(|config| config.compile().map(|_| config)) {
             Ok(config) => {
                 if let Some(document) = &config.document
                     && let Err(errors) = a2a_gateway::config_schema::validate(document)

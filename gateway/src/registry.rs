@@ -1,3 +1,6 @@
+//! Over 400 lines on purpose: the registry's one state machine (card fetches, health, ejection,
+//! draining) is one impl; card reading and snapshots live in submodules.
+//!
 //! The backend registry: fetches each backend's Agent Card at start and then periodically, keeps
 //! health, and publishes an immutable [`Snapshot`] — healthy backends, the skill index and the
 //! rendered cards — that the request path reads without locks.
@@ -54,66 +57,6 @@ pub struct Backend {
 pub struct GrpcTarget {
     pub url: Url,
     pub tenant: Option<String>,
-}
-
-/// Everything routing and the card endpoints need, swapped as a whole when anything changes.
-pub struct Snapshot {
-    /// In configuration order.
-    pub backends: Vec<Arc<Backend>>,
-    by_name: HashMap<Arc<str>, usize>,
-    /// Skill id → indices of healthy, not draining backends that declare it.
-    by_skill: HashMap<String, Vec<usize>>,
-    pub gateway_card: CardDoc,
-    agent_cards: HashMap<Arc<str>, CardDoc>,
-    /// (backend, skill id) → what input validation needs of the skill.
-    skill_specs: HashMap<(Arc<str>, String), Arc<SkillSpec>>,
-    /// Healthy backends' skills, indexed to resolve messages that name none.
-    pub skill_index: Arc<crate::resolve::SkillIndex>,
-    /// Skills that known backends declare but none can take now (unhealthy or draining): a call
-    /// for one meets an outage, not a wrong name.
-    resting_skills: std::collections::HashSet<String>,
-    /// Backends whose card was never read: they may offer any skill.
-    unread: Vec<Arc<str>>,
-}
-
-impl Snapshot {
-    pub fn backend(&self, name: &str) -> Option<&Arc<Backend>> {
-        self.by_name.get(name).map(|&i| &self.backends[i])
-    }
-
-    /// Healthy backends declaring `skill`.
-    pub fn with_skill(&self, skill: &str) -> Vec<&Arc<Backend>> {
-        self.by_skill.get(skill).map(|list| list.iter().map(|&i| &self.backends[i]).collect()).unwrap_or_default()
-    }
-
-    /// Skill ids of healthy backends, sorted.
-    pub fn skill_ids(&self) -> Vec<&str> {
-        let mut ids: Vec<&str> = self.by_skill.keys().map(String::as_str).collect();
-        ids.sort_unstable();
-        ids
-    }
-
-    /// Whether a call for `skill`, which no backend can take now, meets an outage: a known backend
-    /// declares it but is unhealthy or draining, or a backend was never read and may declare it.
-    pub fn skill_resting(&self, skill: &str) -> bool {
-        self.resting_skills.contains(skill) || !self.unread.is_empty()
-    }
-
-    /// Backends whose card was never read.
-    pub fn unread(&self) -> &[Arc<str>] {
-        &self.unread
-    }
-
-    /// What input validation needs to know about `skill` of `backend`.
-    pub fn skill_spec(&self, backend: &str, skill: &str) -> Option<&Arc<SkillSpec>> {
-        // Keyed by owned strings; the lookup builds the key (one small allocation per checked send).
-        self.skill_specs.get(&(Arc::from(backend), skill.to_string()))
-    }
-
-    /// The per-agent card of a healthy backend.
-    pub fn agent_card(&self, name: &str) -> Option<&CardDoc> {
-        self.agent_cards.get(name)
-    }
 }
 
 /// What the health loop knows about one backend between rounds.
@@ -457,6 +400,17 @@ impl Registry {
         }
     }
 
+    /// Sets a backend's card as if a health check had just read it (in-process tests: no network).
+    #[cfg(test)]
+    pub(crate) fn install_card(&self, name: &str, card: Value) {
+        let Ok(mut states) = self.states.lock() else { return };
+        let state = states.iter_mut().find(|s| s.config.name == name).expect("a configured backend");
+        state.card = Some(Arc::new(normalize_card(card)));
+        state.healthy = true;
+        let snapshot = build_snapshot(&states, &self.cards, Some(&self.snapshot.load()));
+        self.snapshot.store(Arc::new(snapshot));
+    }
+
     async fn check(&self, index: usize) {
         let Some((card_url, name)) = self
             .states
@@ -545,319 +499,6 @@ impl Registry {
     }
 }
 
-/// Fetches the card at `url` and checks that it offers an interface the gateway can use (a
-/// self-registering agent's card is checked so before it is admitted).
-pub async fn probe_card(client: &reqwest::Client, url: Url, timeout: Duration, max_bytes: usize) -> Result<(), String> {
-    fetch_card(client, url, timeout, max_bytes).await.map(drop).map_err(|e| e.to_string())
-}
-
-async fn fetch_card(client: &reqwest::Client, url: Url, timeout: Duration, max: usize) -> Result<Value, CheckError> {
-    let response = client
-        .get(url.clone())
-        .header("a2a-version", crate::protocol::PROTOCOL_VERSION)
-        .timeout(timeout)
-        .send()
-        .await?;
-    if !response.status().is_success() {
-        return Err(CheckError::Status(response.status().as_u16()));
-    }
-    let bytes = read_capped(response, max).await?;
-    let card: Value = serde_json::from_slice(&bytes).map_err(CheckError::Json)?;
-    let card = normalize_card(card);
-    let (_, jsonrpc, rest) = interfaces_of(&card, None);
-    if jsonrpc.is_none() && rest.is_none() && grpc_interface(&card, &url).is_none() {
-        return Err(CheckError::NoInterface);
-    }
-    Ok(card)
-}
-
-/// The body of `response`, refused as soon as it passes `max` bytes (by its declared length, or while
-/// it streams in): a huge card costs the gateway at most `max` bytes of memory. The health check's
-/// timeout bounds the time.
-async fn read_capped(response: reqwest::Response, max: usize) -> Result<Vec<u8>, CheckError> {
-    use futures::StreamExt;
-    if response.content_length().is_some_and(|n| n > max as u64) {
-        return Err(CheckError::TooLarge(max));
-    }
-    let mut body = Vec::new();
-    let mut chunks = response.bytes_stream();
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk?;
-        if body.len() + chunk.len() > max {
-            return Err(CheckError::TooLarge(max));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-/// A card in the 1.0 shape: 1.0 cards as they are, a 0.3 card (top-level `url` and a 0.x
-/// `protocolVersion`, or `preferredTransport` / `additionalInterfaces`) and an early card (a `url`
-/// and no version) through their translations, which list their interfaces as 0.x ones.
-fn normalize_card(card: Value) -> Value {
-    if card.get("supportedInterfaces").is_some_and(Value::is_array) || card.get("url").is_none() {
-        return card;
-    }
-    let version = card.get("protocolVersion").and_then(Value::as_str);
-    let is_v03 = version.is_some_and(|v| v.starts_with("0."))
-        || card.get("preferredTransport").is_some()
-        || card.get("additionalInterfaces").is_some();
-    let translated = if is_v03 {
-        serde_json::from_value::<v03::AgentCard>(card.clone()).ok().map(v03::card_to_v1)
-    } else {
-        serde_json::from_value::<early::AgentCard>(card.clone()).ok().map(early::card_to_v1)
-    };
-    translated.and_then(|c| serde_json::to_value(c).ok()).unwrap_or(card)
-}
-
-/// The dialect the gateway speaks to a backend and the paths of its interfaces in it: the first
-/// 1.x JSONRPC and HTTP+JSON interfaces; without any, a 0.x JSONRPC one (A2A 0.3) or the early
-/// dialect's HTTP+JSON one. `force` picks a dialect the card offers (e.g. the 0.3 interface of an
-/// agent that serves both).
-fn interfaces_of(card: &Value, force: Option<Dialect>) -> (Dialect, Option<String>, Option<String>) {
-    let order = match force {
-        Some(dialect) => vec![dialect],
-        None => vec![Dialect::V1, Dialect::V03, Dialect::Early],
-    };
-    for dialect in order {
-        let (jsonrpc, rest) = interface_paths(card, dialect);
-        if jsonrpc.is_some() || rest.is_some() {
-            return (dialect, jsonrpc, rest);
-        }
-    }
-    (Dialect::V1, None, None)
-}
-
-/// The paths of the card's first JSONRPC and HTTP+JSON interfaces of `dialect` (0.3: JSON-RPC, used
-/// when offered, else HTTP+JSON; early: HTTP+JSON of version 0.1 only).
-fn interface_paths(card: &Value, dialect: Dialect) -> (Option<String>, Option<String>) {
-    let mut jsonrpc = None;
-    let mut rest = None;
-    let Some(Value::Array(list)) = card.get("supportedInterfaces") else {
-        return (None, None);
-    };
-    for interface in list {
-        let version = interface.get("protocolVersion").and_then(Value::as_str).unwrap_or("1.0");
-        let binding = interface.get("protocolBinding").and_then(Value::as_str);
-        let wanted = match dialect {
-            Dialect::V1 => version.split('.').next() == Some("1"),
-            Dialect::Early => version == early::PROTOCOL_VERSION && binding == Some("HTTP+JSON"),
-            Dialect::V03 => {
-                version.starts_with("0.")
-                    && version != early::PROTOCOL_VERSION
-                    && matches!(binding, Some("JSONRPC" | "HTTP+JSON"))
-            }
-        };
-        if !wanted {
-            continue;
-        }
-        let Some(url) = interface.get("url").and_then(Value::as_str) else { continue };
-        let Some(path) = url_path(url) else { continue };
-        let slot = match interface.get("protocolBinding").and_then(Value::as_str) {
-            Some("JSONRPC") => &mut jsonrpc,
-            Some("HTTP+JSON") => &mut rest,
-            _ => continue,
-        };
-        if slot.is_none() {
-            *slot = Some(path);
-        }
-    }
-    (jsonrpc, rest)
-}
-
-/// The card's first A2A 1.x GRPC interface, on the host of `base`: a card may name the port its gRPC
-/// service listens on (gRPC servers rarely share the card's port), never another host. Interfaces
-/// that need TLS are not used (the gateway speaks gRPC to agents over plain HTTP/2).
-fn grpc_interface(card: &Value, base: &Url) -> Option<GrpcTarget> {
-    let Some(Value::Array(list)) = card.get("supportedInterfaces") else { return None };
-    list.iter().find_map(|interface| {
-        let version = interface.get("protocolVersion").and_then(Value::as_str).unwrap_or("1.0");
-        if interface.get("protocolBinding").and_then(Value::as_str) != Some("GRPC")
-            || version.split('.').next() != Some("1")
-        {
-            return None;
-        }
-        let address = interface.get("url").and_then(Value::as_str)?;
-        let with_scheme = if address.contains("://") { address.to_owned() } else { format!("http://{address}") };
-        let named = Url::parse(&with_scheme).ok()?;
-        if !matches!(named.scheme(), "http" | "grpc") || named.host_str() != base.host_str() {
-            return None;
-        }
-        let mut url = base.clone();
-        url.set_port(named.port().or(base.port())).ok()?;
-        url.set_path(named.path().trim_end_matches('/'));
-        url.set_query(None);
-        let tenant = interface.get("tenant").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_owned);
-        Some(GrpcTarget { url, tenant })
-    })
-}
-
-/// The path of an absolute or root-relative URL.
-fn url_path(url: &str) -> Option<String> {
-    match Url::parse(url) {
-        Ok(parsed) => Some(parsed.path().to_string()),
-        Err(_) if url.starts_with('/') => Some(url.to_string()),
-        Err(_) => None,
-    }
-}
-
-/// The interface path on the configured origin: a card cannot send the gateway to another host.
-fn on_origin(base: &Url, path: &str) -> Url {
-    let mut url = base.clone();
-    url.set_path(path);
-    url.set_query(None);
-    url
-}
-
-/// The address forms of a backend (its configured URL and the URLs its card names), for redaction
-/// from the cards the gateway serves.
-fn redactor(state: &BackendState, card: &Value) -> Redactor {
-    let mut urls = vec![state.base.as_str().to_owned(), state.card_url.as_str().to_owned()];
-    if let Some(Value::Array(list)) = card.get("supportedInterfaces") {
-        urls.extend(list.iter().filter_map(|i| Some(i.get("url")?.as_str()?.to_owned())));
-    }
-    if let Some(url) = card.get("url").and_then(Value::as_str) {
-        urls.push(url.to_owned());
-    }
-    Redactor::new(urls.iter().map(String::as_str))
-}
-
-/// The routing view of `states`; cards whose content is unchanged keep `previous`'s date.
-fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Option<&Snapshot>) -> Snapshot {
-    let mut backends = Vec::with_capacity(states.len());
-    let mut by_name = HashMap::new();
-    let mut by_skill: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut agent_cards = HashMap::new();
-    let mut healthy_cards = Vec::new();
-    let mut resting_skills = std::collections::HashSet::new();
-    let mut unread = Vec::new();
-    let redactors: Vec<(usize, Redactor)> =
-        states.iter().enumerate().filter_map(|(i, s)| Some((i, redactor(s, s.card.as_deref()?)))).collect();
-    let no_redactor = Redactor::default();
-    for (i, state) in states.iter().enumerate() {
-        let name: Arc<str> = Arc::from(state.config.name.as_str());
-        let card = state.card.as_deref().filter(|_| state.healthy);
-        let force = state.config.dialect.map(config::BackendDialect::dialect);
-        let (dialect, jsonrpc, rest) = card.map(|c| interfaces_of(c, force)).unwrap_or((Dialect::V1, None, None));
-        let skills: Vec<String> = card
-            .and_then(|c| c.get("skills")?.as_array().cloned())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|s| Some(s.get("id")?.as_str()?.to_string()))
-            .collect();
-        for skill in skills.iter().filter(|_| !state.draining) {
-            let list = by_skill.entry(skill.clone()).or_default();
-            if !list.contains(&i) {
-                list.push(i);
-            }
-        }
-        if let Some(card) = card {
-            healthy_cards.push((i, card));
-        }
-        match state.card.as_deref() {
-            None => unread.push(name.clone()),
-            Some(known) if card.is_none() || state.draining => resting_skills.extend(skill_ids(known)),
-            Some(_) => {}
-        }
-        backends.push(Arc::new(Backend {
-            name: name.clone(),
-            healthy: card.is_some(),
-            jsonrpc_url: jsonrpc.map(|p| on_origin(&state.base, &p)),
-            rest_url: rest.map(|p| on_origin(&state.base, p.trim_end_matches('/'))),
-            grpc: card.filter(|_| dialect == Dialect::V1).and_then(|c| grpc_interface(c, &state.base)),
-            skills,
-            dialect,
-            draining: state.draining,
-            half_open: state.ejection.is_some_and(|e| e.half_open),
-        }));
-        by_name.insert(name, i);
-    }
-    let views: Vec<BackendCard<'_>> = healthy_cards
-        .iter()
-        .map(|&(i, card)| BackendCard {
-            name: &states[i].config.name,
-            card,
-            redactor: redactors.iter().find(|(j, _)| *j == i).map_or(&no_redactor, |(_, r)| r),
-            // Every backend is offered in every binding: the gateway bridges the ones it lacks.
-            has_jsonrpc: reachable(&backends[i]),
-            has_rest: reachable(&backends[i]),
-        })
-        .collect();
-    for view in &views {
-        let before = previous.and_then(|p| p.agent_cards.get(view.name));
-        let doc = CardDoc::new(&card::agent_card(cards, view)).since(before);
-        agent_cards.insert(backends[by_name[view.name]].name.clone(), doc);
-    }
-    // A draining backend's skills are not on offer for new tasks.
-    let offered: Vec<BackendCard<'_>> = views
-        .iter()
-        .filter(|v| !backends[by_name[v.name]].draining)
-        .map(|v| BackendCard {
-            name: v.name,
-            card: v.card,
-            redactor: v.redactor,
-            has_jsonrpc: v.has_jsonrpc,
-            has_rest: v.has_rest,
-        })
-        .collect();
-    let gateway_card = CardDoc::new(&card::gateway_card(cards, &offered)).since(previous.map(|p| &p.gateway_card));
-    let mut skill_specs = HashMap::new();
-    for view in &views {
-        let version = card_version(view.card);
-        let defaults = string_list(view.card.get("defaultInputModes"));
-        for skill in view.card.get("skills").and_then(Value::as_array).into_iter().flatten() {
-            let Some(id) = skill.get("id").and_then(Value::as_str) else { continue };
-            let modes = skill.get("inputModes").map(|m| string_list(Some(m))).unwrap_or_else(|| defaults.clone());
-            let spec = SkillSpec {
-                version,
-                input_schema: skill.get("inputSchema").cloned().map(Arc::new),
-                input_modes: modes,
-            };
-            skill_specs.insert((Arc::from(view.name), id.to_string()), Arc::new(spec));
-        }
-    }
-    let skill_index = Arc::new(crate::resolve::SkillIndex::build(healthy_cards.iter().map(|&(_, card)| card)));
-    Snapshot {
-        backends,
-        by_name,
-        by_skill,
-        gateway_card,
-        agent_cards,
-        skill_specs,
-        skill_index,
-        resting_skills,
-        unread,
-    }
-}
-
-/// A backend the gateway can send calls to in some binding (and so, bridging, in every binding).
-fn reachable(backend: &Backend) -> bool {
-    backend.jsonrpc_url.is_some()
-        || backend.rest_url.is_some()
-        || backend.grpc.is_some()
-        || backend.dialect != Dialect::V1
-}
-
-fn card_version(card: &Value) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    serde_json::to_vec(card).unwrap_or_default().hash(&mut hasher);
-    hasher.finish()
-}
-
-/// The skill ids a card declares.
-fn skill_ids(card: &Value) -> impl Iterator<Item = String> + '_ {
-    card.get("skills")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|s| Some(s.get("id")?.as_str()?.to_string()))
-}
-
-fn string_list(value: Option<&Value>) -> Vec<String> {
-    value.and_then(Value::as_array).into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)).collect()
-}
-
 /// The registry as input validation's skill catalog: always the current snapshot.
 pub struct RegistryCatalog(pub Arc<Registry>);
 
@@ -867,42 +508,13 @@ impl SkillCatalog for RegistryCatalog {
     }
 }
 
+mod agent_card;
+mod snapshot;
+
+pub use self::agent_card::probe_card;
+use self::agent_card::*;
+pub use self::snapshot::Snapshot;
+use self::snapshot::*;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn interface_paths_prefer_1_x_and_skip_0_3() {
-        let card = json!({"supportedInterfaces": [
-            {"url": "http://x/old", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-            {"url": "http://x/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": "http://x/a2a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-            {"url": "http://x/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
-        ]});
-        assert_eq!(interface_paths(&card, Dialect::V1), (Some("/a2a/jsonrpc".into()), Some("/a2a/rest".into())));
-        assert_eq!(interface_paths(&json!({"url": "http://x/"}), Dialect::V1), (None, None));
-        assert_eq!(interfaces_of(&card, Some(Dialect::V03)), (Dialect::V03, Some("/old".into()), None));
-    }
-
-    #[test]
-    fn cards_of_0_3_and_early_agents_are_read_in_their_dialect() {
-        let v03 = normalize_card(json!({"name": "a", "url": "http://x/rpc", "protocolVersion": "0.3.0",
-            "preferredTransport": "JSONRPC", "version": "1", "skills": [{"id": "s", "name": "S"}]}));
-        assert_eq!(interfaces_of(&v03, None), (Dialect::V03, Some("/rpc".into()), None));
-        assert_eq!(v03["skills"][0]["id"], "s");
-        let rest = normalize_card(json!({"name": "a", "url": "http://x/", "protocolVersion": "0.3.0",
-            "preferredTransport": "HTTP+JSON", "version": "1", "skills": []}));
-        assert_eq!(interfaces_of(&rest, None), (Dialect::V03, None, Some("/".into())));
-        let early = normalize_card(json!({"name": "e", "url": "http://x/", "version": "0.1.0",
-            "skills": [{"id": "early-echo", "name": "E", "inputSchema": {"type": "object"}}]}));
-        assert_eq!(interfaces_of(&early, None), (Dialect::Early, None, Some("/".into())));
-        assert_eq!(early["skills"][0]["inputSchema"], json!({"type": "object"}));
-    }
-
-    #[test]
-    fn interfaces_are_joined_to_the_configured_origin() {
-        let base = Url::parse("http://10.0.0.5:8000").unwrap();
-        assert_eq!(on_origin(&base, "/a2a/jsonrpc").as_str(), "http://10.0.0.5:8000/a2a/jsonrpc");
-    }
-}
+mod tests;

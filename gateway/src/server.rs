@@ -1,3 +1,6 @@
+//! Over 400 lines on purpose: start, reload, rebuild and drain share the runtime's state and read as
+//! one life; the card endpoints are in [`cards`].
+//!
 //! The listeners and the process lifecycle: the public router (cards, then every other request
 //! through the current generation's A2A stack), the admin listener (health, readiness), hot reload
 //! (SIGHUP or a change of the config file) and graceful shutdown (drain up to a deadline).
@@ -25,13 +28,13 @@ use tower::util::BoxCloneSyncService;
 use a2a_policies::audit::Audit;
 
 use crate::card::CardDoc;
-use crate::config::Config;
+use crate::config::{Config, Policies};
 use crate::directory::TaskDirectory;
 use crate::gateway::{Gateway, Shared};
 use crate::listener::PublicListener;
 use crate::protocol::errors::{render, render_in};
 use crate::protocol::translate::{early, model};
-use crate::stack::a2a_stack;
+use crate::stack::{ForwardService, a2a_stack};
 
 type Stack = BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;
 
@@ -45,13 +48,20 @@ struct Generation {
 impl Generation {
     async fn start(
         config: Config,
+        policies: Policies,
         public_base: String,
         shared: Arc<Shared>,
         previous: Option<&Generation>,
     ) -> anyhow::Result<Generation> {
         let health_stop = CancellationToken::new();
-        let gateway =
-            Gateway::new(config, public_base, shared, previous.map(|p| p.gateway.registry.as_ref()), &health_stop)?;
+        let gateway = Gateway::new(
+            config,
+            policies,
+            public_base,
+            shared,
+            previous.map(|p| p.gateway.registry.as_ref()),
+            &health_stop,
+        )?;
         gateway.registry.check_unknown().await;
         if let Some(authenticator) = &gateway.authenticator {
             // Warm the JWKS caches so the first callers do not wait for them (bounded: an issuer
@@ -59,7 +69,7 @@ impl Generation {
             let _ = tokio::time::timeout(Duration::from_secs(5), authenticator.refresh_jwks()).await;
         }
         gateway.registry.spawn_health_loops(health_stop.clone());
-        let stack = BoxCloneSyncService::new(a2a_stack(gateway.clone()));
+        let stack = BoxCloneSyncService::new(a2a_stack(gateway.clone(), ForwardService::new(gateway.clone())));
         Ok(Generation { gateway, stack, health_stop })
     }
 }
@@ -114,10 +124,13 @@ impl Runtime {
         };
         let _one_at_a_time = self.swapping.lock().await;
         let config = self.shared.overlay.apply(&file);
-        if let Err(error) = config.validate() {
-            tracing::error!(%error, "configuration reload refused with the runtime changes applied; the running configuration stays");
-            return;
-        }
+        let policies = match config.compile() {
+            Ok(policies) => policies,
+            Err(error) => {
+                tracing::error!(%error, "configuration reload refused with the runtime changes applied; the running configuration stays");
+                return;
+            }
+        };
         if let Ok(mut stored) = self.file_config.lock() {
             *stored = file;
         }
@@ -126,7 +139,7 @@ impl Runtime {
             tracing::warn!("listener settings changed: that takes a restart; the rest is applied");
         }
         let public_base = config.public_base(self.bound);
-        match Generation::start(config, public_base, self.shared.clone(), Some(&previous)).await {
+        match Generation::start(config, policies, public_base, self.shared.clone(), Some(&previous)).await {
             Ok(generation) => {
                 self.shared.deadlines.set(generation.gateway.config.deadlines.clone());
                 self.current.store(Arc::new(generation));
@@ -143,10 +156,10 @@ impl Runtime {
         let _one_at_a_time = self.swapping.lock().await;
         let file = self.file_config.lock().map_err(|_| anyhow::anyhow!("configuration lock poisoned"))?.clone();
         let config = self.shared.overlay.apply(&file);
-        config.validate()?;
+        let policies = config.compile()?;
         let previous = self.current.load_full();
         let public_base = config.public_base(self.bound);
-        let generation = Generation::start(config, public_base, self.shared.clone(), Some(&previous)).await?;
+        let generation = Generation::start(config, policies, public_base, self.shared.clone(), Some(&previous)).await?;
         self.current.store(Arc::new(generation));
         previous.health_stop.cancel();
         Ok(())
@@ -214,9 +227,10 @@ pub async fn run(
         }
         None => (None, None),
     };
+    let policies = config.compile()?;
     let shared = Shared::new(&config, audit).await?;
     let file_config = std::sync::Mutex::new(config.clone());
-    let generation = Generation::start(config, public_base.clone(), shared.clone(), None).await?;
+    let generation = Generation::start(config, policies, public_base.clone(), shared.clone(), None).await?;
     let runtime = Arc::new(Runtime {
         current: ArcSwap::from_pointee(generation),
         metrics: crate::metrics::install(),
@@ -445,114 +459,5 @@ async fn readyz(State(runtime): State<Arc<Runtime>>) -> Response<Body> {
     axum::response::IntoResponse::into_response((status, axum::Json(body)))
 }
 
-async fn gateway_card(State(runtime): State<Arc<Runtime>>, headers: HeaderMap) -> Response<Body> {
-    serve_card(&runtime.gateway().registry.snapshot().gateway_card, &headers)
-}
-
-async fn agent_card(
-    State(runtime): State<Arc<Runtime>>,
-    Path(name): Path<String>,
-    headers: HeaderMap,
-) -> Response<Body> {
-    let snapshot = runtime.gateway().registry.snapshot();
-    if let Some(card) = snapshot.agent_card(&name) {
-        return serve_card(card, &headers);
-    }
-    let error = match snapshot.backend(&name) {
-        Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
-        None => A2aError::AgentNotFound(name),
-    };
-    render(&error, Binding::Rest, None).into_response()
-}
-
-async fn early_gateway_card(State(runtime): State<Arc<Runtime>>, headers: HeaderMap) -> Response<Body> {
-    serve_early_card(&runtime.gateway().registry.snapshot().gateway_card, &headers)
-}
-
-async fn early_agent_card(
-    State(runtime): State<Arc<Runtime>>,
-    Path(name): Path<String>,
-    headers: HeaderMap,
-) -> Response<Body> {
-    let snapshot = runtime.gateway().registry.snapshot();
-    if let Some(card) = snapshot.agent_card(&name) {
-        return serve_early_card(card, &headers);
-    }
-    let error = match snapshot.backend(&name) {
-        Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
-        None => A2aError::AgentNotFound(name),
-    };
-    render_in(&error, Dialect::Early, Binding::Rest, None).into_response()
-}
-
-/// A published 1.0 card in the early shape; its `url` is the card's HTTP+JSON interface, where the
-/// gateway also takes early calls.
-fn serve_early_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
-    let early = serde_json::from_slice::<model::AgentCard>(&card.strict)
-        .ok()
-        .and_then(|v1| serde_json::to_value(early::card_from_v1(v1)).ok());
-    match early {
-        Some(early) => serve_card(&CardDoc::new(&early), headers),
-        None => render_in(&A2aError::Internal, Dialect::Early, Binding::Rest, None).into_response(),
-    }
-}
-
-fn serve_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
-    let (body, etag) = match wants_strict_card(headers) {
-        true => (&card.strict, card.strict_etag.as_str()),
-        false => (&card.body, card.etag.as_str()),
-    };
-    let tags: Vec<&str> = headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .collect();
-    let modified = httpdate::fmt_http_date(card.modified);
-    // `If-None-Match` wins over `If-Modified-Since` (RFC 9110 §13.2.2).
-    let not_modified = match tags.is_empty() {
-        false => tags.iter().any(|tag| *tag == etag || *tag == "*"),
-        true => headers
-            .get(header::IF_MODIFIED_SINCE)
-            .and_then(|v| httpdate::parse_http_date(v.to_str().ok()?).ok())
-            .is_some_and(|since| card.modified <= since),
-    };
-    let mut response = if not_modified {
-        let mut r = Response::new(Body::empty());
-        *r.status_mut() = StatusCode::NOT_MODIFIED;
-        r
-    } else {
-        let mut r = Response::new(Body::from(body.clone()));
-        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        r
-    };
-    let out = response.headers_mut();
-    out.insert(header::ETAG, HeaderValue::from_str(etag).unwrap_or(HeaderValue::from_static("W/\"0\"")));
-    if let Ok(value) = HeaderValue::from_str(&modified) {
-        out.insert(header::LAST_MODIFIED, value);
-    }
-    // Cards change with backend health: clients may cache them briefly, then revalidate.
-    out.insert(header::CACHE_CONTROL, HeaderValue::from_static(CARD_CACHE_CONTROL));
-    out.insert(header::VARY, HeaderValue::from_static(VERSION_HEADER));
-    response
-}
-
-/// How long clients may use a card without asking again.
-const CARD_CACHE_CONTROL: &str = "public, max-age=60, must-revalidate";
-
-/// The request header naming the A2A version a client speaks.
-const VERSION_HEADER: &str = "a2a-version";
-
-/// Whether the card goes out without the 0.3 top-level fields: the client names a 1.x version. The
-/// specification has a request without `A2A-Version` read as 0.3, and 0.3 clients find their
-/// interface only in those fields; 1.x clients (the SDKs send the header) get a card that is valid
-/// against the strict 1.0 schema.
-fn wants_strict_card(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(VERSION_HEADER)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|v| v.trim().split('.').next().and_then(|major| major.parse::<u32>().ok()).is_some_and(|m| m >= 1))
-}
+mod cards;
+use self::cards::*;

@@ -13,6 +13,7 @@ pub mod authorize;
 pub mod backend_auth;
 pub mod call;
 pub mod caller;
+pub mod check;
 pub mod concurrency;
 pub mod duration;
 pub mod error;

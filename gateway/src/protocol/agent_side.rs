@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::errors;
 use super::sse::SseParser;
 use super::translate::early::{self, SnapshotDiffer};
 use super::translate::model::{self, ErrorKind, ErrorObject, Request, StreamResponse};
@@ -148,35 +149,16 @@ fn success(binding: Binding, rpc_id: Option<&Value>, value: &impl Serialize) -> 
     }
 }
 
-/// The google.rpc.Status name of an HTTP status, for HTTP+JSON error bodies.
-fn status_name(status: u16) -> &'static str {
-    match status {
-        400 => "INVALID_ARGUMENT",
-        401 => "UNAUTHENTICATED",
-        403 => "PERMISSION_DENIED",
-        404 => "NOT_FOUND",
-        409 => "ABORTED",
-        415 | 501 => "UNIMPLEMENTED",
-        429 => "RESOURCE_EXHAUSTED",
-        503 => "UNAVAILABLE",
-        _ => "INTERNAL",
-    }
-}
-
 /// A 1.0 error in the caller's binding: (HTTP status, body).
 fn failure(binding: Binding, rpc_id: Option<&Value>, error: ErrorObject) -> (StatusCode, Vec<u8>) {
     match binding {
         Binding::JsonRpc => (StatusCode::OK, jsonrpc::failure(rpc_id.unwrap_or(&Value::Null), &error)),
         Binding::Rest => {
             let status = error.kind().http_status();
-            let body = json!({"error": {
-                "code": status,
-                "status": status_name(status),
-                "message": error.message,
-                "details": error.data.unwrap_or_else(|| json!([])),
-            }});
-            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            (status, serde_json::to_vec(&body).unwrap_or_default())
+            let details = error.data.unwrap_or_else(|| json!([]));
+            let body =
+                errors::rest_error_body(status, errors::status_name(status), Value::String(error.message), details);
+            (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body)
         }
     }
 }
@@ -315,319 +297,15 @@ pub fn continuation_stream(call: &A2aCall, status: StatusCode, body: &[u8]) -> B
     converter.event(body, &mut |data| out.extend_from_slice(&frame(data)));
     Bytes::from(out)
 }
-
-fn frame(data: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(data.len() + 10);
-    out.extend_from_slice(b"data: ");
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n\r\n");
-    Bytes::from(out)
-}
-
-struct Converter {
-    dialect: Dialect,
-    /// A 0.3 agent's events in its HTTP+JSON binding (bare StreamResponses), not JSON-RPC.
-    v03_rest: bool,
-    binding: Binding,
-    rpc_id: Option<Value>,
-    differ: SnapshotDiffer,
-}
-
-impl Converter {
-    fn new(dialect: Dialect, call: &A2aCall, differ: SnapshotDiffer) -> Converter {
-        Converter { dialect, v03_rest: false, binding: call.binding, rpc_id: call.rpc_id.clone(), differ }
-    }
-
-    fn write(&self, event: &StreamResponse, out: Emit<'_>) -> bool {
-        out(&success(self.binding, self.rpc_id.as_ref(), event));
-        true
-    }
-
-    fn write_error(&self, error: ErrorObject, out: Emit<'_>) -> bool {
-        out(&failure(self.binding, self.rpc_id.as_ref(), error).1);
-        true
-    }
-
-    /// The agent's event could not be read: an invalid-answer error event; `false`.
-    fn not_understood(&self, error: TranslateError, out: Emit<'_>) -> bool {
-        self.write_error(invalid_answer(error), out);
-        false
-    }
-
-    /// One agent event's `data` as the 1.0 events it stands for (each event's data handed to `out`);
-    /// `false` when the agent's event could not be read (an invalid-answer error event stands for it).
-    fn event(&mut self, data: &[u8], out: Emit<'_>) -> bool {
-        match self.dialect {
-            // The agent's other 1.0 binding: HTTP+JSON events are bare StreamResponses.
-            Dialect::V1 if self.binding == Binding::JsonRpc => match serde_json::from_slice::<StreamResponse>(data) {
-                Ok(event) => self.write(&event, out),
-                Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err() => {
-                    self.not_understood(TranslateError::Json("an event that is not JSON".into()), out)
-                }
-                Err(_) => self.write_error(rest_error(StatusCode::INTERNAL_SERVER_ERROR, data), out),
-            },
-            Dialect::V1 => {
-                let converted =
-                    jsonrpc::Envelope::parse(data).and_then(|envelope| match (envelope.error, envelope.result) {
-                        (Some(error), _) => serde_json::from_str::<ErrorObject>(error.get())
-                            .map(Err)
-                            .map_err(|e| TranslateError::Json(e.to_string())),
-                        (None, Some(result)) => serde_json::from_str::<StreamResponse>(result.get())
-                            .map(Ok)
-                            .map_err(|e| TranslateError::Json(e.to_string())),
-                        (None, None) => Err(TranslateError::Json("a stream event without a result".into())),
-                    });
-                match converted {
-                    Ok(Ok(event)) => self.write(&event, out),
-                    Ok(Err(error)) => self.write_error(error, out),
-                    Err(error) => self.not_understood(error, out),
-                }
-            }
-            Dialect::Early => match serde_json::from_slice::<early::Task>(data) {
-                Ok(task) => {
-                    for event in self.differ.push(task) {
-                        self.write(&event, out);
-                    }
-                    true
-                }
-                Err(e) => self.not_understood(TranslateError::Json(e.to_string()), out),
-            },
-            _ if self.v03_rest => {
-                let converted = serde_json::from_slice::<Value>(data)
-                    .map_err(|e| TranslateError::Json(e.to_string()))
-                    .and_then(v03::rest::event_to_rpc)
-                    .and_then(|event| serde_json::to_vec(&event).map_err(|e| TranslateError::Json(e.to_string())))
-                    .and_then(|event| v03::event_to_v1(&event));
-                match converted {
-                    Ok(event) => self.write(&event, out),
-                    Err(error) => self.not_understood(error, out),
-                }
-            }
-            _ => {
-                let converted =
-                    jsonrpc::Envelope::parse(data).and_then(|envelope| match (envelope.error, envelope.result) {
-                        (Some(error), _) => serde_json::from_str::<v03::Error03>(error.get())
-                            .map(|e| Err(v03::error_to_v1(e)))
-                            .map_err(|e| TranslateError::Json(e.to_string())),
-                        (None, Some(result)) => v03::event_to_v1(result.get().as_bytes()).map(Ok),
-                        (None, None) => Err(TranslateError::Json("a stream event without a result".into())),
-                    });
-                match converted {
-                    Ok(Ok(event)) => self.write(&event, out),
-                    Ok(Err(error)) => self.write_error(error, out),
-                    Err(error) => self.not_understood(error, out),
-                }
-            }
-        }
-    }
-}
-
-/// Where a converter hands each 1.0 event's data.
-type Emit<'a> = &'a mut dyn FnMut(&[u8]);
-
-/// An agent's SSE stream, event by event in 1.0 (caller's binding); what the relay then relays. An
-/// event that is not JSON, or one larger than the stream's limit, ends it with a [`Fault`].
-pub struct AgentEvents {
-    inner: BoxStream<'static, Result<Bytes, Fault>>,
-    parser: SseParser,
-    converter: Converter,
-    /// The stream ended with this fault, after the events before it were handed on.
-    fault: Option<Fault>,
-    done: bool,
-}
-
-impl AgentEvents {
-    pub fn new(
-        dialect: Dialect,
-        call: &A2aCall,
-        inner: BoxStream<'static, Result<Bytes, Fault>>,
-        max_event_bytes: usize,
-    ) -> AgentEvents {
-        AgentEvents {
-            inner,
-            parser: SseParser::with_limit(max_event_bytes),
-            converter: Converter::new(dialect, call, SnapshotDiffer::new()),
-            fault: None,
-            done: false,
-        }
-    }
-
-    /// The agent is a 0.3 agent that streams in its HTTP+JSON binding.
-    pub fn v03_rest(mut self) -> AgentEvents {
-        self.converter.v03_rest = true;
-        self
-    }
-}
-
-impl Stream for AgentEvents {
-    type Item = Result<Bytes, Fault>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if this.done {
-                return Poll::Ready(None);
-            }
-            if let Some(fault) = this.fault.take() {
-                this.done = true;
-                return Poll::Ready(Some(Err(fault)));
-            }
-            match this.inner.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(chunk))) => {
-                    let mut out = Vec::new();
-                    let mut malformed = false;
-                    let converter = &mut this.converter;
-                    this.parser.feed(&chunk, &mut |data| {
-                        if malformed {
-                            return;
-                        }
-                        let mut events = Vec::new();
-                        let understood = converter.event(data, &mut |event| events.extend_from_slice(&frame(event)));
-                        malformed = !understood && serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err();
-                        if !malformed {
-                            out.extend_from_slice(&events);
-                        }
-                    });
-                    let fault = if this.parser.overflowed() {
-                        Some(Fault::TooLarge)
-                    } else if malformed {
-                        Some(Fault::Malformed)
-                    } else {
-                        None
-                    };
-                    // The events before a bad one go first; the fault ends the stream after them.
-                    this.fault = fault;
-                    if !out.is_empty() {
-                        return Poll::Ready(Some(Ok(Bytes::from(out))));
-                    }
-                }
-                other => return other,
-            }
-        }
-    }
-}
-
-/// For a pass-through stream (caller and agent share a dialect): the relay hands the agent's bytes
-/// on unchanged and gives the tap this 1.0 copy of each event.
-pub struct ObservedCopy {
-    dialect: Dialect,
-    converter: Converter,
-}
-
-impl ObservedCopy {
-    pub fn new(dialect: Dialect, call: &A2aCall) -> ObservedCopy {
-        ObservedCopy { dialect, converter: Converter::new(dialect, call, SnapshotDiffer::new()) }
-    }
-
-    /// The agent's (and the caller's) dialect.
-    pub fn dialect(&self) -> Dialect {
-        self.dialect
-    }
-
-    /// Hands the 1.0 data of the events one agent event stands for to `out`; `false` when the
-    /// agent's event could not be read (nothing is handed on then).
-    pub fn translate(&mut self, data: &[u8], out: Emit<'_>) -> bool {
-        let mut events: Vec<Vec<u8>> = Vec::new();
-        let understood = self.converter.event(data, &mut |event| events.push(event.to_vec()));
-        if understood {
-            events.iter().for_each(|event| out(event));
-        }
-        understood
-    }
-}
-
-/// Why an agent's stream could not be relayed to its end.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fault {
-    /// The connection broke (the agent died, or the network).
-    Cut,
-    /// An event larger than the stream's limit.
-    TooLarge,
-    /// An event that is not JSON.
-    Malformed,
-}
-
-impl From<reqwest::Error> for Fault {
-    fn from(error: reqwest::Error) -> Fault {
-        tracing::debug!(%error, "agent stream broke off");
-        Fault::Cut
-    }
-}
-
 /// Response extension: the answer is the agent's own, already in the caller's dialect.
 #[derive(Debug, Clone, Copy)]
 pub struct PassedThrough;
 
+mod events;
+pub use self::events::AgentEvents;
+pub use self::events::Fault;
+pub use self::events::ObservedCopy;
+use self::events::*;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn json_of(bytes: &[u8]) -> Value {
-        serde_json::from_slice(bytes).expect("json")
-    }
-
-    #[test]
-    fn a_1_0_send_becomes_a_0_3_request_and_its_answer_comes_back_in_1_0() {
-        let mut call = A2aCall::new(Binding::JsonRpc, Operation::SendMessage);
-        call.rpc_id = Some(json!("r"));
-        let body = br#"{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
-        let request = v1_request(&call, body).expect("request");
-        let out = agent_call(Dialect::V03, request, call.rpc_id.as_ref()).expect("0.3 call");
-        let sent = json_of(&out.body);
-        assert_eq!((&sent["method"], &sent["id"]), (&json!("message/send"), &json!("r")));
-        assert_eq!(sent["params"]["message"]["parts"][0], json!({"kind": "text", "text": "hi"}));
-        let answer = br#"{"jsonrpc":"2.0","id":"r","result":{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}}"#;
-        let (status, v1) = unary_to_v1(Dialect::V03, &call, StatusCode::OK, answer);
-        assert_eq!(status, StatusCode::OK);
-        assert_eq!(json_of(&v1)["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
-        let error = br#"{"jsonrpc":"2.0","id":"r","error":{"code":-32001,"message":"Task not found","data":null}}"#;
-        let rest = A2aCall { binding: Binding::Rest, ..call.clone() };
-        let (status, v1) = unary_to_v1(Dialect::V03, &rest, StatusCode::OK, error);
-        assert_eq!(status, StatusCode::NOT_FOUND);
-        assert_eq!(json_of(&v1)["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
-    }
-
-    #[test]
-    fn early_answers_and_errors_come_back_in_1_0() {
-        let mut call = A2aCall::new(Binding::Rest, Operation::GetTask);
-        call.task_id = Some("4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b".into());
-        let request = v1_request(&call, b"").expect("request");
-        let out = agent_call(Dialect::Early, request, None).expect("early call");
-        assert_eq!(
-            (out.method, out.path.as_deref()),
-            (Method::GET, Some("/tasks/4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b"))
-        );
-        let task = br#"{"id":"4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b","status":{"state":"working"},"artifacts":[]}"#;
-        let (_, v1) = unary_to_v1(Dialect::Early, &call, StatusCode::OK, task);
-        assert_eq!(json_of(&v1)["status"]["state"], "TASK_STATE_WORKING");
-        let (status, v1) = unary_to_v1(Dialect::Early, &call, StatusCode::NOT_FOUND, br#"{"detail":"Task not found"}"#);
-        assert_eq!((status, json_of(&v1)["error"]["status"].clone()), (StatusCode::NOT_FOUND, json!("NOT_FOUND")));
-    }
-
-    #[test]
-    fn a_json_rpc_call_reaches_an_http_json_agent_and_back() {
-        let mut call = A2aCall::new(Binding::JsonRpc, Operation::GetTask);
-        call.rpc_id = Some(json!(9));
-        let body = br#"{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"t/1","historyLength":2}}"#;
-        let out = rebind_call(&call, v1_request(&call, body).expect("request")).expect("rest call");
-        assert_eq!((out.method, out.path.as_deref()), (Method::GET, Some("/tasks/t%2F1?historyLength=2")));
-        let (status, answer) =
-            unary_rebound(&call, StatusCode::OK, br#"{"id":"t/1","status":{"state":"TASK_STATE_WORKING"}}"#);
-        assert_eq!(
-            (status, json_of(&answer)["result"]["id"].clone(), json_of(&answer)["id"].clone()),
-            (StatusCode::OK, json!("t/1"), json!(9))
-        );
-        let error = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND"}]}}"#;
-        let (_, answer) = unary_rebound(&call, StatusCode::NOT_FOUND, error);
-        assert_eq!(json_of(&answer)["error"]["code"], -32001);
-        let rest = A2aCall { binding: Binding::Rest, ..call };
-        let out = rebind_call(&rest, v1_request(&rest, b"").expect("request")).expect("rpc call");
-        assert_eq!(json_of(&out.body)["method"], "GetTask");
-        let (status, answer) = unary_rebound(
-            &rest,
-            StatusCode::OK,
-            br#"{"jsonrpc":"2.0","id":"x","error":{"code":-32001,"message":"Task not found"}}"#,
-        );
-        assert_eq!((status, json_of(&answer)["error"]["status"].clone()), (StatusCode::NOT_FOUND, json!("NOT_FOUND")));
-    }
-}
+mod tests;

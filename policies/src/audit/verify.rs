@@ -1,3 +1,5 @@
+//! Just over 400 lines: the report types and the checker are one reading of the chain.
+//!
 //! Checks the hash chain of audit files: every record's `prev` must be the SHA-256 of the line
 //! before it, across the files in the order given (oldest first, as [`super::chain_files`] lists
 //! them), and every file must begin with a `chain_anchor` record. Reports the first broken link

@@ -43,7 +43,7 @@ pub use api_key::{generate_key, hash_key, is_valid_key_id, key_id};
 pub use card::{API_KEY_SCHEME, BEARER_SCHEME};
 pub use config::{ApiKeyConfig, ApiKeysConfig, AuthConfig, IntrospectionConfig, IssuerConfig, JwtConfig, Secret};
 pub use failure::AuthFailure;
-pub use layer::{AuthLayer, AuthService};
+pub use layer::{AuthLayer, AuthService, Authentication};
 pub use per_address::PerAddressConfig;
 pub use validate::AuthConfigError;
 

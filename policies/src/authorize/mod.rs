@@ -21,12 +21,10 @@
 mod config;
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use futures::future::{Either, Ready, ready};
-use tower::{Layer, Service};
 
+use crate::check::{Check, CheckLayer, CheckService, Verdict};
 use crate::{A2aError, Caller, RequestInfo, RouteHint};
 
 pub use config::{Effect, PermissionsConfig, PermissionsConfigError, RuleConfig};
@@ -227,53 +225,32 @@ fn clip(skill: &str) -> &str {
 /// Refuses calls whose skill the caller may not use. Reads [`Caller`] and [`RouteHint`] from the
 /// request extensions and records why it refused in [`RequestInfo`].
 #[derive(Debug, Clone)]
-pub struct AuthorizeLayer {
+pub struct Authorization {
     permissions: Arc<Permissions>,
 }
+
+/// The layer of [`Authorization`].
+pub type AuthorizeLayer = CheckLayer<Authorization>;
+/// The service of [`AuthorizeLayer`].
+pub type Authorize<S> = CheckService<Authorization, S>;
 
 impl AuthorizeLayer {
     pub fn new(permissions: Arc<Permissions>) -> AuthorizeLayer {
-        AuthorizeLayer { permissions }
+        CheckLayer::of(Authorization { permissions })
     }
 }
 
-impl<S> Layer<S> for AuthorizeLayer {
-    type Service = Authorize<S>;
-
-    fn layer(&self, inner: S) -> Authorize<S> {
-        Authorize { inner, permissions: self.permissions.clone() }
-    }
-}
-
-/// The service of [`AuthorizeLayer`].
-#[derive(Debug, Clone)]
-pub struct Authorize<S> {
-    inner: S,
-    permissions: Arc<Permissions>,
-}
-
-impl<S> Service<http::Request<Bytes>> for Authorize<S>
-where
-    S: Service<http::Request<Bytes>, Error = A2aError>,
-{
-    type Response = S::Response;
-    type Error = A2aError;
-    type Future = Either<Ready<Result<S::Response, A2aError>>, S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: http::Request<Bytes>) -> Self::Future {
+impl Check for Authorization {
+    fn check(&self, request: http::Request<Bytes>) -> Verdict {
         let extensions = request.extensions();
         match self.permissions.check(extensions.get::<Caller>(), extensions.get::<RouteHint>()) {
-            Ok(()) => Either::Right(self.inner.call(request)),
+            Ok(()) => Verdict::Pass(request),
             Err((refusal, detail)) => {
                 tracing::debug!(%detail, "skill permission refused");
                 if let Some(info) = extensions.get::<RequestInfo>() {
                     info.set_denial_detail(detail);
                 }
-                Either::Left(ready(Err(refusal)))
+                Verdict::Refuse(refusal)
             }
         }
     }

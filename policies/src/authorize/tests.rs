@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tower::{ServiceExt, service_fn};
+use tower::{Layer, ServiceExt, service_fn};
 
 use super::*;
 use crate::{A2aCall, AuthMethod, Binding, Operation};

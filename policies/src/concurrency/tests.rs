@@ -1,3 +1,5 @@
+//! Tests of the live-task limits (over 400 lines: a case per rule, each self-contained).
+
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Mutex;

@@ -26,22 +26,21 @@ mod store;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::future::{BoxFuture, Either, Ready, ready};
+use futures::future::BoxFuture;
 use governor::clock::Clock;
 use governor::middleware::NoOpMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{NotUntil, Quota, RateLimiter};
 use http::Request;
-use tower::{Layer, Service};
 
 pub use self::config::{ConfigError, QuotaConfig, RateLimitConfig};
 pub use self::shared::{SharedCheck, SharedQuotas, Verdict};
 pub(crate) use self::store::TokioClock;
 use self::store::{BoundedStore, Occupancy};
+use crate::check::{self, CheckLayer, CheckService};
 use crate::{A2aCall, A2aError, Caller, RouteHint};
 
 pub(crate) type Instant = std::time::Instant;
@@ -295,69 +294,43 @@ enum Stage {
     Both,
 }
 
-/// Applies [`RateLimits`] to every request. The gateway uses two: [`RateLimitLayer::per_caller`]
-/// right after authentication, so that every answered request — a not-found probe, a permission
-/// denial — is metered, and [`RateLimitLayer::per_skill`] once the route names the skill.
+/// Applies [`RateLimits`] to every request (the check of [`RateLimitLayer`]).
 #[derive(Clone)]
-pub struct RateLimitLayer {
+pub struct RateLimit {
     limits: Arc<RateLimits>,
     stage: Stage,
 }
+
+/// Applies [`RateLimits`] to every request. The gateway uses two: [`RateLimitLayer::per_caller`]
+/// right after authentication, so that every answered request — a not-found probe, a permission
+/// denial — is metered, and [`RateLimitLayer::per_skill`] once the route names the skill.
+pub type RateLimitLayer = CheckLayer<RateLimit>;
+/// The service of [`RateLimitLayer`].
+pub type RateLimitService<S> = CheckService<RateLimit, S>;
 
 impl RateLimitLayer {
     /// Every quota at once (needs the route: place it after routing).
     pub fn new(limits: Arc<RateLimits>) -> RateLimitLayer {
-        RateLimitLayer { limits, stage: Stage::Both }
+        CheckLayer::of(RateLimit { limits, stage: Stage::Both })
     }
 
     /// The caller's quota and the global ceiling; needs only the [`Caller`].
     pub fn per_caller(limits: Arc<RateLimits>) -> RateLimitLayer {
-        RateLimitLayer { limits, stage: Stage::Caller }
+        CheckLayer::of(RateLimit { limits, stage: Stage::Caller })
     }
 
     /// The per-skill quotas of sends; needs the [`RouteHint`].
     pub fn per_skill(limits: Arc<RateLimits>) -> RateLimitLayer {
-        RateLimitLayer { limits, stage: Stage::Skill }
+        CheckLayer::of(RateLimit { limits, stage: Stage::Skill })
     }
 }
 
-impl<S> Layer<S> for RateLimitLayer {
-    type Service = RateLimitService<S>;
-
-    fn layer(&self, inner: S) -> RateLimitService<S> {
-        RateLimitService { inner, limits: self.limits.clone(), stage: self.stage }
-    }
-}
-
-#[derive(Clone)]
-pub struct RateLimitService<S> {
-    inner: S,
-    limits: Arc<RateLimits>,
-    stage: Stage,
-}
-
-impl<S> Service<Request<Bytes>> for RateLimitService<S>
-where
-    S: Service<Request<Bytes>, Error = A2aError> + Clone + Send + 'static,
-    S::Future: Send,
-{
-    type Response = S::Response;
-    type Error = A2aError;
-    #[allow(clippy::type_complexity)]
-    type Future = Either<
-        Ready<Result<S::Response, A2aError>>,
-        Either<S::Future, BoxFuture<'static, Result<S::Response, A2aError>>>,
-    >;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+impl check::Check for RateLimit {
+    fn check(&self, request: Request<Bytes>) -> check::Verdict {
         let Some(caller) = request.extensions().get::<Caller>() else {
             // Authentication always runs first and sets a caller: without one the stack is miswired.
             tracing::error!("rate limit: request without a Caller extension");
-            return Either::Left(ready(Err(A2aError::Internal)));
+            return check::Verdict::Refuse(A2aError::Internal);
         };
         let is_send = request.extensions().get::<A2aCall>().is_some_and(|call| call.operation.is_send());
         let skill = match request.extensions().get::<RouteHint>() {
@@ -384,17 +357,11 @@ where
             }
         };
         match checked {
-            Check::Now(Ok(())) => Either::Right(Either::Left(self.inner.call(request))),
-            Check::Now(Err(refusal)) => Either::Left(ready(Err(refusal))),
-            Check::Shared(decision) => {
-                // The inner service was readied in `poll_ready`: keep that one for this call.
-                let clone = self.inner.clone();
-                let mut inner = std::mem::replace(&mut self.inner, clone);
-                Either::Right(Either::Right(Box::pin(async move {
-                    decision.await?;
-                    inner.call(request).await
-                })))
-            }
+            Check::Now(result) => result.map(|()| request).into(),
+            Check::Shared(decision) => check::Verdict::Later(Box::pin(async move {
+                decision.await?;
+                Ok(request)
+            })),
         }
     }
 }

@@ -2,7 +2,7 @@ use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use tower::{ServiceExt, service_fn};
+use tower::{Layer, Service, ServiceExt, service_fn};
 
 use super::*;
 use crate::{Binding, Operation};

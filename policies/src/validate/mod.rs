@@ -45,14 +45,11 @@ mod schema;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use futures::future::{Either, Ready, ready};
 use http::Request;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tower::{Layer, Service};
 
 pub use self::config::{ConfigError, Limits, SkillRules, ValidationConfig};
 pub use self::measure::nested_deeper_than;
@@ -60,6 +57,7 @@ pub use self::message::MAX_ID_BYTES;
 use self::message::{Report, Rules};
 pub use self::schema::check_schema;
 use self::schema::{Cache, Compiled};
+use crate::check::{Check, CheckLayer, CheckService, Verdict};
 use crate::{A2aCall, A2aError, RouteHint};
 
 /// What validation needs to know about a backend's skill, from its card.
@@ -151,6 +149,12 @@ impl InputValidation {
             skills.insert(Box::from(skill.as_str()), policy);
         }
         Ok(InputValidation { limits: config.limits, skills, catalog, cache: Cache::default(), id_rule: None })
+    }
+
+    /// Reads skills' schemas and input modes from `catalog` (the registry's cards) from now on.
+    pub fn with_catalog(mut self, catalog: Arc<dyn SkillCatalog>) -> InputValidation {
+        self.catalog = catalog;
+        self
     }
 
     /// Adds a further id rule.
@@ -266,45 +270,25 @@ fn refusal(what: &str, report: Report) -> A2aError {
     A2aError::Validation { message: format!("{what}{first}{more}"), violations: report.found }
 }
 
-/// Applies [`InputValidation`] to every send.
+/// The check of [`InputValidation`], for every send.
 #[derive(Clone)]
-pub struct ValidateLayer {
+pub struct Validation {
     validation: Arc<InputValidation>,
 }
+
+/// Applies [`InputValidation`] to every send.
+pub type ValidateLayer = CheckLayer<Validation>;
+/// The service of [`ValidateLayer`].
+pub type ValidateService<S> = CheckService<Validation, S>;
 
 impl ValidateLayer {
     pub fn new(validation: Arc<InputValidation>) -> ValidateLayer {
-        ValidateLayer { validation }
+        CheckLayer::of(Validation { validation })
     }
 }
 
-impl<S> Layer<S> for ValidateLayer {
-    type Service = ValidateService<S>;
-
-    fn layer(&self, inner: S) -> ValidateService<S> {
-        ValidateService { inner, validation: self.validation.clone() }
-    }
-}
-
-#[derive(Clone)]
-pub struct ValidateService<S> {
-    inner: S,
-    validation: Arc<InputValidation>,
-}
-
-impl<S> Service<Request<Bytes>> for ValidateService<S>
-where
-    S: Service<Request<Bytes>, Error = A2aError>,
-{
-    type Response = S::Response;
-    type Error = A2aError;
-    type Future = Either<Ready<Result<S::Response, A2aError>>, S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+impl Check for Validation {
+    fn check(&self, request: Request<Bytes>) -> Verdict {
         let checked = match request.extensions().get::<A2aCall>() {
             Some(call) if call.operation.is_send() => {
                 self.validation.check(call, request.extensions().get::<RouteHint>(), request.body())
@@ -315,10 +299,7 @@ where
                 Err(A2aError::Internal)
             }
         };
-        match checked {
-            Ok(()) => Either::Right(self.inner.call(request)),
-            Err(refusal) => Either::Left(ready(Err(refusal))),
-        }
+        checked.map(|()| request).into()
     }
 }
 

@@ -1,9 +1,11 @@
+//! Tests of input validation (over 400 lines: a case per rule, each self-contained).
+
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
-use tower::{ServiceExt, service_fn};
+use tower::{Layer, ServiceExt, service_fn};
 
 use super::*;
 use crate::{Binding, Operation, Violation};

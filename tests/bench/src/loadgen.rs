@@ -366,6 +366,23 @@ pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+/// One GET on a fresh connection: status and body.
+pub async fn get(addr: SocketAddr, path: &str) -> anyhow::Result<(u16, bytes::Bytes)> {
+    let stream = tokio::net::TcpStream::connect(addr).await?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake::<_, http_body_util::Empty<bytes::Bytes>>(hyper_util::rt::TokioIo::new(stream)).await?;
+    let connection = tokio::spawn(connection);
+    let request = http::Request::get(path)
+        .header(http::header::HOST, addr.to_string())
+        .header("a2a-version", "1.0")
+        .body(http_body_util::Empty::new())?;
+    let response = tokio::time::timeout(Duration::from_secs(10), sender.send_request(request)).await??;
+    let status = response.status().as_u16();
+    let body = http_body_util::BodyExt::collect(response.into_body()).await?.to_bytes();
+    connection.abort();
+    Ok((status, body))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,7 +440,7 @@ mod tests {
         let stats = pool.closed_loop(Duration::from_millis(100)).await;
         assert_eq!(stats.errors(), 0, "{:?}", stats.first_error);
         assert!(stats.achieved_rate() > 100.0, "{}", stats.achieved_rate());
-        let (status, card) = crate::get(backend.addr, crate::backend::CARD_PATH).await.unwrap();
+        let (status, card) = super::get(backend.addr, crate::backend::CARD_PATH).await.unwrap();
         assert_eq!(status, 200);
         let card: serde_json::Value = serde_json::from_slice(&card).unwrap();
         assert_eq!(card["skills"][0]["id"], "bench");

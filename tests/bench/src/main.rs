@@ -18,8 +18,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use http_body_util::BodyExt;
-use hyper_util::rt::TokioIo;
 
 #[derive(Parser, Debug)]
 #[command(name = "a2a-bench", about = "Benchmarks of a2a-gateway against direct calls and nginx")]
@@ -141,22 +139,7 @@ pub fn addr_of(url: &str) -> anyhow::Result<SocketAddr> {
     authority.parse().with_context(|| format!("'{url}' is not http://<ip>:<port>"))
 }
 
-/// One GET on a fresh connection: status and body.
-pub async fn get(addr: SocketAddr, path: &str) -> anyhow::Result<(u16, bytes::Bytes)> {
-    let stream = tokio::net::TcpStream::connect(addr).await?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake::<_, http_body_util::Empty<bytes::Bytes>>(TokioIo::new(stream)).await?;
-    let connection = tokio::spawn(connection);
-    let request = http::Request::get(path)
-        .header(http::header::HOST, addr.to_string())
-        .header("a2a-version", "1.0")
-        .body(http_body_util::Empty::new())?;
-    let response = tokio::time::timeout(Duration::from_secs(10), sender.send_request(request)).await??;
-    let status = response.status().as_u16();
-    let body = response.into_body().collect().await?.to_bytes();
-    connection.abort();
-    Ok((status, body))
-}
+pub use loadgen::get;
 
 /// Waits until the agent card at `addr` lists the bench skill (the gateway has seen the backend).
 pub async fn wait_for_skill(addr: SocketAddr, timeout: Duration) -> anyhow::Result<()> {

@@ -153,13 +153,13 @@ fn rpc_error_status(error: &RawValue) -> Status {
     let error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
     let code = error.get("code").and_then(Value::as_i64).unwrap_or(-32603);
     let http = ErrorKind::from_code(code).http_status();
-    let rest = serde_json::json!({"error": {
-        "status": wire::name_of_http(http),
-        "message": error.get("message").cloned().unwrap_or(Value::Null),
-        "details": error.get("data").filter(|d| d.is_array()).cloned().unwrap_or(Value::Array(Vec::new())),
-    }});
-    Status::from_rest_error(&serde_json::to_vec(&rest).unwrap_or_default())
-        .unwrap_or_else(|| Status::new(wire::INTERNAL, "internal error"))
+    let rest = crate::protocol::errors::rest_error_body(
+        http,
+        wire::name_of_http(http),
+        error.get("message").cloned().unwrap_or(Value::Null),
+        error.get("data").filter(|d| d.is_array()).cloned().unwrap_or(Value::Array(Vec::new())),
+    );
+    Status::from_rest_error(&rest).unwrap_or_else(|| Status::new(wire::INTERNAL, "internal error"))
 }
 
 /// The stack's SSE stream of JSON-RPC events as gRPC messages, each sent as soon as its event is

@@ -122,21 +122,8 @@ fn spec_code(reason: &str) -> Option<i32> {
     })
 }
 
-/// The google.rpc.Code name of an HTTP error status (the HTTP+JSON binding's mapping, reversed).
-pub fn name_of_http(status: u16) -> &'static str {
-    match status {
-        400 => "INVALID_ARGUMENT",
-        401 => "UNAUTHENTICATED",
-        403 => "PERMISSION_DENIED",
-        404 => "NOT_FOUND",
-        409 => "ABORTED",
-        429 => "RESOURCE_EXHAUSTED",
-        501 => "UNIMPLEMENTED",
-        503 => "UNAVAILABLE",
-        504 => "DEADLINE_EXCEEDED",
-        _ => "INTERNAL",
-    }
-}
+/// The google.rpc.Status name of an HTTP status.
+pub use crate::protocol::errors::status_name as name_of_http;
 
 /// The HTTP status the HTTP+JSON binding gives a gRPC code (google.api's mapping).
 fn http_of(code: i32) -> StatusCode {
@@ -211,13 +198,8 @@ impl Status {
             .and_then(|mut status| status.get_mut("details").map(Value::take))
             .unwrap_or(json!([]));
         let http = http_of(self.code);
-        let body = json!({"error": {
-            "code": http.as_u16(),
-            "status": name_of(self.code),
-            "message": self.message,
-            "details": details,
-        }});
-        (http, serde_json::to_vec(&body).unwrap_or_default())
+        let message = Value::String(self.message.clone());
+        (http, crate::protocol::errors::rest_error_body(http.as_u16(), name_of(self.code), message, details))
     }
 
     /// The status as trailers (or as the headers of a trailers-only answer).

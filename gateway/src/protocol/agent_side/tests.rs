@@ -1,0 +1,67 @@
+use super::*;
+
+fn json_of(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).expect("json")
+}
+
+#[test]
+fn a_1_0_send_becomes_a_0_3_request_and_its_answer_comes_back_in_1_0() {
+    let mut call = A2aCall::new(Binding::JsonRpc, Operation::SendMessage);
+    call.rpc_id = Some(json!("r"));
+    let body = br#"{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+    let request = v1_request(&call, body).expect("request");
+    let out = agent_call(Dialect::V03, request, call.rpc_id.as_ref()).expect("0.3 call");
+    let sent = json_of(&out.body);
+    assert_eq!((&sent["method"], &sent["id"]), (&json!("message/send"), &json!("r")));
+    assert_eq!(sent["params"]["message"]["parts"][0], json!({"kind": "text", "text": "hi"}));
+    let answer = br#"{"jsonrpc":"2.0","id":"r","result":{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}}"#;
+    let (status, v1) = unary_to_v1(Dialect::V03, &call, StatusCode::OK, answer);
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(json_of(&v1)["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let error = br#"{"jsonrpc":"2.0","id":"r","error":{"code":-32001,"message":"Task not found","data":null}}"#;
+    let rest = A2aCall { binding: Binding::Rest, ..call.clone() };
+    let (status, v1) = unary_to_v1(Dialect::V03, &rest, StatusCode::OK, error);
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(json_of(&v1)["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
+}
+
+#[test]
+fn early_answers_and_errors_come_back_in_1_0() {
+    let mut call = A2aCall::new(Binding::Rest, Operation::GetTask);
+    call.task_id = Some("4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b".into());
+    let request = v1_request(&call, b"").expect("request");
+    let out = agent_call(Dialect::Early, request, None).expect("early call");
+    assert_eq!((out.method, out.path.as_deref()), (Method::GET, Some("/tasks/4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b")));
+    let task = br#"{"id":"4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b","status":{"state":"working"},"artifacts":[]}"#;
+    let (_, v1) = unary_to_v1(Dialect::Early, &call, StatusCode::OK, task);
+    assert_eq!(json_of(&v1)["status"]["state"], "TASK_STATE_WORKING");
+    let (status, v1) = unary_to_v1(Dialect::Early, &call, StatusCode::NOT_FOUND, br#"{"detail":"Task not found"}"#);
+    assert_eq!((status, json_of(&v1)["error"]["status"].clone()), (StatusCode::NOT_FOUND, json!("NOT_FOUND")));
+}
+
+#[test]
+fn a_json_rpc_call_reaches_an_http_json_agent_and_back() {
+    let mut call = A2aCall::new(Binding::JsonRpc, Operation::GetTask);
+    call.rpc_id = Some(json!(9));
+    let body = br#"{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"t/1","historyLength":2}}"#;
+    let out = rebind_call(&call, v1_request(&call, body).expect("request")).expect("rest call");
+    assert_eq!((out.method, out.path.as_deref()), (Method::GET, Some("/tasks/t%2F1?historyLength=2")));
+    let (status, answer) =
+        unary_rebound(&call, StatusCode::OK, br#"{"id":"t/1","status":{"state":"TASK_STATE_WORKING"}}"#);
+    assert_eq!(
+        (status, json_of(&answer)["result"]["id"].clone(), json_of(&answer)["id"].clone()),
+        (StatusCode::OK, json!("t/1"), json!(9))
+    );
+    let error = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND"}]}}"#;
+    let (_, answer) = unary_rebound(&call, StatusCode::NOT_FOUND, error);
+    assert_eq!(json_of(&answer)["error"]["code"], -32001);
+    let rest = A2aCall { binding: Binding::Rest, ..call };
+    let out = rebind_call(&rest, v1_request(&rest, b"").expect("request")).expect("rpc call");
+    assert_eq!(json_of(&out.body)["method"], "GetTask");
+    let (status, answer) = unary_rebound(
+        &rest,
+        StatusCode::OK,
+        br#"{"jsonrpc":"2.0","id":"x","error":{"code":-32001,"message":"Task not found"}}"#,
+    );
+    assert_eq!((status, json_of(&answer)["error"]["status"].clone()), (StatusCode::NOT_FOUND, json!("NOT_FOUND")));
+}

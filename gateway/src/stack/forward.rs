@@ -1,0 +1,218 @@
+//! The innermost service: forwards a routed call to its backend (with the one retry or fail-over a
+//! call may have), or answers the calls the gateway serves itself.
+
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo, RouteHint};
+use axum::body::Body;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{HeaderValue, Request, Response, header};
+use tower::Service;
+
+use crate::gateway::Gateway;
+use crate::metrics::BACKEND_DURATION;
+use crate::observers::Exchange;
+use crate::protocol::decode::Checked;
+use crate::protocol::translate::model::Request as A2aRequest;
+use crate::proxy::ForwardError;
+use crate::routing;
+
+/// The innermost service: forwards the routed call, or answers the calls the gateway serves itself.
+#[derive(Clone)]
+pub struct ForwardService {
+    gateway: Arc<Gateway>,
+}
+
+impl ForwardService {
+    pub fn new(gateway: Arc<Gateway>) -> ForwardService {
+        ForwardService { gateway }
+    }
+}
+
+impl Service<Request<Bytes>> for ForwardService {
+    type Response = Response<Body>;
+    type Error = A2aError;
+    type Future = BoxFuture<'static, Result<Response<Body>, A2aError>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+        let gateway = self.gateway.clone();
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let call = parts.extensions.get::<A2aCall>().ok_or(A2aError::Internal)?;
+            let caller = parts.extensions.get::<Caller>();
+            let owner = routing::owner_key(caller, gateway.config.routing.isolation);
+            let snapshot = gateway.registry.snapshot();
+            match call.operation {
+                Operation::GetExtendedAgentCard => extended_card(&gateway, &snapshot, call, caller),
+                Operation::ListTasks => {
+                    let Some(Checked { request: A2aRequest::ListTasks(request), .. }) =
+                        parts.extensions.get::<Checked>()
+                    else {
+                        return Err(A2aError::Internal);
+                    };
+                    crate::list::list_tasks(&gateway, &snapshot, owner.as_ref(), caller, call, request).await
+                }
+                _ => {
+                    let hint = parts.extensions.get::<RouteHint>().ok_or(A2aError::Internal)?;
+                    let info = parts.extensions.get::<RequestInfo>();
+                    let request_id: Arc<str> = info.map(|i| Arc::from(i.request_id())).unwrap_or_else(|| Arc::from(""));
+                    let skill: Option<Arc<str>> = hint.skill.as_deref().map(Arc::from);
+                    // Push configs are the gateway's: answered here, or taken off a send, so that an
+                    // agent never gets a caller's URL.
+                    let push = gateway.shared.push.as_deref();
+                    let (call, body) = match parts.extensions.get::<Checked>() {
+                        Some(Checked { request, .. }) => {
+                            let answered =
+                                crate::push::api::answer(push, owner.as_ref(), caller, &hint.backend, call, request);
+                            if let Some(answer) = answered.await {
+                                return answer;
+                            }
+                            let stripped = crate::push::api::take_from_send(
+                                push,
+                                owner.as_ref(),
+                                caller,
+                                &hint.backend,
+                                request_id.clone(),
+                                call,
+                                request,
+                            );
+                            match stripped.await? {
+                                Some((call, body)) => (std::borrow::Cow::Owned(call), body),
+                                None => (std::borrow::Cow::Borrowed(call), body),
+                            }
+                        }
+                        None => (std::borrow::Cow::Borrowed(call), body),
+                    };
+                    let call = &*call;
+                    // A new task routed by skill may move to another backend with the skill when its
+                    // first choice could not even be connected to; nothing else is ever retried.
+                    let movable = call.operation.is_send() && call.task_id.is_none() && call.agent.is_none();
+                    let mut tried: Vec<Arc<str>> = Vec::new();
+                    let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
+                    loop {
+                        let exchange = Exchange {
+                            backend: backend.name.clone(),
+                            binding: call.binding,
+                            caller: caller.cloned(),
+                            owner: owner.clone(),
+                            request_id: request_id.clone(),
+                            skill: skill.clone(),
+                        };
+                        let asked = std::time::Instant::now();
+                        let forward = async {
+                            // With traces exported, the backend call is a span of its own and the
+                            // backend's parent.
+                            let span = crate::telemetry::backend_call(&parts.headers, &backend.name);
+                            let headers = span.as_ref().map_or(&parts.headers, |s| &s.headers);
+                            let result = gateway
+                                .forwarder
+                                .forward_call(&backend, exchange, call, &parts.method, headers, body.clone())
+                                .await;
+                            if let Some(span) = span {
+                                span.finish(result.as_ref().err().map(|e| e.error().reason()));
+                            }
+                            let waited = asked.elapsed();
+                            metrics::histogram!(BACKEND_DURATION, "backend" => backend.name.to_string())
+                                .record(waited.as_secs_f64());
+                            if let Some(info) = info {
+                                info.add_backend_time(waited);
+                            }
+                            result
+                        };
+                        // A call still waiting for its backend when the drain deadline passes gets an
+                        // answer instead of a cut connection.
+                        // A blocking send names its task only when it ends, so the deadline watch
+                        // cannot see it: its wait ends at the skill's deadline instead.
+                        let deadline = hint.skill.as_deref().and_then(|s| gateway.config.deadlines.get(s).copied());
+                        let wait_limit = match deadline {
+                            Some(d) if call.operation == Operation::SendMessage => d,
+                            _ => Duration::MAX,
+                        };
+                        let result = tokio::select! {
+                            result = forward => result,
+                            _ = tokio::time::sleep(wait_limit), if wait_limit != Duration::MAX => {
+                                return Err(A2aError::BackendUnavailable(format!(
+                                    "the task did not finish within its skill's deadline of {wait_limit:?}; use streaming or returnImmediately to have it canceled at the deadline"
+                                )));
+                            }
+                            _ = gateway.shared.drain_deadline.cancelled() => {
+                                return Err(A2aError::BackendUnavailable("the gateway is shutting down; retry".into()));
+                            }
+                        };
+                        // An agent's error answer is an answer: only failures to answer count.
+                        gateway.registry.report_request(
+                            &backend.name,
+                            !result.as_ref().is_err_and(ForwardError::is_backend_failure),
+                        );
+                        match result {
+                            Ok(response) => return Ok(response),
+                            // Never read by the agent, and not movable: once more, on a fresh
+                            // connection (a pooled one to a restarted agent is what failed).
+                            Err(ForwardError::NotSent(_)) if !movable && !tried.contains(&backend.name) => {
+                                tried.push(backend.name.clone());
+                            }
+                            Err(ForwardError::NotSent(error)) if movable => {
+                                tried.push(backend.name.clone());
+                                let next = hint.skill.as_deref().and_then(|skill| {
+                                    let candidates: Vec<_> = snapshot
+                                        .with_skill(skill)
+                                        .into_iter()
+                                        .filter(|b| !tried.contains(&b.name))
+                                        .collect();
+                                    gateway.registry.pick(&candidates).cloned()
+                                });
+                                match next {
+                                    Some(next) => {
+                                        tracing::info!(from = %backend.name, to = %next.name, "failing over a new task");
+                                        backend = next;
+                                    }
+                                    None => return Err(error),
+                                }
+                            }
+                            Err(error) => return Err(error.into_error()),
+                        }
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// The extended card of an authenticated caller: the card of the address it asked (the gateway's, or
+/// under `/agents/{name}/` that agent's) with only the skills the caller may use. Backends' own
+/// extended cards are not passed on: they would bypass the rewrite.
+fn extended_card(
+    gateway: &Gateway,
+    snapshot: &crate::registry::Snapshot,
+    call: &A2aCall,
+    caller: Option<&Caller>,
+) -> Result<Response<Body>, A2aError> {
+    let caller = caller.filter(|c| c.auth != a2a_policies::AuthMethod::Anonymous);
+    let Some(caller) = caller else { return Err(A2aError::ExtendedCardNotConfigured) };
+    let served = match call.agent.as_deref() {
+        None => &snapshot.gateway_card,
+        Some(name) => snapshot.agent_card(name).ok_or_else(|| match snapshot.backend(name) {
+            Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
+            None => A2aError::AgentNotFound(name.to_owned()),
+        })?,
+    };
+    // The 1.0 card; a 0.3 caller's answer is translated on the way out like any other.
+    let mut card: serde_json::Value = serde_json::from_slice(&served.strict).map_err(|_| A2aError::Internal)?;
+    gateway.permissions.retain_card_skills(caller, &mut card);
+    let (body, content_type) = match call.binding {
+        Binding::JsonRpc => {
+            (serde_json::json!({"result": card, "id": call.rpc_id, "jsonrpc": "2.0"}), "application/json")
+        }
+        Binding::Rest => (card, crate::protocol::A2A_JSON),
+    };
+    let mut response = Response::new(Body::from(serde_json::to_vec(&body).map_err(|_| A2aError::Internal)?));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    Ok(response)
+}

@@ -1,0 +1,290 @@
+//! The outermost layer: reads and decodes each call, runs it inside on a task of its own, and renders
+//! every refusal in the caller's dialect and binding.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use a2a_policies::{A2aError, Binding, RequestInfo};
+use axum::body::Body;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, header};
+use http_body_util::{BodyExt, Limited};
+use tower::{Layer, Service, ServiceExt};
+
+use crate::protocol::bridge::{self, Answering};
+use crate::protocol::decode::{Checked, Decoded, EarlyCall, decode_any, decode_grpc, dialect_hint, split_agent_path};
+use crate::protocol::early_ids::EarlyIds;
+use crate::protocol::errors::render_in;
+use crate::protocol::grpc;
+
+/// Reads the body (refusing oversize ones before reading them whole), decodes the call into an
+/// [`A2aCall`] extension, and renders any refusal from the layers inside in the caller's dialect and
+/// binding. This is the one place where protocol errors become responses. A 0.3 or early caller's
+/// request goes inside in its checked 1.0 form, and the 1.0 answer comes back out in the caller's
+/// dialect ([`bridge::answer`]).
+#[derive(Clone)]
+pub struct DecodeLayer {
+    pub(super) max_body: usize,
+    /// The whole body must arrive within this (`listeners.protection.body_read_timeout`).
+    pub(super) body_timeout: Option<Duration>,
+    /// JSON nesting deeper than this is refused before anything parses it (`limits.max_json_depth`).
+    pub(super) max_depth: usize,
+    /// Early callers' task ids → the agents' tasks (filled in by their answers).
+    pub(super) early_ids: Arc<dyn EarlyIds>,
+    /// gRPC calls are served (`listeners.grpc`).
+    pub(super) grpc: bool,
+}
+
+impl<S> Layer<S> for DecodeLayer {
+    type Service = DecodeService<S>;
+    fn layer(&self, inner: S) -> DecodeService<S> {
+        DecodeService {
+            inner,
+            max_body: self.max_body,
+            body_timeout: self.body_timeout,
+            max_depth: self.max_depth,
+            early_ids: self.early_ids.clone(),
+            grpc: self.grpc,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct DecodeService<S> {
+    inner: S,
+    pub(super) max_body: usize,
+    pub(super) body_timeout: Option<Duration>,
+    pub(super) max_depth: usize,
+    pub(super) early_ids: Arc<dyn EarlyIds>,
+    pub(super) grpc: bool,
+}
+
+impl<S> Service<Request<Body>> for DecodeService<S>
+where
+    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let inner = self.inner.clone();
+        let (max_body, body_timeout, max_depth) = (self.max_body, self.body_timeout, self.max_depth);
+        let early_ids = self.early_ids.clone();
+        // gRPC needs HTTP/2 (its status travels in trailers); over HTTP/1 such a request is JSON's.
+        let http2 = request.version() == http::Version::HTTP_2;
+        if http2 && *request.method() == Method::POST && grpc::front::is_grpc(request.headers()) {
+            if !self.grpc {
+                let off =
+                    grpc::wire::Status::new(grpc::wire::UNIMPLEMENTED, "gRPC is not served here (listeners.grpc)");
+                return Box::pin(async move { Ok(grpc::front::status_response(&off)) });
+            }
+            return Box::pin(serve_grpc(inner, request, (max_body, body_timeout, max_depth)));
+        }
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let binding = binding_of(&parts.method, parts.uri.path());
+            let read = read_body_in_time(&parts.headers, body, max_body, body_timeout).await;
+            let bytes = match read.and_then(|b| crate::protocol::json_limits::check_depth(&b, max_depth).map(|()| b)) {
+                Ok(bytes) => bytes,
+                Err(error) => {
+                    let dialect = dialect_hint(&parts.method, parts.uri.path(), &parts.headers);
+                    return Ok(render_in(&error, dialect, binding, None).into_response());
+                }
+            };
+            let uri = &parts.uri;
+            let decoded = match decode_any(&parts.method, uri.path(), uri.query(), &parts.headers, &bytes) {
+                Ok(decoded) => decoded,
+                Err(refusal) => {
+                    metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
+                            .increment(1);
+                    let rendered = render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
+                    return Ok(rendered.into_response());
+                }
+            };
+            let binding = decoded.call.binding;
+            let (result, answering, request_id) = run_inner(inner, parts, decoded, Some(early_ids)).await;
+            let mut response = match result {
+                Ok(response) => bridge::answer(answering, response).await,
+                Err(error) => {
+                    tracing::debug!(%error, "request refused");
+                    render_in(&error, answering.dialect, binding, answering.rpc_id.as_ref()).into_response()
+                }
+            };
+            if let Some(id) = request_id {
+                response.headers_mut().insert("x-request-id", id);
+            }
+            Ok(response)
+        })
+    }
+}
+
+/// Runs a decoded call through the layers inside: in its checked form, on a task of its own so that
+/// it runs to its end even when the caller hangs up (what the backend answers still reaches the task
+/// directory, leases and the audit log). Returns the answer, what answering it needs, and the
+/// request id.
+async fn run_inner<S>(
+    inner: S,
+    parts: http::request::Parts,
+    decoded: Decoded,
+    early_ids: Option<Arc<dyn EarlyIds>>,
+) -> (Result<Response<Body>, A2aError>, Answering, Option<HeaderValue>)
+where
+    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Send + 'static,
+    S::Future: Send,
+{
+    let Decoded { call, request, body, early_id, new_task } = decoded;
+    let answering = Answering {
+        dialect: call.dialect,
+        binding: call.binding,
+        operation: call.operation,
+        rpc_id: call.rpc_id.clone(),
+        early_id: early_id.clone(),
+        new_task,
+        early_ids,
+        early_scope: None,
+    };
+    let info = RequestInfo::new(uuid::Uuid::now_v7().to_string());
+    let request_id = HeaderValue::from_str(info.request_id()).ok();
+    // Everything inside — policies and the backend — sees the checked request, written out again:
+    // never the caller's bytes.
+    let mut request_out = Request::from_parts(parts, Bytes::from(body));
+    let early = early_id.map(|id| EarlyCall { id, new_task });
+    request_out.extensions_mut().insert(Checked { request, early });
+    request_out.extensions_mut().insert(call);
+    request_out.extensions_mut().insert(info);
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let result = inner.oneshot(request_out).await;
+        if let Err(Ok(abandoned)) = answer.send(result) {
+            settle_abandoned(abandoned).await;
+        }
+    });
+    let result = answered.await.unwrap_or(Err(A2aError::Internal));
+    (result, answering, request_id)
+}
+
+/// A gRPC call: its one message read into the checked model like JSON ([`decode_grpc`]), run
+/// through the same layers as a 1.0 JSON-RPC call, and answered in gRPC ([`grpc::front`]).
+async fn serve_grpc<S>(
+    inner: S,
+    request: Request<Body>,
+    (max_body, body_timeout, max_depth): (usize, Option<Duration>, usize),
+) -> Result<Response<Body>, Infallible>
+where
+    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Send + 'static,
+    S::Future: Send,
+{
+    let (mut parts, body) = request.into_parts();
+    let method = match grpc::front::method_of(parts.uri.path()) {
+        Ok(method) => method,
+        Err(status) => return Ok(grpc::front::status_response(&status)),
+    };
+    let read = read_body_in_time(&parts.headers, body, max_body, body_timeout).await;
+    let json = match read.map(|bytes| grpc::front::request_json(&method, &bytes)) {
+        Ok(Ok(json)) => json,
+        Ok(Err(status)) => return Ok(grpc::front::status_response(&status)),
+        Err(error) => return Ok(grpc::front::refusal(&error)),
+    };
+    let decoded = crate::protocol::json_limits::check_depth(&json, max_depth)
+        .and_then(|()| decode_grpc(method.operation, &json, &parts.headers));
+    let decoded = match decoded {
+        Ok(decoded) => decoded,
+        Err(error) => {
+            metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => error.reason())
+                .increment(1);
+            return Ok(grpc::front::refusal(&error));
+        }
+    };
+    // Inside, the call is its JSON-RPC form at the endpoint's path.
+    parts.uri = http::Uri::from_static("/");
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    parts.extensions.insert(grpc::GrpcCall);
+    // The caller's grpc-timeout bounds the whole call, its stream included; the call itself runs on
+    // inside to its end (as for a caller that hangs up).
+    let deadline = grpc::deadline::of(&parts.headers).map(|d| tokio::time::Instant::now() + d);
+    let run = run_inner(inner, parts, decoded, None);
+    let (result, _, request_id) = match deadline {
+        None => run.await,
+        Some(at) => match tokio::time::timeout_at(at, run).await {
+            Ok(done) => done,
+            Err(_) => return Ok(grpc::front::status_response(&grpc::deadline::exceeded())),
+        },
+    };
+    let mut response = match result {
+        Ok(response) => grpc::front::answer(&method, response, deadline).await,
+        Err(error) => {
+            tracing::debug!(%error, "gRPC request refused");
+            grpc::front::refusal(&error)
+        }
+    };
+    if let Some(id) = request_id {
+        response.headers_mut().insert("x-request-id", id);
+    }
+    Ok(response)
+}
+
+/// How long the gateway keeps reading a stream its caller left before the stream said which task it
+/// is about.
+const ABANDONED_STREAM_GRACE: Duration = Duration::from_secs(10);
+
+/// An answer whose caller hung up before it came. A unary answer has been read (and observed)
+/// already; a stream is read until its first event, so that the task it started is known — and its
+/// live-task lease kept — before the backend connection is closed.
+async fn settle_abandoned(response: Response<Body>) {
+    let streaming = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !streaming {
+        return;
+    }
+    let mut body = response.into_body();
+    let _ = tokio::time::timeout(ABANDONED_STREAM_GRACE, async {
+        while let Some(Ok(frame)) = body.frame().await {
+            if frame.data_ref().is_some_and(|data| data.windows(5).any(|w| w == b"data:")) {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+/// The binding a request uses, known from its method and path alone (before the body is read).
+fn binding_of(method: &Method, path: &str) -> Binding {
+    if *method == Method::POST && split_agent_path(path).1 == "/" { Binding::JsonRpc } else { Binding::Rest }
+}
+
+async fn read_body_in_time(
+    headers: &HeaderMap,
+    body: Body,
+    max: usize,
+    timeout: Option<Duration>,
+) -> Result<Bytes, A2aError> {
+    let Some(limit) = timeout else { return read_body(headers, body, max).await };
+    tokio::time::timeout(limit, read_body(headers, body, max)).await.unwrap_or_else(|_| {
+        metrics::counter!(crate::listener::REFUSED, "reason" => "body_timeout").increment(1);
+        Err(A2aError::RequestTimeout(limit))
+    })
+}
+
+async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes, A2aError> {
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(A2aError::PayloadTooLarge(max));
+    }
+    match Limited::new(body, max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(A2aError::PayloadTooLarge(max)),
+        Err(_) => Err(A2aError::InvalidRequest("the request body could not be read".into())),
+    }
+}

@@ -1,0 +1,82 @@
+use super::*;
+
+fn json(record: &Record) -> serde_json::Value {
+    let mut out = Vec::new();
+    record.write_json(&mut out);
+    assert!(!out.contains(&b'\n'));
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn event_records_carry_every_common_field() {
+    let common = Common {
+        caller: Some("c1".into()),
+        binding: Some(Binding::Rest),
+        operation: Some(Operation::GetTask),
+        ..Common::default()
+    };
+    let value = json(&Record::event(common, Kind::State { state: TaskState::Working, source: Source::Stream }));
+    for key in [
+        "ts",
+        "event",
+        "caller",
+        "tenant",
+        "request_id",
+        "trace_id",
+        "skill",
+        "backend",
+        "task_id",
+        "context_id",
+        "binding",
+        "operation",
+    ] {
+        assert!(value.get(key).is_some(), "{key} missing in {value}");
+    }
+    assert_eq!(value["event"], "task.state");
+    assert_eq!(value["binding"], "HTTP+JSON");
+    assert_eq!(value["operation"], "GetTask");
+    assert_eq!(value["state"], "TASK_STATE_WORKING");
+    assert_eq!(value["tenant"], serde_json::Value::Null);
+    // RFC 3339 with milliseconds, UTC.
+    let ts = value["ts"].as_str().unwrap();
+    assert_eq!(ts.len(), "2026-12-02T10:21:20.834Z".len(), "{ts}");
+    assert!(ts.ends_with('Z') && ts.as_bytes()[19] == b'.');
+}
+
+#[test]
+fn admin_changes_name_the_admin_and_the_change() {
+    let change = AdminChange {
+        admin: "key:ops".into(),
+        method: "api_key",
+        action: "backend.drain",
+        target: "echo".into(),
+        detail: Some(serde_json::json!({"draining": true})),
+    };
+    let value = json(&Record::meta(Kind::Admin(Box::new(change))));
+    assert_eq!(value["event"], "admin.change");
+    assert_eq!(value["admin"], "key:ops");
+    assert_eq!(value["admin_auth"], "api_key");
+    assert_eq!(value["action"], "backend.drain");
+    assert_eq!(value["target"], "echo");
+    assert_eq!(value["detail"]["draining"], true);
+}
+
+#[test]
+fn meta_records_carry_only_their_own_fields() {
+    let value = json(&Record::meta(Kind::Dropped { count: 3, cause: "queue_full", first: None, last: None }));
+    assert_eq!(
+        value,
+        serde_json::json!({"ts": value["ts"], "event": "audit.dropped", "count": 3, "cause": "queue_full"})
+    );
+}
+
+#[test]
+fn content_is_the_message_parts_on_one_line() {
+    let body = b"{\"jsonrpc\":\"2.0\",\"params\":{\"message\":{\"parts\":[\r\n  {\"text\":\"a\\nb\"}\n]}}}";
+    let content = Content { binding: Binding::JsonRpc, body: Bytes::from_static(body) };
+    let value = json(&Record::event(Common::default(), Kind::Received { content: Some(content) }));
+    assert_eq!(value["content"]["parts"], serde_json::json!([{"text": "a\nb"}]));
+    let content = Content { binding: Binding::Rest, body: Bytes::from_static(b"{\"nomessage\":1}") };
+    let value = json(&Record::event(Common::default(), Kind::Received { content: Some(content) }));
+    assert_eq!(value["content"]["parts"], serde_json::Value::Null);
+}

@@ -1,0 +1,106 @@
+use super::*;
+use crate::{Source, TaskState};
+
+fn table(limit: usize) -> Arc<LiveTasks> {
+    let config = ConcurrencyConfig { default_max_live_tasks: limit, ..ConcurrencyConfig::default() };
+    LiveTasks::new(&config).expect("valid")
+}
+
+fn event<'a>(request_id: Option<&'a str>, task_id: &'a str, state: TaskState) -> TaskEvent<'a> {
+    TaskEvent {
+        caller: None,
+        request_id,
+        backend: "b",
+        skill: None,
+        task_id: Some(task_id),
+        context_id: None,
+        state: Some(state),
+        artifact: None,
+        source: Source::Response,
+        at: std::time::Instant::now(),
+    }
+}
+
+#[tokio::test]
+async fn a_bound_reservation_outlives_its_guard_and_ends_with_the_task() {
+    let live = table(5);
+    let alice: Arc<str> = Arc::from("alice");
+    let guard = live.reserve(&alice, "r1").expect("admitted");
+    live.observe(&event(Some("r1"), "t1", TaskState::Working));
+    drop(guard);
+    assert_eq!(live.live_tasks("alice"), 1);
+    live.observe(&event(None, "t1", TaskState::InputRequired));
+    assert_eq!(live.live_tasks("alice"), 1, "interrupted tasks are live");
+    live.observe(&event(Some("other"), "t1", TaskState::Canceled));
+    assert_eq!(live.live_tasks("alice"), 0);
+    assert_eq!(live.footprint(), (0, 0, 0), "nothing is left behind");
+}
+
+#[tokio::test]
+async fn the_same_task_is_leased_once_and_only_for_its_backend() {
+    let live = table(5);
+    let alice: Arc<str> = Arc::from("alice");
+    let _a = live.reserve(&alice, "r1").expect("admitted");
+    let _b = live.reserve(&alice, "r2").expect("admitted");
+    live.observe(&event(Some("r1"), "t1", TaskState::Working));
+    live.observe(&event(Some("r2"), "t1", TaskState::Working));
+    assert_eq!(live.live_tasks("alice"), 1);
+    let elsewhere = TaskEvent { backend: "other", ..event(None, "t1", TaskState::Completed) };
+    live.observe(&elsewhere);
+    assert_eq!(live.live_tasks("alice"), 1, "a task of another backend with the same id");
+}
+
+#[tokio::test(start_paused = true)]
+async fn sweeping_drops_expired_leases_of_callers_who_never_return() {
+    let live = table(5);
+    for i in 0..100 {
+        let caller: Arc<str> = Arc::from(format!("ip:{i}"));
+        let request = format!("r{i}");
+        let guard = live.reserve(&caller, &request).expect("admitted");
+        live.observe(&event(Some(&request), &format!("t{i}"), TaskState::Submitted));
+        drop(guard);
+    }
+    assert_eq!(live.footprint(), (100, 0, 100));
+    tokio::time::advance(ConcurrencyConfig::default().lease_ttl).await;
+    live.sweep();
+    assert_eq!(live.footprint(), (0, 0, 0));
+}
+
+#[test]
+fn concurrent_reservations_never_overshoot_the_limit() {
+    let live = table(5);
+    let admitted: Vec<Reservation> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..8)
+            .map(|worker| {
+                let live = &live;
+                scope.spawn(move || {
+                    let alice: Arc<str> = Arc::from("alice");
+                    (0..100).filter_map(|i| live.reserve(&alice, &format!("w{worker}-{i}")).ok()).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|worker| worker.join().expect("joined")).collect()
+    });
+    assert_eq!(admitted.len(), 5);
+    assert_eq!(live.live_tasks("alice"), 5);
+    drop(admitted);
+    assert_eq!(live.footprint(), (0, 0, 0));
+}
+
+#[tokio::test]
+async fn a_request_id_cannot_hold_two_reservations() {
+    let live = table(5);
+    let alice: Arc<str> = Arc::from("alice");
+    let first = live.reserve(&alice, "same").expect("admitted");
+    assert!(matches!(live.reserve(&alice, "same"), Err(A2aError::Internal)));
+    assert_eq!(live.live_tasks("alice"), 1);
+    drop(first);
+    assert_eq!(live.footprint(), (0, 0, 0));
+    let _again = live.reserve(&alice, "same").expect("free once the first is over");
+}
+
+#[test]
+fn a_zero_lease_ttl_is_refused() {
+    let config = ConcurrencyConfig { lease_ttl: Duration::ZERO, ..ConcurrencyConfig::default() };
+    assert!(LiveTasks::new(&config).is_err());
+}
