@@ -139,10 +139,12 @@ impl TaskDirectory for MemoryDirectory {
             }
         }
         let Some(task_id) = &fact.task_id else { return };
+        // Never one map's lock while taking another's: `sweep` holds `by_owner` and reads `tasks`,
+        // so a new task's place in `by_owner` is written after its `tasks` entry is released.
+        let mut first_seen = None;
         let mut seen = self.tasks.entry(task_id.clone()).or_insert_with(|| {
             let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-            let key = owner.clone().unwrap_or_else(|| Arc::from(""));
-            self.by_owner.entry(key).or_default().insert(seq, task_id.clone());
+            first_seen = Some(seq);
             Seen {
                 value: TaskEntry {
                     backend: backend.clone(),
@@ -168,6 +170,11 @@ impl TaskDirectory for MemoryDirectory {
             (Some(old), _) if old.is_terminal() => {}
             (_, Some(new)) => seen.value.state = Some(new),
             _ => {}
+        }
+        drop(seen);
+        if let Some(seq) = first_seen {
+            let key = owner.unwrap_or_else(|| Arc::from(""));
+            self.by_owner.entry(key).or_default().insert(seq, task_id.clone());
         }
     }
 
@@ -201,10 +208,29 @@ impl TaskDirectory for MemoryDirectory {
         let ttl = self.ttl;
         self.tasks.retain(|_, seen| seen.at.elapsed() < ttl);
         self.contexts.retain(|_, seen| seen.at.elapsed() < ttl);
-        self.by_owner.retain(|_, tasks| {
-            tasks.retain(|seq, id| self.tasks.get(id).is_some_and(|e| e.seq == *seq));
-            !tasks.is_empty()
-        });
+        // Which listed tasks are gone is decided from a copy, so that no `tasks` lock is taken while
+        // a `by_owner` lock is held (`record` takes them the other way round).
+        let listed: Vec<(Arc<str>, Vec<(u64, String)>)> = self
+            .by_owner
+            .iter()
+            .map(|owner| (owner.key().clone(), owner.value().iter().map(|(seq, id)| (*seq, id.clone())).collect()))
+            .collect();
+        for (owner, tasks) in listed {
+            let gone: Vec<u64> = tasks
+                .into_iter()
+                .filter(|(seq, id)| !self.tasks.get(id).is_some_and(|e| e.seq == *seq))
+                .map(|(seq, _)| seq)
+                .collect();
+            if gone.is_empty() {
+                continue;
+            }
+            self.by_owner.remove_if_mut(&owner, |_, listed| {
+                for seq in &gone {
+                    listed.remove(seq);
+                }
+                listed.is_empty()
+            });
+        }
     }
 }
 
@@ -224,6 +250,47 @@ mod tests {
 
     fn record(dir: &MemoryDirectory, backend: &Arc<str>, fact: &TaskFact) {
         dir.record(&Sighting { backend, owner: None, skill: Some("echo"), fact });
+    }
+
+    /// Recording new tasks and sweeping at the same time once deadlocked the whole gateway: each
+    /// held one map's lock while waiting for the other's (found by the slow-clients benchmark, where
+    /// every runtime worker ended up waiting). A deadlock shows as the watchdog's failure.
+    #[test]
+    fn recording_and_sweeping_at_once_never_wait_on_each_other() {
+        let dir = Arc::new(MemoryDirectory::new(Duration::ZERO));
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (finished, watchdog) = std::sync::mpsc::channel();
+        let sweeper = {
+            let (dir, done) = (dir.clone(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    dir.sweep();
+                }
+            })
+        };
+        let recorders: Vec<_> = (0..2)
+            .map(|n| {
+                let (dir, finished) = (dir.clone(), finished.clone());
+                std::thread::spawn(move || {
+                    let (backend, owner): (Arc<str>, Arc<str>) = (Arc::from("b"), Arc::from("owner"));
+                    for i in 0..20_000 {
+                        let fact = fact(&format!("t{n}-{i}"), &format!("c{n}-{i}"), Some(TaskState::Working));
+                        let sighting =
+                            Sighting { backend: &backend, owner: Some(&owner), skill: Some("echo"), fact: &fact };
+                        dir.record(&sighting);
+                    }
+                    let _ = finished.send(());
+                })
+            })
+            .collect();
+        for _ in 0..recorders.len() {
+            watchdog
+                .recv_timeout(Duration::from_secs(120))
+                .expect("recording did not finish: record and sweep deadlocked");
+        }
+        done.store(true, Ordering::Relaxed);
+        sweeper.join().unwrap();
+        recorders.into_iter().for_each(|r| r.join().unwrap());
     }
 
     #[tokio::test]

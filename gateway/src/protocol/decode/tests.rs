@@ -227,8 +227,12 @@ fn malformed_v03_requests_get_0_3_errors() {
     for (body, code) in cases {
         let refusal = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes()).expect_err(body);
         assert_eq!(refusal.dialect, Dialect::V03, "{body}");
-        let rendered =
-            crate::protocol::errors::render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
+        let rendered = crate::protocol::errors::render_in(
+            &refusal.error,
+            refusal.dialect,
+            refusal.binding,
+            refusal.rpc_id.as_ref(),
+        );
         let v: Value = serde_json::from_slice(&rendered.body).unwrap();
         assert_eq!(v["error"]["code"], *code, "{body}: {v}");
         assert_eq!(v["error"]["data"], Value::Null, "{body}: {v}");
@@ -261,8 +265,12 @@ fn malformed_v1_requests_get_1_0_errors() {
     ];
     for (body, code) in rpc {
         let refusal = decode_any(&Method::POST, "/", None, &v1(), body.as_bytes()).expect_err(body);
-        let rendered =
-            crate::protocol::errors::render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
+        let rendered = crate::protocol::errors::render_in(
+            &refusal.error,
+            refusal.dialect,
+            refusal.binding,
+            refusal.rpc_id.as_ref(),
+        );
         assert_eq!(rendered.status, http::StatusCode::OK, "{body}");
         let v: Value = serde_json::from_slice(&rendered.body).unwrap();
         assert_eq!(v["error"]["code"], *code, "{body}: {v}");
@@ -285,8 +293,12 @@ fn malformed_v1_requests_get_1_0_errors() {
     ];
     for (method, path, body, status) in rest {
         let refusal = decode_any(method, path, None, &v1(), body.as_bytes()).expect_err(path);
-        let rendered =
-            crate::protocol::errors::render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
+        let rendered = crate::protocol::errors::render_in(
+            &refusal.error,
+            refusal.dialect,
+            refusal.binding,
+            refusal.rpc_id.as_ref(),
+        );
         assert_eq!(rendered.status.as_u16(), *status, "{method} {path} {body}");
         let v: Value = serde_json::from_slice(&rendered.body).unwrap();
         assert_eq!(v["error"]["code"], *status, "{method} {path}: {v}");
@@ -391,8 +403,8 @@ fn early_requests_are_translated_into_1_0_rest_on_the_agent_task() {
 #[test]
 fn v03_rest_requests_are_read_into_1_0_and_refused_in_the_0_3_rest_form() {
     let send = br#"{"message":{"messageId":"m","taskId":"t1","role":"ROLE_USER","content":[{"text":"hi"}],"metadata":{"skillId":"echo"}},"configuration":{"blocking":false}}"#;
-    let decoded = decode_any(&Method::POST, "/agents/e/v1/message:send", None, &HeaderMap::new(), send)
-        .expect("0.3 REST send");
+    let decoded =
+        decode_any(&Method::POST, "/agents/e/v1/message:send", None, &HeaderMap::new(), send).expect("0.3 REST send");
     let call = &decoded.call;
     assert_eq!((call.dialect, call.binding, call.operation), (Dialect::V03, Binding::Rest, Operation::SendMessage));
     assert_eq!(
@@ -442,4 +454,3 @@ fn v03_rest_requests_are_read_into_1_0_and_refused_in_the_0_3_rest_form() {
         assert!(v["message"].is_string() && v.as_object().map(|o| o.len()) == Some(1), "{v}");
     }
 }
-
