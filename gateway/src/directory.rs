@@ -72,6 +72,9 @@ pub struct DirectorySize {
     pub contexts: usize,
 }
 
+/// An owner's tasks as (order of first sight, task id).
+type Listed = Vec<(u64, String)>;
+
 struct Seen<T> {
     value: T,
     at: Instant,
@@ -210,7 +213,7 @@ impl TaskDirectory for MemoryDirectory {
         self.contexts.retain(|_, seen| seen.at.elapsed() < ttl);
         // Which listed tasks are gone is decided from a copy, so that no `tasks` lock is taken while
         // a `by_owner` lock is held (`record` takes them the other way round).
-        let listed: Vec<(Arc<str>, Vec<(u64, String)>)> = self
+        let listed: Vec<(Arc<str>, Listed)> = self
             .by_owner
             .iter()
             .map(|owner| (owner.key().clone(), owner.value().iter().map(|(seq, id)| (*seq, id.clone())).collect()))
@@ -218,7 +221,7 @@ impl TaskDirectory for MemoryDirectory {
         for (owner, tasks) in listed {
             let gone: Vec<u64> = tasks
                 .into_iter()
-                .filter(|(seq, id)| !self.tasks.get(id).is_some_and(|e| e.seq == *seq))
+                .filter(|(seq, id)| self.tasks.get(id).is_none_or(|e| e.seq != *seq))
                 .map(|(seq, _)| seq)
                 .collect();
             if gone.is_empty() {

@@ -369,8 +369,10 @@ pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// One GET on a fresh connection: status and body.
 pub async fn get(addr: SocketAddr, path: &str) -> anyhow::Result<(u16, bytes::Bytes)> {
     let stream = tokio::net::TcpStream::connect(addr).await?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake::<_, http_body_util::Empty<bytes::Bytes>>(hyper_util::rt::TokioIo::new(stream)).await?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake::<_, http_body_util::Empty<bytes::Bytes>>(
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await?;
     let connection = tokio::spawn(connection);
     let request = http::Request::get(path)
         .header(http::header::HOST, addr.to_string())
