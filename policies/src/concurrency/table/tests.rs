@@ -104,3 +104,46 @@ fn a_zero_lease_ttl_is_refused() {
     let config = ConcurrencyConfig { lease_ttl: Duration::ZERO, ..ConcurrencyConfig::default() };
     assert!(LiveTasks::new(&config).is_err());
 }
+
+/// The table's three maps stay deadlock-free only by their lock order (`holders` before an index).
+/// Binding, finishing, releasing and sweeping at once from several threads must all finish; a lock
+/// taken the other way round somewhere shows as the watchdog's failure (as in the task directory,
+/// where such a pair once stopped the whole gateway).
+#[test]
+fn binding_finishing_and_sweeping_at_once_never_wait_on_each_other() {
+    use std::sync::atomic::AtomicBool;
+    let live = table(usize::MAX);
+    let done = Arc::new(AtomicBool::new(false));
+    let (finished, watchdog) = std::sync::mpsc::channel();
+    let sweeper = {
+        let (live, done) = (live.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                live.sweep();
+            }
+        })
+    };
+    let workers: Vec<_> = (0..4)
+        .map(|worker| {
+            let (live, finished) = (live.clone(), finished.clone());
+            std::thread::spawn(move || {
+                let callers: Vec<Arc<str>> = (0..3).map(|c| Arc::from(format!("c{c}"))).collect();
+                for i in 0..5_000 {
+                    let (request, task) = (format!("r{worker}-{i}"), format!("t{worker}-{i}"));
+                    let guard = live.reserve(&callers[i % callers.len()], &request).expect("no limit");
+                    live.observe(&event(Some(&request), &task, TaskState::Working));
+                    drop(guard);
+                    live.observe(&event(None, &task, TaskState::Completed));
+                }
+                let _ = finished.send(());
+            })
+        })
+        .collect();
+    for _ in 0..workers.len() {
+        watchdog.recv_timeout(Duration::from_secs(60)).expect("the workers did not finish: two locks deadlocked");
+    }
+    done.store(true, Ordering::Relaxed);
+    sweeper.join().expect("joined");
+    workers.into_iter().for_each(|w| w.join().expect("joined"));
+    assert_eq!(live.footprint(), (0, 0, 0));
+}
