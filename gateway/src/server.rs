@@ -32,7 +32,7 @@ use crate::config::{Config, Policies};
 use crate::directory::TaskDirectory;
 use crate::gateway::{Gateway, Shared};
 use crate::listener::PublicListener;
-use crate::protocol::errors::{render, render_in};
+use crate::protocol::errors::render_in;
 use crate::protocol::translate::{early, model};
 use crate::stack::{ForwardService, a2a_stack};
 

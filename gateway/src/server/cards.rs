@@ -12,15 +12,7 @@ pub(super) async fn agent_card(
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Response<Body> {
-    let snapshot = runtime.gateway().registry.snapshot();
-    if let Some(card) = snapshot.agent_card(&name) {
-        return serve_card(card, &headers);
-    }
-    let error = match snapshot.backend(&name) {
-        Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
-        None => A2aError::AgentNotFound(name),
-    };
-    render(&error, Binding::Rest, None).into_response()
+    agent_card_in(&runtime, name, &headers, Dialect::V1, serve_card)
 }
 
 pub(super) async fn early_gateway_card(State(runtime): State<Arc<Runtime>>, headers: HeaderMap) -> Response<Body> {
@@ -32,19 +24,28 @@ pub(super) async fn early_agent_card(
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Response<Body> {
+    agent_card_in(&runtime, name, &headers, Dialect::Early, serve_early_card)
+}
+
+/// An agent's card served by `serve`, or the reason there is none in `dialect`'s REST form.
+fn agent_card_in(
+    runtime: &Runtime,
+    name: String,
+    headers: &HeaderMap,
+    dialect: Dialect,
+    serve: fn(&CardDoc, &HeaderMap) -> Response<Body>,
+) -> Response<Body> {
     let snapshot = runtime.gateway().registry.snapshot();
     if let Some(card) = snapshot.agent_card(&name) {
-        return serve_early_card(card, &headers);
+        return serve(card, headers);
     }
     let error = match snapshot.backend(&name) {
         Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
         None => A2aError::AgentNotFound(name),
     };
-    render_in(&error, Dialect::Early, Binding::Rest, None).into_response()
+    render_in(&error, dialect, Binding::Rest, None).into_response()
 }
 
-/// A published 1.0 card in the early shape; its `url` is the card's HTTP+JSON interface, where the
-/// gateway also takes early calls.
 pub(super) fn serve_early_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
     let early = serde_json::from_slice::<model::AgentCard>(&card.strict)
         .ok()
