@@ -14,6 +14,7 @@ use serde::Deserialize;
 ///                                  # connection must send its first request within it)
 ///     body_read_timeout: 30s       # the whole request body; a slower one gets 408
 ///     idle_timeout: 60s            # a connection without a request in flight is closed after this
+///                                  # (both cut at a per-connection point in their last fifth)
 ///     max_connections: 10000       # open connections in total
 ///     max_connections_per_address: 512   # per source address (IPv6: per /64)
 ///     accept_backlog: 4096         # connections the kernel holds until the gateway accepts them

@@ -163,7 +163,7 @@ impl Connection {
         stop: CancellationToken,
         _open: tokio::sync::mpsc::Sender<Infallible>,
     ) {
-        let watch = ConnWatch::new();
+        let watch = ConnWatch::with_cut(watch::random_cut());
         let Connection { builder, timeouts, trusted, app, peer } = self;
         let service = {
             let watch = watch.clone();

@@ -10,7 +10,15 @@
 //!   `header_read_timeout` (HTTP/2 connections carry control frames between requests, so there
 //!   only the idle rule applies after the first request);
 //! - a connection with no request for `idle_timeout` is closed.
+//!
+//! Each connection is cut at its own point in the last fifth of a timeout (see [`random_cut`]):
+//! connections opened together — a slow-client attack opens them in bursts — would otherwise all
+//! be closed in the same millisecond, reconnect together and trickle their bytes in step, and each
+//! such burst of thousands of wake-ups stalls the normal calls queued behind it (measured in
+//! `tests/bench/slow-clients.md`).
 
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -42,6 +50,18 @@ pub const IDLE_TIMEOUT: &str = "idle_timeout";
 /// Sentinel of `first_byte`: no byte since the connection fell quiet.
 const NONE: u64 = u64::MAX;
 
+/// The earliest cut, in thousandths of a timeout.
+const EARLIEST_CUT: u64 = 800;
+
+/// A connection's cut point, in thousandths of a timeout: spread evenly over 800..=1000 (never later
+/// than the configured timeout). Not a secret: the process-keyed hasher of a counter is enough.
+pub fn random_cut() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static KEYS: std::sync::OnceLock<RandomState> = std::sync::OnceLock::new();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    EARLIEST_CUT + KEYS.get_or_init(RandomState::new).hash_one(n) % (1000 - EARLIEST_CUT + 1)
+}
+
 pub struct ConnWatch {
     accepted: Instant,
     in_flight: AtomicUsize,
@@ -52,10 +72,19 @@ pub struct ConnWatch {
     served: AtomicBool,
     http2: AtomicBool,
     wake: Notify,
+    /// Where in a timeout this connection is cut, in thousandths (see [`random_cut`]).
+    cut: u64,
 }
 
 impl ConnWatch {
+    /// A watchdog that cuts at exactly the configured timeouts.
+    #[cfg(test)]
     pub fn new() -> Arc<ConnWatch> {
+        ConnWatch::with_cut(1000)
+    }
+
+    /// A watchdog that cuts at `cut` thousandths of each timeout.
+    pub fn with_cut(cut: u64) -> Arc<ConnWatch> {
         Arc::new(ConnWatch {
             accepted: Instant::now(),
             in_flight: AtomicUsize::new(0),
@@ -64,6 +93,7 @@ impl ConnWatch {
             served: AtomicBool::new(false),
             http2: AtomicBool::new(false),
             wake: Notify::new(),
+            cut: cut.min(1000),
         })
     }
 
@@ -92,8 +122,16 @@ impl ConnWatch {
         }
     }
 
+    fn scaled(&self, timeout: Duration) -> Duration {
+        timeout * self.cut as u32 / 1000
+    }
+
     /// Close now (with the reason), or check again at the returned instant.
     fn verdict(&self, now: Instant, timeouts: &Timeouts) -> Result<Instant, &'static str> {
+        let timeouts = Timeouts {
+            header_read: timeouts.header_read.map(|t| self.scaled(t)),
+            idle: timeouts.idle.map(|t| self.scaled(t)),
+        };
         let recheck = timeouts.header_read.into_iter().chain(timeouts.idle).min().unwrap_or(Duration::from_secs(60));
         if self.in_flight.load(Ordering::Acquire) > 0 {
             return Ok(now + recheck);
@@ -202,6 +240,22 @@ mod tests {
     use super::*;
 
     const T: Timeouts = Timeouts { header_read: Some(Duration::from_secs(1)), idle: Some(Duration::from_secs(5)) };
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_is_cut_at_its_own_point_of_the_timeout() {
+        let watch = ConnWatch::with_cut(800);
+        let started = Instant::now();
+        assert_eq!(watch.expired(T).await, HEADER_TIMEOUT);
+        assert_eq!(started.elapsed(), Duration::from_millis(800));
+        let cuts: Vec<u64> = (0..1000).map(|_| random_cut()).collect();
+        assert!(cuts.iter().all(|cut| (EARLIEST_CUT..=1000).contains(cut)), "never later than the timeout");
+        // Spread over the window: every tenth of it is hit (a constant would not be).
+        let mut tenths = [0usize; 10];
+        for cut in &cuts {
+            tenths[((cut - EARLIEST_CUT) * 10 / 201) as usize] += 1;
+        }
+        assert!(tenths.iter().all(|&n| n > 50), "cuts not spread: {tenths:?}");
+    }
 
     #[tokio::test(start_paused = true)]
     async fn a_silent_connection_expires_at_the_header_timeout() {
