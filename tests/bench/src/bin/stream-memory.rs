@@ -8,6 +8,10 @@
 //! of the response, so each backend connection goes back to the gateway's pool) or as the caller
 //! leaves first (`--close caller`: the gateway must drop the backend connection).
 //!
+//! The stated bound: after each cycle's streams closed, RSS must come back to within `--bound-mib`
+//! (default 32 MiB: 16 KiB for each of 2000 streams) of the baseline within `--max-wait` seconds;
+//! the run says when it did and exits 1 if a cycle did not.
+//!
 //! Run (after `cargo build --release -p a2a-gateway -p a2a-bench`):
 //! `target/release/stream-memory [--streams 2000] [--cycles 3] [--close agent|caller] [--env MALLOC_ARENA_MAX=2]`
 
@@ -60,6 +64,12 @@ struct Args {
     /// Seconds to wait after the streams closed before reading RSS.
     #[arg(long, default_value_t = 2.0)]
     settle: f64,
+    /// The bound: RSS after close within this many MiB of the baseline.
+    #[arg(long, default_value_t = 32.0)]
+    bound_mib: f64,
+    /// Seconds after the streams closed by which RSS must be back within the bound.
+    #[arg(long, default_value_t = 30.0)]
+    max_wait: f64,
     /// Extra environment for the gateway (KEY=VALUE), e.g. MALLOC_ARENA_MAX=2.
     #[arg(long)]
     env: Vec<String>,
@@ -182,10 +192,12 @@ async fn run(args: &Args) -> anyhow::Result<()> {
     );
     println!("baseline: RSS {:.1} MiB, {} descriptors", mib(base), fds(pid));
     println!(
-        "| cycle | opened | failed | RSS open MiB | KiB per open stream | fds open | RSS after close MiB | above baseline MiB | fds after |"
+        "| cycle | opened | failed | RSS open MiB | KiB per open stream | fds open | RSS after close MiB | above baseline MiB | fds after | within {:.0} MiB after |",
+        args.bound_mib
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut worst_after = 0u64;
+    let mut all_returned = true;
     for cycle in 1..=args.cycles {
         let idle = streams::open_idle(&target, args.streams, &sources, 200).await;
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -229,12 +241,27 @@ async fn run(args: &Args) -> anyhow::Result<()> {
                 backend.release_held();
             }
         }
+        let closed = Instant::now();
         tokio::time::sleep(settle).await;
         let after = procs::rss_kib(pid);
         worst_after = worst_after.max(after);
         let per_stream = open.saturating_sub(base) as f64 / opened.max(1) as f64;
+        // Then, until the bound holds or the time is up, RSS once a second.
+        let bound_kib = (args.bound_mib * 1024.0) as u64;
+        let max_wait = Duration::from_secs_f64(args.max_wait);
+        let mut now = after;
+        while now.saturating_sub(base) > bound_kib && closed.elapsed() < max_wait {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            now = procs::rss_kib(pid);
+        }
+        let returned = if now.saturating_sub(base) <= bound_kib {
+            format!("{:.0} s ({:.1} MiB above)", closed.elapsed().as_secs_f64(), (now as f64 - base as f64) / 1024.0)
+        } else {
+            all_returned = false;
+            format!("**not within {:.0} s** ({:.1} MiB above)", args.max_wait, (now as f64 - base as f64) / 1024.0)
+        };
         println!(
-            "| {cycle} | {opened} | {failed} | {:.1} | {per_stream:.1} | {fds_open} | {:.1} | {:.1} | {} |",
+            "| {cycle} | {opened} | {failed} | {:.1} | {per_stream:.1} | {fds_open} | {:.1} | {:.1} | {} | {returned} |",
             mib(open),
             mib(after),
             (after as f64 - base as f64) / 1024.0,
@@ -246,6 +273,14 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         (worst_after as f64 - base as f64) / 1024.0,
         mib(base)
     );
+    if !all_returned {
+        bail!(
+            "RSS did not come back within {} MiB of the baseline within {} s of a cycle's close",
+            args.bound_mib,
+            args.max_wait
+        );
+    }
+    println!("every cycle came back within {} MiB of the baseline within {} s", args.bound_mib, args.max_wait);
     Ok(())
 }
 
