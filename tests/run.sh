@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+bash tests/setup-build.sh
 bash tests/setup-python.sh
 bash tests/setup-js.sh
 bash tests/setup-redis.sh
