@@ -10,7 +10,7 @@ use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use a2a_policies::Source;
 
 use crate::observers::Exchange;
-use crate::protocol::agent_side::{self};
+use crate::protocol::agent_side;
 use crate::registry::Backend;
 use crate::relay::Relay;
 

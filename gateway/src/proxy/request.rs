@@ -9,7 +9,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri, h
 use http_body_util::{BodyDataStream, Full};
 use hyper::body::Incoming;
 
-use crate::protocol::agent_side::{self};
+use crate::protocol::agent_side;
 use crate::protocol::translate::v03;
 use crate::registry::Backend;
 
