@@ -98,23 +98,10 @@ impl Forwarder {
     }
 
     /// Sends the call to `backend` and relays its answer to the caller; what the answer says about
-    /// tasks is reported to the observers as `exchange`.
+    /// tasks is reported to the observers as `exchange`. `body` is the checked request in its
+    /// canonical 1.0 form, written out for the agent's dialect and binding. A 0.3 agent's answer to
+    /// a 0.3 caller goes back unchanged.
     pub async fn forward(
-        &self,
-        backend: &Backend,
-        exchange: Exchange,
-        call: &A2aCall,
-        method: &Method,
-        headers: &HeaderMap,
-        body: Bytes,
-    ) -> Result<Response<Body>, ForwardError> {
-        self.forward_call(backend, exchange, call, method, headers, body).await
-    }
-
-    /// [`forward`](Self::forward): `body` is the checked request in its canonical 1.0 form, written
-    /// out for the agent's dialect and binding. A 0.3 agent's answer to a 0.3 caller goes back
-    /// unchanged.
-    pub async fn forward_call(
         &self,
         backend: &Backend,
         exchange: Exchange,
