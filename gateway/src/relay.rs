@@ -18,12 +18,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_policies::{A2aError, Binding, Dialect, Source, TaskState};
+use a2a_policies::{Binding, Dialect};
 use bytes::Bytes;
 use futures::Stream;
 use futures::stream::BoxStream;
-use http::StatusCode;
-use serde::Deserialize;
 use serde_json::Value;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
@@ -31,184 +29,17 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use crate::config::StreamLimits;
 use crate::deadlines::Deadlines;
 use crate::observers::{Exchange, Observers};
-use crate::protocol::agent_errors;
 use crate::protocol::agent_side::{Fault, ObservedCopy};
-use crate::protocol::observe::fact_in;
 use crate::protocol::sse::SseParser;
 use crate::protocol::{bridge, errors, synthetic};
 
+mod end;
+mod tap;
+
+pub use end::{STREAM_ENDS, StreamEnd};
+use tap::Tap;
+
 const KEEPALIVE: &[u8] = b": ka\r\n\r\n";
-
-/// Streams the gateway ended, by reason (`cut`, `truncated`, `malformed_event`, ...).
-pub const STREAM_ENDS: &str = "a2a_stream_ends_total";
-
-/// Why the gateway ended a stream before its task did.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StreamEnd {
-    /// The backend's connection broke.
-    Cut,
-    /// The backend ended the stream cleanly before the task reached a final or interrupted state.
-    Truncated,
-    /// An event that is not JSON.
-    Malformed,
-    /// An event larger than the limit (bytes).
-    TooLarge(usize),
-    /// No event bytes for this long (comments do not count).
-    Idle(Duration),
-    /// The stream reached its maximum lifetime.
-    Lifetime(Duration),
-    /// The gateway's drain deadline passed.
-    Draining,
-    /// The task passed its skill's deadline (it is canceled at the backend).
-    Deadline,
-    /// The agent sent an error event (screened: what the caller may see of it).
-    AgentError(A2aError),
-}
-
-impl StreamEnd {
-    /// Short machine-readable reason, for metrics and logs.
-    pub fn reason(&self) -> &'static str {
-        match self {
-            StreamEnd::Cut => "cut",
-            StreamEnd::Truncated => "truncated",
-            StreamEnd::Malformed => "malformed_event",
-            StreamEnd::TooLarge(_) => "event_too_large",
-            StreamEnd::Idle(_) => "idle_timeout",
-            StreamEnd::Lifetime(_) => "lifetime_exceeded",
-            StreamEnd::Draining => "draining",
-            StreamEnd::Deadline => "deadline",
-            StreamEnd::AgentError(_) => "agent_error",
-        }
-    }
-
-    fn state(&self) -> TaskState {
-        match self {
-            StreamEnd::Deadline => TaskState::Canceled,
-            _ => TaskState::Failed,
-        }
-    }
-
-    /// The error that says why, for a caller (its message is the status text when a task is known).
-    pub fn error(&self, agent: &str) -> A2aError {
-        let human = |d: &Duration| humantime::format_duration(*d).to_string();
-        match self {
-            StreamEnd::Cut => A2aError::BackendUnavailable(format!(
-                "the agent '{agent}' broke off the stream before the task ended; the task may exist at the agent"
-            )),
-            StreamEnd::Truncated => A2aError::InvalidAgentResponse(format!(
-                "the agent '{agent}' ended the stream before the task reached a final state"
-            )),
-            StreamEnd::Malformed => A2aError::InvalidAgentResponse(format!(
-                "the agent '{agent}' sent a stream event that is not valid JSON; the stream was ended"
-            )),
-            StreamEnd::TooLarge(limit) => A2aError::InvalidAgentResponse(format!(
-                "the agent '{agent}' sent a stream event larger than the limit of {limit} bytes; the stream was ended"
-            )),
-            StreamEnd::Idle(d) => A2aError::BackendUnavailable(format!(
-                "the agent '{agent}' sent no event for {}; the stream was ended (the task may still run: get or subscribe to it)",
-                human(d)
-            )),
-            StreamEnd::Lifetime(d) => A2aError::BackendUnavailable(format!(
-                "the stream reached its maximum lifetime of {}; the task may still run: get or subscribe to it",
-                human(d)
-            )),
-            StreamEnd::Draining => {
-                A2aError::BackendUnavailable("the gateway is shutting down; the stream was closed".into())
-            }
-            StreamEnd::Deadline => A2aError::BackendUnavailable("the task passed its deadline and was canceled".into()),
-            StreamEnd::AgentError(error) => error.clone(),
-        }
-    }
-}
-
-impl From<Fault> for StreamEnd {
-    fn from(fault: Fault) -> StreamEnd {
-        match fault {
-            Fault::Cut => StreamEnd::Cut,
-            Fault::Malformed => StreamEnd::Malformed,
-            // The limit is filled in by the relay, which knows it.
-            Fault::TooLarge => StreamEnd::TooLarge(0),
-        }
-    }
-}
-
-/// Reads each event (in 1.0) as it passes. It runs before the event is handed on, so the directory
-/// knows a task before the caller can ask about it; it never waits on anything.
-struct Tap {
-    observers: Arc<Observers>,
-    exchange: Exchange,
-    task_id: Option<String>,
-    context_id: Option<String>,
-    state: Option<TaskState>,
-    /// The call was answered with a message: the stream is complete.
-    answered: bool,
-}
-
-/// The part of an event the tap reads when it names no task: whether it is an error.
-#[derive(Deserialize)]
-struct ErrorProbe {
-    #[serde(default)]
-    error: Option<Box<serde_json::value::RawValue>>,
-}
-
-#[derive(Deserialize)]
-struct RestCode {
-    code: u16,
-}
-
-impl Tap {
-    /// Reads one 1.0 event's data; `Err` when the event must end the stream instead of reaching the
-    /// caller.
-    fn read(&mut self, data: &[u8]) -> Result<(), StreamEnd> {
-        let Some(fact) = fact_in(self.exchange.binding, data, self.observers.wants_artifacts()) else {
-            return self.classify(data);
-        };
-        if fact.task_id.is_some() {
-            self.task_id.clone_from(&fact.task_id);
-        }
-        if fact.context_id.is_some() {
-            self.context_id.clone_from(&fact.context_id);
-        }
-        if fact.state.is_some() {
-            self.state = fact.state;
-        }
-        self.answered |= fact.message;
-        self.observers.report(&self.exchange, &fact, Source::Stream);
-        Ok(())
-    }
-
-    /// An event that says nothing about a task: fine, unless it is not a JSON object or it is the
-    /// agent's error (screened like a unary error answer: nothing internal reaches the caller).
-    fn classify(&self, data: &[u8]) -> Result<(), StreamEnd> {
-        let probe: ErrorProbe = serde_json::from_slice(data).map_err(|_| StreamEnd::Malformed)?;
-        let Some(error) = probe.error else { return Ok(()) };
-        let status = match self.exchange.binding {
-            Binding::JsonRpc => StatusCode::OK,
-            Binding::Rest => serde_json::from_str::<RestCode>(error.get())
-                .ok()
-                .and_then(|c| StatusCode::from_u16(c.code).ok())
-                .filter(|s| !s.is_success())
-                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-        };
-        let verdict = agent_errors::screen(self.exchange.binding, status, data);
-        let excerpt = agent_errors::excerpt(data, 2048);
-        tracing::warn!(backend = %self.exchange.backend, request_id = %self.exchange.request_id, body = ?excerpt, "the agent sent an error event");
-        let error = agent_errors::into_error(verdict, &self.exchange.backend, &self.exchange.request_id)
-            .unwrap_or_else(|| A2aError::AgentFailed {
-                agent: self.exchange.backend.to_string(),
-                request_id: self.exchange.request_id.to_string(),
-            });
-        Err(StreamEnd::AgentError(error))
-    }
-
-    /// The task reached a state after which the backend closes the stream anyway.
-    fn ended(&self) -> bool {
-        self.answered
-            || self
-                .state
-                .is_some_and(|s| s.is_terminal() || matches!(s, TaskState::InputRequired | TaskState::AuthRequired))
-    }
-}
 
 /// Per-stream settings from the gateway.
 #[derive(Clone)]

@@ -19,7 +19,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use super::{ForwardError, Forwarder, build_response, screened, unreachable};
+use super::answer::{build_response, screened};
+use super::request::unreachable;
+use super::{ForwardError, Forwarder};
 use crate::observers::Exchange;
 use crate::protocol::agent_errors;
 use crate::protocol::agent_side::Fault;

@@ -8,14 +8,13 @@
 //! letter. Every delivery and failure goes to the audit log.
 
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use a2a_policies::audit::{Audit, PushOutcome};
-use a2a_policies::{Binding, Dialect, TaskState};
+use a2a_policies::{Binding, TaskState};
 use bytes::Bytes;
 use dashmap::DashMap;
-use http::{HeaderValue, header};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -23,19 +22,21 @@ use tokio_util::sync::CancellationToken;
 use super::{PushConfig, PushStore, StoredConfig};
 use crate::gateway::Gateway;
 use crate::observers::Exchange;
-use crate::push::screen::{ScreeningResolver, SystemResolver, screen_url};
+use crate::push::screen::{ScreeningResolver, SystemResolver};
 
-/// The header carrying the gateway's signature of a delivery: a JWT (RS256/ES256, verifiable with
-/// the gateway's `/.well-known/jwks.json`) whose `aud` is the webhook URL and whose `body_sha256`
-/// is the lower-case hex SHA-256 of the request body; `sub` is the task id, `exp` five minutes on.
-pub const SIGNATURE_HEADER: &str = "x-a2a-gateway-signature";
+#[cfg(test)]
+mod tests;
+mod webhook;
+
+pub use webhook::SIGNATURE_HEADER;
+use webhook::payload;
+
 /// The request id of the watcher's own GetTask polls (their answers do not wake it).
 pub const POLL_REQUEST_ID: &str = "push-poll";
 /// The first pause between polls; it doubles up to `poll_max` while nothing changes.
 const FIRST_POLL: Duration = Duration::from_millis(200);
 /// A watcher gives up on a task that has not ended after this long.
 const MAX_WATCH: Duration = Duration::from_secs(24 * 3600);
-const SIGNATURE_TTL: u64 = 300;
 /// How often a task this replica does not follow is looked up in a shared store.
 const LOOK_EVERY: Duration = Duration::from_secs(2);
 /// Lookups remembered at most (older ones are dropped past it).
@@ -258,74 +259,6 @@ impl Deliveries {
             audit(false, attempts, Some(failure));
         }
     }
-
-    /// One POST. The URL is screened again first (a literal address is judged there; a name is
-    /// judged again by the client's resolver when it connects).
-    async fn attempt(
-        &self,
-        gateway: &Gateway,
-        stored: &StoredConfig,
-        task_id: &str,
-        body: &Bytes,
-    ) -> Result<(), String> {
-        let config = &stored.config;
-        screen_url(&config.url, &self.config.screen_policy(), &SystemResolver)
-            .await
-            .map_err(|e| format!("screen: {e}"))?;
-        let mut request =
-            self.client.post(&config.url).header(header::CONTENT_TYPE, "application/json").body(body.clone());
-        if let Some(token) = &config.token {
-            request = request.header("x-a2a-notification-token", token);
-        }
-        if let Some(auth) = &config.authentication {
-            let value = match &auth.credentials {
-                Some(credentials) => format!("{} {credentials}", auth.scheme),
-                None => auth.scheme.clone(),
-            };
-            let mut value =
-                HeaderValue::try_from(value).map_err(|_| "authentication is not a valid header".to_owned())?;
-            value.set_sensitive(true);
-            request = request.header(header::AUTHORIZATION, value);
-        }
-        let signature = sign(gateway, &config.url, task_id, body).await.ok_or("the delivery could not be signed")?;
-        request = request.header(SIGNATURE_HEADER, signature);
-        let response = request.send().await.map_err(|e| describe(&e))?;
-        // The answer's body is not read: its size cannot matter, and the connection is closed.
-        let status = response.status();
-        if status.is_success() {
-            Ok(())
-        } else if status.is_redirection() {
-            Err(format!("the webhook answered a redirect ({status}), which is not followed"))
-        } else {
-            Err(format!("the webhook answered {status}"))
-        }
-    }
-}
-
-/// The webhook body in the caller's dialect.
-fn payload(dialect: Dialect, task: &Value) -> Vec<u8> {
-    let value = match dialect {
-        Dialect::V1 => json!({"task": task}),
-        _ => serde_json::from_value::<crate::protocol::translate::model::Task>(task.clone())
-            .ok()
-            .and_then(|task| serde_json::to_value(crate::protocol::translate::v03::Task::from(task)).ok())
-            .unwrap_or_else(|| task.clone()),
-    };
-    serde_json::to_vec(&value).unwrap_or_default()
-}
-
-async fn sign(gateway: &Gateway, url: &str, task_id: &str, body: &[u8]) -> Option<String> {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
-    let claims = json!({
-        "aud": url,
-        "sub": task_id,
-        "iat": now,
-        "exp": now + SIGNATURE_TTL,
-        "jti": uuid::Uuid::new_v4().to_string(),
-        "body_sha256": hex::encode(Sha256::digest(body)),
-    });
-    let Value::Object(claims) = claims else { return None };
-    gateway.credentials.sign(claims).await
 }
 
 /// The delay before attempt `n + 1`: `base · 2^(n-1)` plus up to `base` of jitter.
@@ -357,50 +290,4 @@ async fn fetch(gateway: &Gateway, backend: &str, task_id: &str, config: &(Arc<st
         skill: None,
     };
     gateway.forwarder.get_task(backend, exchange, task_id, Some(0)).await
-}
-
-fn describe(error: &reqwest::Error) -> String {
-    if error.is_timeout() {
-        "the webhook did not answer in time".into()
-    } else if error.is_connect() {
-        // A refused address at connect time shows as a connect error too.
-        "the webhook could not be connected to (or its address is refused)".into()
-    } else {
-        "the webhook request failed".into()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_with_jitter_below_one_base() {
-        let base = Duration::from_millis(100);
-        for attempt in 1..6 {
-            let wait = backoff(base, attempt);
-            let floor = base * (1 << (attempt - 1));
-            assert!(wait >= floor && wait < floor + base, "attempt {attempt}: {wait:?}");
-        }
-    }
-
-    #[test]
-    fn a_new_state_or_artifact_is_a_new_update() {
-        let a = json!({"status": {"state": "TASK_STATE_WORKING", "timestamp": "1"}});
-        let b = json!({"status": {"state": "TASK_STATE_WORKING", "timestamp": "1"}, "artifacts": [{}]});
-        let c = json!({"status": {"state": "TASK_STATE_COMPLETED", "timestamp": "1"}, "artifacts": [{}]});
-        assert_ne!(fingerprint(&a), fingerprint(&b));
-        assert_ne!(fingerprint(&b), fingerprint(&c));
-        assert_eq!(fingerprint(&c), fingerprint(&c.clone()));
-    }
-
-    #[test]
-    fn payloads_are_in_the_callers_dialect() {
-        let task = json!({"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}});
-        let v1: Value = serde_json::from_slice(&payload(Dialect::V1, &task)).unwrap();
-        assert_eq!(v1["task"]["id"], "t");
-        let v03: Value = serde_json::from_slice(&payload(Dialect::V03, &task)).unwrap();
-        assert_eq!(v03["id"], "t");
-        assert_eq!(v03["status"]["state"], "completed");
-    }
 }

@@ -24,6 +24,13 @@ pub struct StoredConfig {
 /// A task's configs with their owners.
 pub type OwnedConfigs = Vec<(Arc<str>, StoredConfig)>;
 
+/// Whether `config`, stored by `stored_by`, is `owner`'s config `id` (any of `owner`'s when `id` is
+/// none). Every store reads through this: another owner's config is indistinguishable from a
+/// missing one.
+pub fn is_owners(stored_by: &str, config: &StoredConfig, owner: &str, id: Option<&str>) -> bool {
+    stored_by == owner && id.is_none_or(|id| config.config.id.as_deref() == Some(id))
+}
+
 /// Why a config was not stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -116,19 +123,17 @@ impl PushStore for MemoryPushStore {
         task_id: &str,
         id: Option<&str>,
     ) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>> {
-        let found = self.tasks.get(task_id).and_then(|list| {
-            list.iter()
-                .find(|(o, c)| **o == *owner && id.is_none_or(|id| c.config.id.as_deref() == Some(id)))
-                .map(|(_, c)| c.clone())
-        });
+        let found = self
+            .tasks
+            .get(task_id)
+            .and_then(|list| list.iter().find(|(o, c)| is_owners(o, c, owner, id)).map(|(_, c)| c.clone()));
         Box::pin(async move { Ok(found) })
     }
 
     fn list(&self, owner: &str, task_id: &str) -> BoxFuture<'_, Result<Vec<StoredConfig>, StoreError>> {
-        let found = self
-            .tasks
-            .get(task_id)
-            .map_or_else(Vec::new, |list| list.iter().filter(|(o, _)| **o == *owner).map(|(_, c)| c.clone()).collect());
+        let found = self.tasks.get(task_id).map_or_else(Vec::new, |list| {
+            list.iter().filter(|(o, c)| is_owners(o, c, owner, None)).map(|(_, c)| c.clone()).collect()
+        });
         Box::pin(async move { Ok(found) })
     }
 
@@ -137,7 +142,7 @@ impl PushStore for MemoryPushStore {
             let before = list.len();
             let mut first = true;
             list.retain(|(o, c)| {
-                let hit = **o == *owner && id.is_none_or(|id| c.config.id.as_deref() == Some(id)) && first;
+                let hit = is_owners(o, c, owner, id) && first;
                 if hit {
                     first = false;
                 }

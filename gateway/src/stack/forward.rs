@@ -113,7 +113,7 @@ impl Service<Request<Bytes>> for ForwardService {
                             let headers = span.as_ref().map_or(&parts.headers, |s| &s.headers);
                             let result = gateway
                                 .forwarder
-                                .forward_call(&backend, exchange, call, &parts.method, headers, body.clone())
+                                .forward(&backend, exchange, call, &parts.method, headers, body.clone())
                                 .await;
                             if let Some(span) = span {
                                 span.finish(result.as_ref().err().map(|e| e.error().reason()));

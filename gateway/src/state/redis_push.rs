@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::Redis;
 use super::redis_deadlines::CallerFacts;
 use crate::protocol::translate::model::TaskPushNotificationConfig;
-use crate::push::store::{OwnedConfigs, PushStore, StoreError, StoredConfig};
+use crate::push::store::{OwnedConfigs, PushStore, StoreError, StoredConfig, is_owners};
 
 /// KEYS: the task's hash; ARGV: field, owner prefix, config, max, ttl s. -1 when the owner has
 /// `max` configs of the task already.
@@ -68,7 +68,7 @@ impl RedisPushStore {
     }
 
     async fn mine(&self, owner: &str, task_id: &str) -> Result<Vec<StoredConfig>, StoreError> {
-        Ok(self.all(task_id).await?.into_iter().filter(|(o, _)| **o == *owner).map(|(_, c)| c).collect())
+        Ok(self.all(task_id).await?.into_iter().filter(|(o, c)| is_owners(o, c, owner, None)).map(|(_, c)| c).collect())
     }
 }
 
@@ -112,8 +112,8 @@ impl PushStore for RedisPushStore {
     ) -> BoxFuture<'_, Result<Option<StoredConfig>, StoreError>> {
         let (owner, task_id, id) = (owner.to_owned(), task_id.to_owned(), id.map(str::to_owned));
         Box::pin(async move {
-            let mine = self.mine(&owner, &task_id).await?;
-            Ok(mine.into_iter().find(|c| id.as_deref().is_none_or(|id| c.config.id.as_deref() == Some(id))))
+            let all = self.all(&task_id).await?;
+            Ok(all.into_iter().find(|(o, c)| is_owners(o, c, &owner, id.as_deref())).map(|(_, c)| c))
         })
     }
 

@@ -225,14 +225,15 @@ fn default_cache_max_entries() -> usize {
 pub use crate::secret::Secret;
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn parse(yaml_json: serde_json::Value) -> AuthConfig {
+    pub(in crate::auth) fn parse(yaml_json: serde_json::Value) -> AuthConfig {
         serde_json::from_value(yaml_json).expect("config parses")
     }
 
-    fn issuer(extra: serde_json::Value) -> serde_json::Value {
+    /// An issuer entry with `extra` fields over a valid base.
+    pub(in crate::auth) fn issuer(extra: serde_json::Value) -> serde_json::Value {
         let mut base = serde_json::json!({
             "issuer": "https://idp.example.com/",
             "audiences": ["a2a-gateway"],

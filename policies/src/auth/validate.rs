@@ -224,26 +224,10 @@ fn is_quotable(c: char) -> bool {
     (c == ' ' || c.is_ascii_graphic()) && c != '"' && c != '\\'
 }
 
-/// Durations written as text: `500ms`, `30s`, `5m`, `1h`.
 #[cfg(test)]
 mod tests {
+    use super::super::config::tests::{issuer, parse};
     use super::*;
-
-    fn parse(value: serde_json::Value) -> AuthConfig {
-        serde_json::from_value(value).expect("config parses")
-    }
-
-    fn issuer(extra: serde_json::Value) -> serde_json::Value {
-        let mut base = serde_json::json!({
-            "issuer": "https://idp.example.com/",
-            "audiences": ["a2a-gateway"],
-            "jwks_url": "https://idp.example.com/jwks.json",
-        });
-        if let (Some(base), Some(extra)) = (base.as_object_mut(), extra.as_object()) {
-            base.extend(extra.clone());
-        }
-        base
-    }
 
     fn validate_issuer(extra: serde_json::Value) -> Result<(), AuthConfigError> {
         parse(serde_json::json!({"jwt": {"issuers": [issuer(extra)]}})).validate()

@@ -1,3 +1,6 @@
+//! Over 400 lines on purpose: `bin/stream-memory.rs` includes this file by `#[path]`, where its
+//! submodules would resolve beside it instead of below it, so it stays one file.
+//!
 //! The load generator: a pool of keep-alive HTTP/1.1 connections (hyper's client), an open-loop
 //! mode and a closed-loop probe.
 //!

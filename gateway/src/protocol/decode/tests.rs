@@ -1,3 +1,5 @@
+//! Tests of decoding (over 400 lines: a case per dialect and rule, each self-contained).
+
 use super::*;
 
 fn v1() -> HeaderMap {

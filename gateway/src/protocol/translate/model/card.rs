@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::objects::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
+use super::protojson::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
 
 /// Binding names of `protocolBinding`.
 pub const BINDING_JSONRPC: &str = "JSONRPC";

@@ -7,9 +7,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::card::AgentCard;
-use super::objects::{
-    Message, SendMessageResponse, Struct, Task, empty_as_none, is_false, null_as_default, null_as_empty,
-};
+use super::objects::{Message, SendMessageResponse, Task};
+use super::protojson::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::{parse, parse_object};
 
@@ -160,7 +159,7 @@ pub struct ListTasksRequest {
     #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
     pub context_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<super::objects::TaskState>,
+    pub status: Option<super::enums::TaskState>,
     #[serde(alias = "page_size")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_size: Option<i32>,

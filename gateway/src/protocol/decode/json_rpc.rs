@@ -1,0 +1,92 @@
+//! A JSON-RPC request (1.0, or 0.3 by its method name and version header): the envelope, the strict
+//! JSON of its body, the version check and the params read into the 1.0 model.
+
+use super::*;
+
+/// A body that is not strict JSON: not JSON at all, or a key repeated in one object.
+pub(super) fn json_refusal(error: serde_json::Error) -> A2aError {
+    if error.is_syntax() || error.is_eof() {
+        A2aError::Parse(format!("invalid JSON: {error}"))
+    } else {
+        A2aError::invalid_params(format!("ambiguous request: {error}"))
+    }
+}
+
+/// Refuses a request whose `A2A-Version` is not 1.x. A missing header means 0.3 (as the reference
+/// SDK reads it), and this gateway speaks 1.0.
+pub(super) fn check_version(headers: &HeaderMap) -> Result<(), A2aError> {
+    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim);
+    let version = version.filter(|v| !v.is_empty()).unwrap_or("0.3");
+    let major = version.split('.').next().unwrap_or("");
+    if major == "1" {
+        return Ok(());
+    }
+    Err(A2aError::VersionNotSupported(format!(
+        "A2A version '{version}' is not supported; send the header 'A2A-Version: 1.0'"
+    )))
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+pub(super) fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCall, Request), Refusal> {
+    // Until the method says otherwise, a caller without a 1.x version header is taken for 0.3.
+    let legacy = legacy_version(headers);
+    let guessed = if legacy { Dialect::V03 } else { Dialect::V1 };
+    let refuse = |rpc_id: Option<Value>, error| Refusal { dialect: guessed, binding: Binding::JsonRpc, rpc_id, error };
+    let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    if first == Some(b'[') && serde_json::from_slice::<&RawValue>(body).is_ok() {
+        return Err(refuse(None, A2aError::InvalidRequest("batch requests are not supported".into())));
+    }
+    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
+        let error = if e.is_data() {
+            A2aError::InvalidRequest("the request must be a JSON-RPC 2.0 request object with each member once".into())
+        } else {
+            A2aError::Parse(format!("invalid JSON: {e}"))
+        };
+        refuse(None, error)
+    })?;
+    let rpc_id = match envelope.id {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id,
+        Some(_) => return Err(refuse(None, A2aError::InvalidRequest("'id' must be a string or a number".into()))),
+        None => return Err(refuse(None, A2aError::InvalidRequest("'id' is required".into()))),
+    };
+    if envelope.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        return Err(refuse(Some(rpc_id), A2aError::InvalidRequest("'jsonrpc' must be \"2.0\"".into())));
+    }
+    let Some(Value::String(method)) = envelope.method else {
+        return Err(refuse(Some(rpc_id), A2aError::InvalidRequest("'method' must be a string".into())));
+    };
+    let v03_method = legacy && v03::operation_of(&method).is_some();
+    let dialect = if v03_method { Dialect::V03 } else { Dialect::V1 };
+    let refuse =
+        |rpc_id: &Value, error| Refusal { dialect, binding: Binding::JsonRpc, rpc_id: Some(rpc_id.clone()), error };
+    if let Err(error) = strict::check_unique_keys(body) {
+        return Err(refuse(&rpc_id, json_refusal(error)));
+    }
+    let request = if v03_method {
+        v03::request_to_v1(&method, envelope.params.map(|p| p.get().as_bytes()))
+            .map_err(|e| refuse(&rpc_id, e.into_request_error()))?
+    } else {
+        let Some(operation) = Operation::from_method_name(&method) else {
+            let error = A2aError::MethodNotFound("Method not found".into());
+            return Err(Refusal { dialect: guessed, binding: Binding::JsonRpc, rpc_id: Some(rpc_id), error });
+        };
+        // A 1.0 method name: the caller speaks 1.0, with a missing or wrong version maybe.
+        check_version(headers).map_err(|e| refuse(&rpc_id, e))?;
+        if envelope.params.is_some_and(|p| !p.get().trim_start().starts_with('{')) {
+            return Err(refuse(&rpc_id, A2aError::invalid_params("'params' must be an object")));
+        }
+        Request::parse(operation, envelope.params).map_err(|e| refuse(&rpc_id, e.into_request_error()))?
+    };
+    let mut call = A2aCall::new(Binding::JsonRpc, request.operation());
+    call.dialect = dialect;
+    call.rpc_id = Some(rpc_id);
+    Ok((call, request))
+}

@@ -1,0 +1,229 @@
+//! The outgoing request: the headers that go on to the agent, its credential, the target URL, the
+//! first-byte timeout and whether a failure left the request unsent; and reading an answer whole
+//! within its size limit.
+
+use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect};
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri, header};
+use http_body_util::{BodyDataStream, Full};
+use hyper::body::Incoming;
+
+use crate::protocol::agent_side;
+use crate::protocol::translate::v03;
+use crate::registry::Backend;
+
+use super::{ForwardError, Forwarder};
+
+/// Caller headers that carry A2A meaning and go on to the backend. Everything else — credentials,
+/// cookies, hop-by-hop and forwarding headers — stays at the gateway.
+const REQUEST_HEADERS: [HeaderName; 9] = [
+    header::CONTENT_TYPE,
+    header::ACCEPT,
+    header::CACHE_CONTROL,
+    HeaderName::from_static("a2a-version"),
+    HeaderName::from_static("a2a-extensions"),
+    HeaderName::from_static("x-a2a-extensions"),
+    HeaderName::from_static("traceparent"),
+    HeaderName::from_static("tracestate"),
+    HeaderName::from_static("last-event-id"),
+];
+
+const A2A_VERSION: HeaderName = HeaderName::from_static("a2a-version");
+const A2A_EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
+/// 0.3's name for it ([`v03::EXTENSIONS_HEADER`], lower-cased as `HeaderName` needs).
+const X_A2A_EXTENSIONS: HeaderName = HeaderName::from_static("x-a2a-extensions");
+
+impl Forwarder {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn send(
+        &self,
+        backend: &Backend,
+        caller: Option<&Caller>,
+        call: &A2aCall,
+        method: &Method,
+        headers: &HeaderMap,
+        body: Bytes,
+        outgoing: Option<&agent_side::AgentCall>,
+    ) -> Result<Response<Incoming>, ForwardError> {
+        let uri = match outgoing {
+            None => target(backend, call)?,
+            Some(outgoing) => agent_target(backend, outgoing)?,
+        };
+        let mut out = HeaderMap::with_capacity(8);
+        let translated = call.dialect != Dialect::V1 || outgoing.is_some();
+        for name in &REQUEST_HEADERS {
+            // Every call goes out in its agent's version, whatever version (list) its caller named.
+            // Every body is the gateway's (the checked request written out again), and so is its
+            // content type: a caller's charset must not change how the agent reads it.
+            if name == "a2a-version" || name == header::CONTENT_TYPE {
+                continue;
+            }
+            for value in headers.get_all(name) {
+                out.append(name.clone(), value.clone());
+            }
+        }
+        if outgoing.is_some() || !body.is_empty() {
+            out.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        if outgoing.is_some() {
+            if backend.dialect == Dialect::V1 {
+                out.insert(A2A_VERSION, HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
+            }
+            if backend.dialect == Dialect::V03 {
+                out.insert(A2A_VERSION, HeaderValue::from_static(v03::VERSION_HEADER_VALUE));
+                if !headers.contains_key(v03::EXTENSIONS_HEADER) {
+                    for value in headers.get_all("a2a-extensions") {
+                        out.append(X_A2A_EXTENSIONS, value.clone());
+                    }
+                }
+            }
+        } else {
+            out.insert(A2A_VERSION, HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
+        }
+        if outgoing.is_none() && translated {
+            // 0.3 clients name extensions in X-A2A-Extensions; 1.0 agents read A2A-Extensions.
+            if !headers.contains_key("a2a-extensions") {
+                for value in headers.get_all(v03::EXTENSIONS_HEADER) {
+                    out.append(A2A_EXTENSIONS, value.clone());
+                }
+            }
+        }
+        // The backend's own credential; the caller's token only where the backend's config says so.
+        let credential =
+            self.credentials.authorization(&backend.name, caller, headers.get(header::AUTHORIZATION)).await;
+        match credential {
+            Ok(Some(value)) => {
+                out.insert(header::AUTHORIZATION, value);
+            }
+            Ok(None) => {}
+            Err(error) => {
+                tracing::warn!(backend = %backend.name, %error, "no credential for the backend");
+                return Err(ForwardError::NotSent(error.into()));
+            }
+        }
+        // What reqwest sent when the caller named no media type.
+        out.entry(header::ACCEPT).or_insert(HeaderValue::from_static("*/*"));
+        let body = match outgoing {
+            Some(outgoing) => Bytes::from(outgoing.body.clone()),
+            None => body,
+        };
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method.clone();
+        *request.uri_mut() = uri;
+        *request.headers_mut() = out;
+        match tokio::time::timeout(self.first_byte_timeout, self.client.request(request)).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(error)) if error.is_connect() || never_sent(&error) => {
+                tracing::warn!(backend = %backend.name, error = ?error, "backend connection failed before the request was sent");
+                Err(ForwardError::NotSent(unreachable(backend)))
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(backend = %backend.name, error = ?error, "backend connection broke after the request was sent");
+                Err(ForwardError::Failed(A2aError::AgentConnectionLost {
+                    agent: backend.name.to_string(),
+                    task_id: call.task_id.clone(),
+                }))
+            }
+            Err(_) => {
+                tracing::warn!(backend = %backend.name, "backend did not answer in time");
+                let error =
+                    A2aError::BackendUnavailable(format!("the agent '{}' did not answer in time", backend.name));
+                Err(ForwardError::Failed(error))
+            }
+        }
+    }
+
+    pub(super) async fn read_whole(&self, name: &str, response: Response<Incoming>) -> Result<Bytes, A2aError> {
+        let too_large = || A2aError::InvalidAgentResponse(format!("the agent '{name}' sent an oversized answer"));
+        let length = response.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if length.is_some_and(|n| n > self.max_response_bytes as u64) {
+            return Err(too_large());
+        }
+        let mut stream = BodyDataStream::new(response.into_body());
+        let mut first: Option<Bytes> = None;
+        let mut rest = BytesMut::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|error| {
+                tracing::warn!(backend = name, %error, "backend answer broke off");
+                A2aError::BackendUnavailable(format!("the agent '{name}' broke off its answer"))
+            })?;
+            let total = first.as_ref().map_or(0, Bytes::len) + rest.len() + chunk.len();
+            if total > self.max_response_bytes {
+                return Err(too_large());
+            }
+            // Most answers arrive in one chunk: keep it as is, copy only when there are more.
+            match &first {
+                None => first = Some(chunk),
+                Some(_) => rest.extend_from_slice(&chunk),
+            }
+        }
+        Ok(match first {
+            None => Bytes::new(),
+            Some(first) if rest.is_empty() => first,
+            Some(first) => {
+                let mut all = BytesMut::with_capacity(first.len() + rest.len());
+                all.extend_from_slice(&first);
+                all.extend_from_slice(&rest);
+                all.freeze()
+            }
+        })
+    }
+}
+
+/// Whether the agent cannot have read the request: hyper gave it back unsent (its pooled connection
+/// closed before dispatch), or the connection was reset before any answer. A reset means the agent's
+/// socket was closed with our bytes unread (a process that read the whole request and then died
+/// closes with a FIN instead); that is what a pooled connection to a restarted agent gets. A plain
+/// end of connection before the answer stays ambiguous: the agent may have read the request.
+fn never_sent(error: &hyper_util::client::legacy::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_canceled)
+            || cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
+}
+
+pub(super) fn unreachable(backend: &Backend) -> A2aError {
+    A2aError::BackendUnavailable(format!("the agent '{}' could not be reached; try again later", backend.name))
+}
+
+/// `base` (a backend's HTTP+JSON base URL) with `path` appended.
+fn joined(base: &reqwest::Url, path: &str) -> Result<Uri, A2aError> {
+    Uri::try_from(format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
+}
+
+fn uri_of(url: &reqwest::Url) -> Result<Uri, A2aError> {
+    Uri::try_from(url.as_str()).map_err(|_| A2aError::Internal)
+}
+
+/// The backend URL of a call: its JSON-RPC endpoint, or its HTTP+JSON base plus the operation path.
+fn target(backend: &Backend, call: &A2aCall) -> Result<Uri, A2aError> {
+    let missing = || {
+        A2aError::UnsupportedOperation(format!(
+            "the agent '{}' does not offer the {} binding; use the other binding",
+            backend.name, call.binding
+        ))
+    };
+    match call.binding {
+        Binding::JsonRpc => uri_of(backend.jsonrpc_url.as_ref().ok_or_else(missing)?),
+        Binding::Rest => {
+            let base = backend.rest_url.as_ref().ok_or_else(missing)?;
+            joined(base, call.rest_path.as_deref().unwrap_or(""))
+        }
+    }
+}
+
+/// The URL of a bridged call: the agent's 0.3 JSON-RPC endpoint, or its early base plus the path.
+fn agent_target(backend: &Backend, outgoing: &agent_side::AgentCall) -> Result<Uri, A2aError> {
+    let missing = || A2aError::BackendUnavailable(format!("the agent '{}' has no usable interface", backend.name));
+    match &outgoing.path {
+        None => uri_of(backend.jsonrpc_url.as_ref().ok_or_else(missing)?),
+        Some(path) => joined(backend.rest_url.as_ref().ok_or_else(missing)?, path),
+    }
+}

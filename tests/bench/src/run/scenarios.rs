@@ -1,0 +1,330 @@
+//! The scenarios of a run, each in interleaved repetitions: saturation, unary at offered rates, the
+//! card, SSE latency, idle streams and the profile.
+
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use crate::backend::{self, Backend, Clock};
+use crate::loadgen::{Pool, RunStats, Target, send_message_body};
+use crate::procs;
+use crate::report::{DIRECT, FULL, GATEWAY, IdleRun, NGINX, Quantiles, Series, SseLevel, SseRun, UnaryLevel, UnaryRun};
+use crate::streams::{self, StreamTarget};
+use crate::{Cli, addr_of, profile, wait_for_skill};
+
+use super::machine::wait_for_descriptors;
+use super::{Bench, Plan, Setup};
+
+/// One offered rate and how long to measure at it.
+pub(super) struct Level {
+    label: String,
+    rate: f64,
+    reps: usize,
+    duration: Duration,
+}
+
+/// Closed-loop throughput of direct, gateway and full stack in interleaved rounds: req/s and the
+/// proxy's CPU per request of each round, then the medians and the gateway/direct ratios.
+pub(super) async fn saturation(bench: &Bench, cli: &Cli) -> anyhow::Result<()> {
+    let (plan, setup) = (&bench.plan, &bench.setup);
+    let plain = bench.plain.as_ref().context("the shared gateway is already stopped")?;
+    let paths: Vec<(&str, Target, Option<u32>)> = vec![
+        (DIRECT, Target::rpc(bench.backend.addr, backend::RPC_PATH, send_message_body(), None)?, None),
+        (GATEWAY, Target::rpc(addr_of(&plain.url)?, "/", send_message_body(), None)?, Some(plain.pid())),
+        (FULL, setup.full_target(addr_of(&bench.full.url)?)?, Some(bench.full.pid())),
+    ];
+    let mut pools = Vec::new();
+    for (name, target, pid) in &paths {
+        let pool = Pool::connect(target.clone(), plan.connections).await.with_context(|| name.to_string())?;
+        pools.push((*name, pool, *pid));
+    }
+    // Warm-up of every path, then the rounds.
+    for (_, pool, _) in &mut pools {
+        pool.closed_loop(plan.warmup).await;
+    }
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); pools.len()];
+    let mut cpus: Vec<Vec<f64>> = vec![Vec::new(); pools.len()];
+    for round in 0..plan.reps {
+        for (i, (name, pool, pid)) in pools.iter_mut().enumerate() {
+            let cpu0 = pid.map(|p| procs::cpu_micros(p, setup.ticks));
+            let stats = pool.closed_loop(plan.probe).await;
+            let cpu1 = pid.map(|p| procs::cpu_micros(p, setup.ticks));
+            let cpu = cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a) as f64 / stats.ok.max(1) as f64);
+            eprintln!(
+                "round {round}: {name}: {:.0} req/s, {} errors{}",
+                stats.achieved_rate(),
+                stats.errors(),
+                cpu.map(|c| format!(", {c:.1} µs CPU per request")).unwrap_or_default()
+            );
+            rates[i].push(stats.achieved_rate());
+            if let Some(cpu) = cpu {
+                cpus[i].push(cpu);
+            }
+        }
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    println!(
+        "closed loop, {} connections, {} rounds of {:?} ({})",
+        plan.connections, plan.reps, plan.probe, cli.command_line
+    );
+    println!("| path | req/s median (min–max) | proxy CPU µs/req median |");
+    println!("|---|---|---|");
+    for (i, (name, _, _)) in pools.iter().enumerate() {
+        let min = rates[i].iter().copied().fold(f64::INFINITY, f64::min);
+        let max = rates[i].iter().copied().fold(0.0, f64::max);
+        let cpu = if cpus[i].is_empty() { "–".to_string() } else { format!("{:.1}", median(&cpus[i])) };
+        println!("| {name} | {:.0} ({min:.0}–{max:.0}) | {cpu} |", median(&rates[i]));
+    }
+    Ok(())
+}
+
+/// Saturation probes, then the unary paths at each offered rate (when `measure`); returns the rates.
+pub(super) async fn unary(bench: &mut Bench, cli: &Cli, measure: bool) -> anyhow::Result<Vec<Level>> {
+    let (plan, setup, results) = (&bench.plan, &bench.setup, &mut bench.results);
+    let plain = bench.plain.as_ref().context("the shared gateway is already stopped")?;
+    // Paths: name, target, the proxy process (for CPU).
+    let mut paths: Vec<(&str, Target, Option<u32>)> = vec![
+        (DIRECT, Target::rpc(bench.backend.addr, backend::RPC_PATH, send_message_body(), None)?, None),
+        (GATEWAY, Target::rpc(addr_of(&plain.url)?, "/", send_message_body(), None)?, Some(plain.pid())),
+        (FULL, setup.full_target(addr_of(&bench.full.url)?)?, Some(bench.full.pid())),
+    ];
+    if let Some(nginx) = &bench.nginx {
+        let target = Target::rpc(addr_of(&nginx.url)?, backend::RPC_PATH, send_message_body(), None)?;
+        paths.push((NGINX, target, Some(nginx.pid())));
+    }
+    let mut pools = Vec::new();
+    for (name, target, pid) in &paths {
+        let pool = Pool::connect(target.clone(), plan.connections).await.with_context(|| name.to_string())?;
+        pools.push((*name, pool, *pid));
+    }
+
+    // Saturation, closed loop: the offered rate is half of the direct one.
+    for (name, pool, _) in &mut pools {
+        let stats = pool.closed_loop(plan.probe).await;
+        eprintln!("saturation {name}: {:.0} req/s ({} errors)", stats.achieved_rate(), stats.errors());
+        results.saturation.push((name.to_string(), stats.achieved_rate()));
+    }
+    let saturation = |name: &str| results.saturation.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1);
+    let (direct_saturation, gateway_saturation) = (saturation(DIRECT), saturation(GATEWAY));
+    if direct_saturation < 1.0 || gateway_saturation < 1.0 {
+        bail!("the saturation probe answered nothing");
+    }
+    // The target rate is the definition; where the gateway cannot sustain it, a second level
+    // well inside the gateway's own capacity shows its cost when it keeps up (open-loop arrivals cost
+    // more CPU per request than the batched closed-loop probe, so half its saturation is already
+    // close to overload).
+    let level = |label: &str, rate: f64| Level { label: label.into(), rate, reps: plan.reps, duration: plan.duration };
+    let mut levels: Vec<Level> = if let Some(rate) = cli.rate {
+        vec![level("the rate asked for (--rate)", rate)]
+    } else if cli.smoke {
+        vec![level("a gentle smoke rate", (direct_saturation / 4.0).min(500.0))]
+    } else {
+        // The lower rate first, so that the overload of the other cannot linger into it.
+        vec![
+            level("light load: a quarter of the no-policy gateway's saturation", gateway_saturation / 4.0),
+            level("the target rate: half the direct saturation", direct_saturation / 2.0),
+        ]
+    };
+    if levels.len() == 2 {
+        if levels[0].rate >= levels[1].rate * 0.8 {
+            levels.remove(0);
+        } else {
+            levels[1].reps = plan.overload_reps;
+            levels[1].duration = plan.overload_duration;
+        }
+    }
+    if !measure {
+        return Ok(levels);
+    }
+    for level in &levels {
+        let rate = level.rate;
+        let mut series: Vec<Series> = pools
+            .iter()
+            .map(|(name, _, _)| Series { name: name.to_string(), runs: Vec::new(), skipped: None })
+            .collect();
+        if bench.nginx.is_none() {
+            let reason = results.notes.iter().find(|n| n.contains("nginx")).cloned();
+            series.push(Series { name: NGINX.into(), runs: Vec::new(), skipped: reason });
+        }
+        for rep in 0..level.reps {
+            for (i, (name, pool, pid)) in pools.iter_mut().enumerate() {
+                let run = open_loop(pool, *pid, rate, plan.warmup, level.duration, plan, setup.ticks).await;
+                eprintln!(
+                    "{rate:.0} req/s rep {} {name}: p50 {:.0} µs p99 {:.0} µs, {:.0} req/s, {} errors",
+                    rep + 1,
+                    run.q.p50,
+                    run.q.p99,
+                    run.rate,
+                    run.errors
+                );
+                series[i].runs.push(run);
+            }
+        }
+        let (label, reps, duration_secs) = (level.label.clone(), level.reps, level.duration.as_secs_f64());
+        results.unary.push(UnaryLevel { label, rate, reps, duration_secs, series });
+    }
+    Ok(levels)
+}
+
+/// Agent card GET, at the lower of the offered rates (the one the gateway sustains).
+pub(super) async fn card(bench: &mut Bench, levels: &[Level]) -> anyhow::Result<()> {
+    let plain = bench.plain()?;
+    let rate = levels.iter().map(|l| l.rate).fold(f64::INFINITY, f64::min);
+    let connections = bench.plan.connections;
+    let mut pools = [
+        (Pool::connect(Target::get(bench.backend.addr, backend::CARD_PATH)?, connections).await?, None),
+        (Pool::connect(Target::get(addr_of(&plain.url)?, backend::CARD_PATH)?, connections).await?, Some(plain.pid())),
+    ];
+    let mut series: Vec<Series> = ["direct to the backend's card", "gateway card"]
+        .iter()
+        .map(|name| Series { name: name.to_string(), runs: Vec::new(), skipped: None })
+        .collect();
+    for rep in 0..bench.plan.reps {
+        for (i, (pool, pid)) in pools.iter_mut().enumerate() {
+            let plan = &bench.plan;
+            let run = open_loop(pool, *pid, rate, plan.warmup, plan.duration, plan, bench.setup.ticks).await;
+            eprintln!("card rep {} {}: p50 {:.0} µs p99 {:.0} µs", rep + 1, series[i].name, run.q.p50, run.q.p99);
+            series[i].runs.push(run);
+        }
+    }
+    let (reps, duration_secs) = (bench.plan.reps, bench.plan.duration.as_secs_f64());
+    bench.results.card = UnaryLevel { label: "card".into(), rate, reps, duration_secs, series };
+    Ok(())
+}
+
+/// SSE per-event latency at each stream count, direct and through the gateway, interleaved.
+pub(super) async fn sse(bench: &mut Bench) {
+    let Ok(plain) = bench.plain() else { return };
+    let Ok(gateway_addr) = addr_of(&plain.url) else { return };
+    let pid = plain.pid();
+    let direct = StreamTarget { addr: bench.backend.addr, path: backend::RPC_PATH.into() };
+    let gateway = StreamTarget { addr: gateway_addr, path: "/".into() };
+    let (clock, ticks) = (bench.clock, bench.setup.ticks);
+    for &(streams, interval_ms, events) in &bench.plan.sse {
+        let mut level = SseLevel { streams, interval_ms, events, direct: Vec::new(), gateway: Vec::new() };
+        let interval = Duration::from_millis(interval_ms);
+        for _ in 0..bench.plan.reps {
+            let d = sse_run(&direct, None, clock, streams, events, interval, ticks).await;
+            let g = sse_run(&gateway, Some(pid), clock, streams, events, interval, ticks).await;
+            eprintln!("sse {streams} streams: p99 direct {:.0} µs, gateway {:.0} µs", d.q.p99, g.q.p99);
+            level.direct.push(d);
+            level.gateway.push(g);
+        }
+        bench.results.sse.push(level);
+    }
+}
+
+/// Idle streams: a fresh gateway each repetition, so RSS starts from the same place.
+pub(super) async fn idle(bench: &mut Bench) -> anyhow::Result<()> {
+    let count = bench.plan.idle_streams;
+    for _ in 0..bench.plan.idle_reps {
+        wait_for_descriptors(count).await;
+        let run = idle_run(&bench.setup, &bench.backend, count).await?;
+        eprintln!("idle: {} open, {:.1} KiB per stream", run.opened, run.per_stream_kib());
+        bench.results.idle.push(run);
+    }
+    Ok(())
+}
+
+pub(super) async fn profile(bench: &mut Bench) {
+    let Some(tool) = profile::choose_tool() else {
+        bench.results.notes.push("no profiler: perf cannot count instructions and valgrind is missing".into());
+        return;
+    };
+    let setup = &bench.setup;
+    let target = |addr| setup.full_target(addr);
+    let profile_setup = profile::Setup {
+        gateway_bin: &setup.gateway_bin,
+        config: &setup.full_config,
+        env: &setup.env,
+        work: &setup.work,
+        target: &target,
+        scenario: "unary SendMessage through the full-stack gateway (closed loop, 4 connections)".into(),
+        warmup: Duration::from_secs(3),
+        measure: Duration::from_secs(12),
+    };
+    match profile::run(tool, &profile_setup).await {
+        Ok(profile) => bench.results.profile = Some(profile),
+        Err(error) => bench.results.notes.push(format!("profile failed: {error:#}")),
+    }
+}
+
+async fn open_loop(
+    pool: &mut Pool,
+    pid: Option<u32>,
+    rate: f64,
+    warmup: Duration,
+    duration: Duration,
+    plan: &Plan,
+    ticks: u64,
+) -> UnaryRun {
+    let _ = pool.open_loop(rate, warmup, plan.max_in_flight).await;
+    let cpu0 = pid.map(|p| procs::cpu_split(p, ticks));
+    let stats: RunStats = pool.open_loop(rate, duration, plan.max_in_flight).await;
+    let cpu1 = pid.map(|p| procs::cpu_split(p, ticks));
+    let used = cpu0.zip(cpu1).map(|(a, b)| (b.0.saturating_sub(a.0), b.1.saturating_sub(a.1)));
+    let cpu_per_request = used.map(|(user, system)| (user + system) as f64 / stats.ok.max(1) as f64);
+    let kernel_share = used.map(|(user, system)| system as f64 * 100.0 / (user + system).max(1) as f64);
+    UnaryRun {
+        q: Quantiles::of(&stats.latency),
+        rate: stats.achieved_rate(),
+        ok: stats.ok,
+        errors: stats.errors(),
+        cpu_per_request,
+        kernel_share,
+        lag_p99: Quantiles::of(&stats.lag).p99,
+        first_error: stats.first_error.clone().or_else(|| {
+            (stats.overflow > 0).then(|| format!("{} requests overflowed the in-flight bound", stats.overflow))
+        }),
+    }
+}
+
+async fn sse_run(
+    target: &StreamTarget,
+    pid: Option<u32>,
+    clock: Clock,
+    streams: usize,
+    events: u32,
+    interval: Duration,
+    ticks: u64,
+) -> SseRun {
+    let cpu0 = pid.map(|p| procs::cpu_micros(p, ticks));
+    let stats = streams::sse_latency(target, clock, streams, events, interval).await;
+    let cpu1 = pid.map(|p| procs::cpu_micros(p, ticks));
+    SseRun {
+        q: Quantiles::of(&stats.latency),
+        events: stats.events,
+        failed_streams: stats.failed_streams,
+        cpu_per_event: cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a) as f64 / stats.events.max(1) as f64),
+        first_error: stats.first_error,
+    }
+}
+
+async fn idle_run(setup: &Setup, backend: &Backend, count: usize) -> anyhow::Result<IdleRun> {
+    let gateway = setup.start_gateway("gateway-idle", &setup.plain_config)?;
+    let addr = addr_of(&gateway.url)?;
+    wait_for_skill(addr, Duration::from_secs(20)).await?;
+    let target = StreamTarget { addr, path: "/".into() };
+    // Several client addresses so that no one address runs short of ephemeral ports.
+    let sources: Vec<Ipv4Addr> = (2..=5).map(|i| Ipv4Addr::new(127, 0, 0, i)).collect();
+    let warm = streams::open_idle(&target, 100.min(count), &sources, 50).await;
+    drop(warm);
+    backend.release_held();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_base_kib = procs::rss_kib(gateway.pid());
+    let idle = streams::open_idle(&target, count, &sources, 200).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_open_kib = procs::rss_kib(gateway.pid());
+    let (opened, failed, first_error) = (idle.open.len(), idle.failed, idle.first_error.clone());
+    drop(idle);
+    backend.release_held();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss_closed_kib = procs::rss_kib(gateway.pid());
+    drop(gateway);
+    Ok(IdleRun { opened, failed, rss_base_kib, rss_open_kib, rss_closed_kib, first_error })
+}
