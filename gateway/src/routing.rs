@@ -13,7 +13,6 @@ use a2a_policies::{A2aCall, A2aError, AuthMethod, Caller, Operation, RequestInfo
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::Request;
-use serde::Deserialize;
 use serde_json::json;
 use tower::{Layer, Service, ServiceExt};
 
@@ -25,16 +24,9 @@ use crate::registry::{Backend, Registry, Snapshot};
 use crate::resolve::{Decision, ResolveMode};
 use a2a_policies::authorize::Permissions;
 
-/// Who owns a task for isolation.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Isolation {
-    /// Each caller sees only the tasks it created.
-    #[default]
-    Caller,
-    /// Callers of one tenant share their tasks.
-    Tenant,
-}
+// The setting lives with the config (config must not import routing: routing reads the registry,
+// which reads the config).
+pub use crate::config::Isolation;
 
 /// The owner key of tasks a caller creates. Anonymous callers (no authentication configured) own
 /// nothing: without identities there is nothing to isolate by.

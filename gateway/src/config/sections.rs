@@ -153,7 +153,18 @@ pub struct Routing {
     pub sweep_interval: Duration,
     /// Whether a task belongs to the caller that created it or to the caller's tenant.
     #[serde(default)]
-    pub isolation: crate::routing::Isolation,
+    pub isolation: Isolation,
+}
+
+/// Who owns a task for isolation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// Each caller sees only the tasks it created.
+    #[default]
+    Caller,
+    /// Callers of one tenant share their tasks.
+    Tenant,
 }
 
 impl Default for Routing {
