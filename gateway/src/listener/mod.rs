@@ -163,8 +163,10 @@ impl Connection {
         stop: CancellationToken,
         _open: tokio::sync::mpsc::Sender<Infallible>,
     ) {
-        let watch = ConnWatch::with_cut(watch::random_cut());
+        let watch = ConnWatch::new();
         let Connection { builder, timeouts, trusted, app, peer } = self;
+        // This connection's own cut point, fixed once (see `watch`).
+        let timeouts = timeouts.cut_at(watch::random_cut());
         let service = {
             let watch = watch.clone();
             hyper::service::service_fn(move |request: Request<Incoming>| {

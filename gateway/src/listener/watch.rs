@@ -41,6 +41,12 @@ impl Timeouts {
     pub fn any(&self) -> bool {
         self.header_read.is_some() || self.idle.is_some()
     }
+
+    /// These timeouts cut at `cut` thousandths (at most the whole timeout; see [`random_cut`]).
+    pub fn cut_at(self, cut: u64) -> Timeouts {
+        let scale = |timeout: Duration| timeout * cut.min(1000) as u32 / 1000;
+        Timeouts { header_read: self.header_read.map(scale), idle: self.idle.map(scale) }
+    }
 }
 
 /// Why a connection was closed by its watchdog (a metrics label).
@@ -72,19 +78,10 @@ pub struct ConnWatch {
     served: AtomicBool,
     http2: AtomicBool,
     wake: Notify,
-    /// Where in a timeout this connection is cut, in thousandths (see [`random_cut`]).
-    cut: u64,
 }
 
 impl ConnWatch {
-    /// A watchdog that cuts at exactly the configured timeouts.
-    #[cfg(test)]
     pub fn new() -> Arc<ConnWatch> {
-        ConnWatch::with_cut(1000)
-    }
-
-    /// A watchdog that cuts at `cut` thousandths of each timeout.
-    pub fn with_cut(cut: u64) -> Arc<ConnWatch> {
         Arc::new(ConnWatch {
             accepted: Instant::now(),
             in_flight: AtomicUsize::new(0),
@@ -93,7 +90,6 @@ impl ConnWatch {
             served: AtomicBool::new(false),
             http2: AtomicBool::new(false),
             wake: Notify::new(),
-            cut: cut.min(1000),
         })
     }
 
@@ -122,16 +118,8 @@ impl ConnWatch {
         }
     }
 
-    fn scaled(&self, timeout: Duration) -> Duration {
-        timeout * self.cut as u32 / 1000
-    }
-
     /// Close now (with the reason), or check again at the returned instant.
     fn verdict(&self, now: Instant, timeouts: &Timeouts) -> Result<Instant, &'static str> {
-        let timeouts = Timeouts {
-            header_read: timeouts.header_read.map(|t| self.scaled(t)),
-            idle: timeouts.idle.map(|t| self.scaled(t)),
-        };
         let recheck = timeouts.header_read.into_iter().chain(timeouts.idle).min().unwrap_or(Duration::from_secs(60));
         if self.in_flight.load(Ordering::Acquire) > 0 {
             return Ok(now + recheck);
@@ -243,9 +231,9 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_connection_is_cut_at_its_own_point_of_the_timeout() {
-        let watch = ConnWatch::with_cut(800);
+        let watch = ConnWatch::new();
         let started = Instant::now();
-        assert_eq!(watch.expired(T).await, HEADER_TIMEOUT);
+        assert_eq!(watch.expired(T.cut_at(800)).await, HEADER_TIMEOUT);
         assert_eq!(started.elapsed(), Duration::from_millis(800));
         let cuts: Vec<u64> = (0..1000).map(|_| random_cut()).collect();
         assert!(cuts.iter().all(|cut| (EARLIEST_CUT..=1000).contains(cut)), "never later than the timeout");

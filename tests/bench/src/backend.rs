@@ -24,6 +24,22 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::watch;
 
+/// The gateway with no policies in front of this backend (its address from `BENCH_BACKEND_URL`):
+/// the config of the bench's "no policies" path and of `stream-memory`.
+pub const PLAIN_GATEWAY_CONFIG: &str = "listeners:
+  public: 127.0.0.1:0
+  admin: null
+  # Every load comes from one loopback address, with up to 10000 streams at once.
+  protection: {max_connections: 100000, max_connections_per_address: null}
+health:
+  interval: 30s
+routing:
+  default_skill: bench
+backends:
+  - name: bench
+    url: ${BENCH_BACKEND_URL}
+";
+
 /// The skill the backend declares; gateway configs route to it.
 pub const SKILL: &str = "bench";
 /// Where the backend takes JSON-RPC calls.
