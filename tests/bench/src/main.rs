@@ -5,6 +5,7 @@
 mod backend;
 mod loadgen;
 mod nginx;
+mod peer;
 mod procs;
 mod profile;
 mod report;
@@ -66,6 +67,10 @@ pub struct Cli {
     /// Skip the profile.
     #[arg(long)]
     pub no_profile: bool,
+    /// agentgateway's binary: adds its rows (its `a2a` route policy alone, and with JWT,
+    /// authorization and a local rate limit) to the saturation and unary tables.
+    #[arg(long)]
+    pub peer_bin: Option<PathBuf>,
     /// Skip nginx even when it is installed.
     #[arg(long)]
     pub no_nginx: bool,

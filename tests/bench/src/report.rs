@@ -9,7 +9,10 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-pub use results::{IdleRun, Interference, Machine, Quantiles, Results, Series, SseLevel, SseRun, UnaryLevel, UnaryRun};
+pub use results::{
+    ClosedLoop, IdleRun, Interference, Machine, Quantiles, Results, Series, SseLevel, SseRun, UnaryLevel, UnaryRun,
+};
+pub use sections::closed_loop_table;
 use sections::{first_errors, idle, machine, method, overhead_table, sse, targets, tool_health, unary_table};
 use stats::num;
 
@@ -17,6 +20,8 @@ pub const DIRECT: &str = "direct to the backend";
 pub const GATEWAY: &str = "gateway, no policies";
 pub const FULL: &str = "gateway, full stack";
 pub const NGINX: &str = "nginx reverse proxy";
+pub const PEER: &str = "agentgateway, A2A policy";
+pub const PEER_FULL: &str = "agentgateway, JWT + authorization + rate limit";
 
 const FINDINGS_BEGIN: &str = "<!-- findings:begin (kept when the file is regenerated) -->";
 const FINDINGS_END: &str = "<!-- findings:end -->";
@@ -42,6 +47,16 @@ pub fn render(r: &Results, findings: Option<&str>) -> String {
     machine(&mut out, &r.machine);
     method(&mut out, r);
     targets(&mut out, r);
+    if !r.closed_loop.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Saturation: closed loop, {} connections\n\nEach connection sends its next request as soon as \
+             the answer is read; rounds interleaved across the paths. CPU is the proxy process's own user + \
+             system time per answered request.\n",
+            r.connections
+        );
+        out.push_str(&closed_loop_table(&r.closed_loop));
+    }
     for level in &r.unary {
         let _ = writeln!(out, "\n## Unary SendMessage, open loop at {} req/s ({})\n", num(level.rate), level.label);
         let _ = writeln!(

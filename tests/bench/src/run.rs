@@ -10,17 +10,19 @@ use bytes::Bytes;
 
 use crate::backend::{Backend, Clock};
 use crate::loadgen::{Target, send_message_body};
+use crate::peer::Policies;
 use crate::procs::{self, Proc, Ready};
 use crate::report::{self, Interference, Results};
 use crate::{Cli, addr_of, repo_root, wait_for_skill};
 
 mod machine;
+mod saturation;
 mod scenarios;
 #[cfg(test)]
 mod tests;
 
 use machine::{loadavg, machine, wait_quiet};
-use scenarios::{card, idle, profile, saturation, sse, unary};
+use scenarios::{card, idle, profile, sse, unary};
 
 /// How much of everything.
 struct Plan {
@@ -152,6 +154,9 @@ struct Bench {
     plain: Option<Proc>,
     full: Proc,
     nginx: Option<Proc>,
+    /// agentgateway with its A2A route policy, and with JWT + authorization + rate limit (`--peer-bin`).
+    peer: Option<Proc>,
+    peer_full: Option<Proc>,
     results: Results,
 }
 
@@ -172,7 +177,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<()> {
 
     let mut bench = prepare(cli, plan, &root, &work, ticks).await?;
     if cli.only == [Part::Saturation] {
-        return saturation(&bench, cli).await;
+        return saturation::print(&bench, cli).await;
     }
     if wants(Part::Unary) || wants(Part::Card) {
         let levels = unary(&mut bench, cli, wants(Part::Unary)).await?;
@@ -191,8 +196,8 @@ pub async fn run(cli: &Cli) -> anyhow::Result<()> {
     if wants(Part::Profile) && bench.plan.profile {
         profile(&mut bench).await;
     }
-    let Bench { mut results, backend, full, nginx, .. } = bench;
-    drop((full, nginx, backend));
+    let Bench { mut results, backend, full, nginx, peer, peer_full, .. } = bench;
+    drop((full, nginx, peer, peer_full, backend));
 
     results.wall_secs = wall.elapsed().as_secs_f64();
     // Every child has been stopped and reaped by now, so its time is in our own.
@@ -293,8 +298,9 @@ async fn prepare(cli: &Cli, mut plan: Plan, root: &Path, work: &Path, ticks: u64
     wait_for_skill(addr_of(&plain.url)?, Duration::from_secs(20)).await?;
     wait_for_skill(addr_of(&full.url)?, Duration::from_secs(20)).await?;
     let nginx = start_nginx(cli, work, backend.addr, &mut results);
+    let (peer, peer_full) = start_peers(cli, work, &configs, backend.addr, &mut results).await;
     eprintln!("backend {} · gateway {} · full stack {}", backend.url(), plain.url, full.url);
-    Ok(Bench { plan, setup, clock, backend, plain: Some(plain), full, nginx, results })
+    Ok(Bench { plan, setup, clock, backend, plain: Some(plain), full, nginx, peer, peer_full, results })
 }
 
 impl Bench {
@@ -359,4 +365,50 @@ fn start_nginx(cli: &Cli, work: &Path, backend: SocketAddr, results: &mut Result
             None
         }
     }
+}
+
+/// agentgateway's two instances when `--peer-bin` names its binary. Each is ready when it listens;
+/// the one without authentication also has to show the backend's card (its `a2a` policy serves it).
+async fn start_peers(
+    cli: &Cli,
+    work: &Path,
+    configs: &Path,
+    backend: SocketAddr,
+    results: &mut Results,
+) -> (Option<Proc>, Option<Proc>) {
+    let Some(binary) = &cli.peer_bin else {
+        results.notes.push(
+            "agentgateway rows skipped: no binary given (`--peer-bin <path to agentgateway>`; build it from \
+             github.com/agentgateway/agentgateway)"
+                .into(),
+        );
+        return (None, None);
+    };
+    results.machine.peer = crate::peer::version(binary);
+    let dir = work.join("agentgateway");
+    let jwks = configs.join("jwks.json");
+    let mut started = Vec::new();
+    for policies in [Policies::A2a, Policies::Full] {
+        let proc = match crate::peer::start(binary, &dir, policies, backend, &jwks) {
+            Ok(proc) => proc,
+            Err(error) => {
+                results.notes.push(format!("agentgateway ({policies:?}) did not start: {error:#}"));
+                return (None, None);
+            }
+        };
+        let shows_card = match (policies, addr_of(&proc.url)) {
+            (Policies::Full, Ok(_)) => true,
+            (Policies::A2a, Ok(addr)) => wait_for_skill(addr, Duration::from_secs(20)).await.is_ok(),
+            (_, Err(_)) => false,
+        };
+        match shows_card {
+            true => started.push(proc),
+            false => {
+                results.notes.push(format!("agentgateway ({policies:?}) did not serve the backend's card within 20 s"));
+                return (None, None);
+            }
+        }
+    }
+    let full = started.pop();
+    (started.pop(), full)
 }

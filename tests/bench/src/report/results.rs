@@ -109,6 +109,9 @@ pub struct Machine {
     pub rustc: String,
     pub commit: String,
     pub nginx: String,
+    /// agentgateway's version, when `--peer-bin` gave it.
+    #[serde(default)]
+    pub peer: String,
 }
 
 /// Everything one invocation measured.
@@ -123,8 +126,11 @@ pub struct Results {
     pub max_in_flight: usize,
     /// Nice value the benchmark (and so its children) ran at.
     pub nice: i64,
-    /// Closed-loop saturation of each path, requests/s.
+    /// Closed-loop saturation of each path, requests/s (the median of `closed_loop`).
     pub saturation: Vec<(String, f64)>,
+    /// The closed-loop rounds behind it.
+    #[serde(default)]
+    pub closed_loop: Vec<ClosedLoop>,
     pub unary: Vec<UnaryLevel>,
     pub card: UnaryLevel,
     pub interference: Option<Interference>,
@@ -134,4 +140,19 @@ pub struct Results {
     pub profile: Option<Profile>,
     pub full_stack_notes: Vec<String>,
     pub notes: Vec<String>,
+}
+
+/// Closed-loop rounds of one path: achieved req/s and the proxy's CPU per request of each round.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ClosedLoop {
+    pub name: String,
+    pub rates: Vec<f64>,
+    pub cpu_per_request: Vec<f64>,
+    pub errors: u64,
+}
+
+impl ClosedLoop {
+    pub fn median_rate(&self) -> f64 {
+        super::stats::spread(self.rates.iter().copied()).map_or(0.0, |s| s.median)
+    }
 }

@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::results::{IdleRun, Machine, Results, Series};
+use super::results::{ClosedLoop, IdleRun, Machine, Results, Series};
 use super::stats::{cell, int_cell, noisy_verdict, num, of_runs, paired, ratio, spread, verdict};
-use super::{DIRECT, FULL};
+use super::{DIRECT, FULL, GATEWAY, PEER, PEER_FULL};
 
 pub(super) fn unary_table(out: &mut String, series: &[Series], cpu_label: &str) {
     let _ = writeln!(
@@ -78,9 +78,70 @@ pub(super) fn find<'a>(series: &'a [Series], name: &str) -> Option<&'a Series> {
     series.iter().find(|s| s.name == name && s.skipped.is_none())
 }
 
+/// Saturation rows: req/s, its share of direct, CPU per request; then a2a-gateway against agentgateway.
+pub fn closed_loop_table(rows: &[ClosedLoop]) -> String {
+    let mut out = String::new();
+    let direct = rows.iter().find(|r| r.name == DIRECT);
+    let _ = writeln!(out, "| path | req/s | of direct | proxy CPU µs/req | errors |\n|---|---|---|---|---|");
+    for row in rows {
+        let of_direct = match direct {
+            Some(d) if d.name != row.name => cell(ratio(&row.rates, &d.rates, |x| *x)),
+            _ => "–".into(),
+        };
+        let cpu = cell(spread(row.cpu_per_request.iter().copied()));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {of_direct} | {cpu} | {} |",
+            row.name,
+            cell(spread(row.rates.iter().copied())),
+            row.errors
+        );
+    }
+    for (ours, theirs) in [(GATEWAY, PEER), (FULL, PEER_FULL)] {
+        if let Some((a, b)) = find_loop(rows, ours).zip(find_loop(rows, theirs)) {
+            let _ = writeln!(
+                out,
+                "\n{ours} against {theirs}: {}× the throughput, {}× the CPU per request (per round, median (min–max)).",
+                cell(ratio(&a.rates, &b.rates, |x| *x)),
+                cell(ratio(&a.cpu_per_request, &b.cpu_per_request, |x| *x)),
+            );
+        }
+    }
+    out
+}
+
+fn find_loop<'a>(rows: &'a [ClosedLoop], name: &str) -> Option<&'a ClosedLoop> {
+    rows.iter().find(|r| r.name == name)
+}
+
+/// The saturation targets: CPU per request, and throughput against agentgateway.
+fn closed_loop_targets(out: &mut String, r: &Results) {
+    for (name, limit) in [(GATEWAY, 12.0), (FULL, 20.0)] {
+        let cpu = find_loop(&r.closed_loop, name).and_then(|row| spread(row.cpu_per_request.iter().copied()));
+        let _ = writeln!(
+            out,
+            "| proxy CPU per unary SendMessage at saturation, {name} | ≤ {limit} µs | {} µs | {} |",
+            cell(cpu),
+            verdict(cpu.map(|s| s.median), limit)
+        );
+    }
+    for (ours, theirs) in [(GATEWAY, PEER), (FULL, PEER_FULL)] {
+        let pair = find_loop(&r.closed_loop, ours).zip(find_loop(&r.closed_loop, theirs));
+        let times = pair.and_then(|(a, b)| ratio(&a.rates, &b.rates, |x| *x));
+        let status = match times {
+            Some(t) if t.median >= 1.5 => "**met**".to_string(),
+            Some(_) => "**not met**".to_string(),
+            None => "not measured: no agentgateway binary (`--peer-bin`)".to_string(),
+        };
+        let measured = times.map_or("–".to_string(), |t| format!("{}×", cell(Some(t))));
+        let _ = writeln!(out, "| throughput at saturation, {ours} over {theirs} | ≥ 1.5× | {measured} | {status} |");
+    }
+}
+
 pub(super) fn targets(out: &mut String, r: &Results) {
     let _ = writeln!(out, "## Where we stand against the targets\n");
     let _ = writeln!(out, "| target | limit | measured: median (min–max) | status |\n|---|---|---|---|");
+    closed_loop_targets(out, r);
     for level in &r.unary {
         let at = format!("at {} req/s ({})", num(level.rate), level.label);
         let direct = find(&level.series, DIRECT);
@@ -139,6 +200,7 @@ pub(super) fn machine(out: &mut String, m: &Machine) {
         ("rustc", m.rustc.clone()),
         ("commit", m.commit.clone()),
         ("nginx", m.nginx.clone()),
+        ("agentgateway", m.peer.clone()),
     ];
     for (key, value) in rows {
         let _ = writeln!(out, "| {key} | {} |", if value.is_empty() { "–" } else { &value });
@@ -168,7 +230,7 @@ pub(super) fn method(out: &mut String, r: &Results) {
     );
     let _ = writeln!(
         out,
-        "- Repetitions are interleaved (direct, gateway, full stack, nginx, then again), each measured after a \
+        "- Repetitions are interleaved (direct, gateway, full stack, nginx, agentgateway, then again), each measured after a \
          warm-up at the same rate; tables show the median with min–max. Overheads pair each run with the direct \
          run of the same repetition. {}",
         r.unary

@@ -37,3 +37,32 @@ fn quantiles_are_in_microseconds() {
     let q = Quantiles::of(&h);
     assert!((q.p50 - 20.0).abs() < 0.1, "{q:?}");
 }
+
+fn row(name: &str, rates: &[f64], cpu: &[f64]) -> ClosedLoop {
+    ClosedLoop { name: name.into(), rates: rates.to_vec(), cpu_per_request: cpu.to_vec(), errors: 0 }
+}
+
+#[test]
+fn saturation_compares_with_agentgateway_round_by_round_when_it_ran() {
+    let rows = vec![
+        row(DIRECT, &[100.0, 100.0], &[]),
+        row(GATEWAY, &[30.0, 45.0], &[60.0, 50.0]),
+        row(PEER, &[20.0, 30.0], &[40.0, 50.0]),
+    ];
+    let table = closed_loop_table(&rows);
+    assert!(
+        table.contains("| gateway, no policies | 37.5 (30.0–45.0) | 0.38 (0.30–0.45) | 55.0 (50.0–60.0) | 0 |"),
+        "{table}"
+    );
+    assert!(table.contains("gateway, no policies against agentgateway, A2A policy: 1.50× the throughput"), "{table}");
+    let report = render(&Results { closed_loop: rows, ..Results::default() }, None);
+    assert!(report.contains("| throughput at saturation, gateway, no policies over agentgateway, A2A policy | ≥ 1.5× | 1.50× | **met** |"), "{report}");
+    assert!(
+        report.contains("over agentgateway, JWT + authorization + rate limit | ≥ 1.5× | – | not measured"),
+        "{report}"
+    );
+    assert!(
+        report.contains("at saturation, gateway, no policies | ≤ 12 µs | 55.0 (50.0–60.0) µs | **not met** |"),
+        "{report}"
+    );
+}

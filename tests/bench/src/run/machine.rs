@@ -78,5 +78,6 @@ pub(super) fn machine(root: &Path) -> report::Machine {
         rustc: procs::command_output("rustc", &["-V"]).unwrap_or_default(),
         commit: if dirty { format!("{commit} (with uncommitted changes)") } else { commit },
         nginx: String::new(),
+        peer: String::new(),
     }
 }

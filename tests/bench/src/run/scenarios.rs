@@ -4,17 +4,19 @@
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 
 use crate::backend::{self, Backend, Clock};
-use crate::loadgen::{Pool, RunStats, Target, send_message_body};
+use crate::loadgen::{Pool, RunStats, Target};
 use crate::procs;
-use crate::report::{DIRECT, FULL, GATEWAY, IdleRun, NGINX, Quantiles, Series, SseLevel, SseRun, UnaryLevel, UnaryRun};
+use crate::report::{
+    DIRECT, GATEWAY, IdleRun, NGINX, PEER, PEER_FULL, Quantiles, Series, SseLevel, SseRun, UnaryLevel, UnaryRun,
+};
 use crate::streams::{self, StreamTarget};
 use crate::{Cli, addr_of, profile, wait_for_skill};
 
 use super::machine::wait_for_descriptors;
-use super::{Bench, Plan, Setup};
+use super::{Bench, Plan, Setup, saturation};
 
 /// One offered rate and how long to measure at it.
 pub(super) struct Level {
@@ -24,91 +26,14 @@ pub(super) struct Level {
     duration: Duration,
 }
 
-/// Closed-loop throughput of direct, gateway and full stack in interleaved rounds: req/s and the
-/// proxy's CPU per request of each round, then the medians and the gateway/direct ratios.
-pub(super) async fn saturation(bench: &Bench, cli: &Cli) -> anyhow::Result<()> {
-    let (plan, setup) = (&bench.plan, &bench.setup);
-    let plain = bench.plain.as_ref().context("the shared gateway is already stopped")?;
-    let paths: Vec<(&str, Target, Option<u32>)> = vec![
-        (DIRECT, Target::rpc(bench.backend.addr, backend::RPC_PATH, send_message_body(), None)?, None),
-        (GATEWAY, Target::rpc(addr_of(&plain.url)?, "/", send_message_body(), None)?, Some(plain.pid())),
-        (FULL, setup.full_target(addr_of(&bench.full.url)?)?, Some(bench.full.pid())),
-    ];
-    let mut pools = Vec::new();
-    for (name, target, pid) in &paths {
-        let pool = Pool::connect(target.clone(), plan.connections).await.with_context(|| name.to_string())?;
-        pools.push((*name, pool, *pid));
-    }
-    // Warm-up of every path, then the rounds.
-    for (_, pool, _) in &mut pools {
-        pool.closed_loop(plan.warmup).await;
-    }
-    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); pools.len()];
-    let mut cpus: Vec<Vec<f64>> = vec![Vec::new(); pools.len()];
-    for round in 0..plan.reps {
-        for (i, (name, pool, pid)) in pools.iter_mut().enumerate() {
-            let cpu0 = pid.map(|p| procs::cpu_micros(p, setup.ticks));
-            let stats = pool.closed_loop(plan.probe).await;
-            let cpu1 = pid.map(|p| procs::cpu_micros(p, setup.ticks));
-            let cpu = cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a) as f64 / stats.ok.max(1) as f64);
-            eprintln!(
-                "round {round}: {name}: {:.0} req/s, {} errors{}",
-                stats.achieved_rate(),
-                stats.errors(),
-                cpu.map(|c| format!(", {c:.1} µs CPU per request")).unwrap_or_default()
-            );
-            rates[i].push(stats.achieved_rate());
-            if let Some(cpu) = cpu {
-                cpus[i].push(cpu);
-            }
-        }
-    }
-    let median = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
-    };
-    println!(
-        "closed loop, {} connections, {} rounds of {:?} ({})",
-        plan.connections, plan.reps, plan.probe, cli.command_line
-    );
-    println!("| path | req/s median (min–max) | proxy CPU µs/req median |");
-    println!("|---|---|---|");
-    for (i, (name, _, _)) in pools.iter().enumerate() {
-        let min = rates[i].iter().copied().fold(f64::INFINITY, f64::min);
-        let max = rates[i].iter().copied().fold(0.0, f64::max);
-        let cpu = if cpus[i].is_empty() { "–".to_string() } else { format!("{:.1}", median(&cpus[i])) };
-        println!("| {name} | {:.0} ({min:.0}–{max:.0}) | {cpu} |", median(&rates[i]));
-    }
-    Ok(())
-}
-
 /// Saturation probes, then the unary paths at each offered rate (when `measure`); returns the rates.
 pub(super) async fn unary(bench: &mut Bench, cli: &Cli, measure: bool) -> anyhow::Result<Vec<Level>> {
+    let mut pools = saturation::pools(bench, saturation::unary_paths(bench)?).await?;
+    // Saturation, closed loop, in interleaved rounds: the first table, and the offered rates below.
+    let closed_loop = saturation::measure(bench, &mut pools).await;
     let (plan, setup, results) = (&bench.plan, &bench.setup, &mut bench.results);
-    let plain = bench.plain.as_ref().context("the shared gateway is already stopped")?;
-    // Paths: name, target, the proxy process (for CPU).
-    let mut paths: Vec<(&str, Target, Option<u32>)> = vec![
-        (DIRECT, Target::rpc(bench.backend.addr, backend::RPC_PATH, send_message_body(), None)?, None),
-        (GATEWAY, Target::rpc(addr_of(&plain.url)?, "/", send_message_body(), None)?, Some(plain.pid())),
-        (FULL, setup.full_target(addr_of(&bench.full.url)?)?, Some(bench.full.pid())),
-    ];
-    if let Some(nginx) = &bench.nginx {
-        let target = Target::rpc(addr_of(&nginx.url)?, backend::RPC_PATH, send_message_body(), None)?;
-        paths.push((NGINX, target, Some(nginx.pid())));
-    }
-    let mut pools = Vec::new();
-    for (name, target, pid) in &paths {
-        let pool = Pool::connect(target.clone(), plan.connections).await.with_context(|| name.to_string())?;
-        pools.push((*name, pool, *pid));
-    }
-
-    // Saturation, closed loop: the offered rate is half of the direct one.
-    for (name, pool, _) in &mut pools {
-        let stats = pool.closed_loop(plan.probe).await;
-        eprintln!("saturation {name}: {:.0} req/s ({} errors)", stats.achieved_rate(), stats.errors());
-        results.saturation.push((name.to_string(), stats.achieved_rate()));
-    }
+    results.saturation = closed_loop.iter().map(|row| (row.name.clone(), row.median_rate())).collect();
+    results.closed_loop = closed_loop;
     let saturation = |name: &str| results.saturation.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1);
     let (direct_saturation, gateway_saturation) = (saturation(DIRECT), saturation(GATEWAY));
     if direct_saturation < 1.0 || gateway_saturation < 1.0 {
@@ -147,9 +72,16 @@ pub(super) async fn unary(bench: &mut Bench, cli: &Cli, measure: bool) -> anyhow
             .iter()
             .map(|(name, _, _)| Series { name: name.to_string(), runs: Vec::new(), skipped: None })
             .collect();
-        if bench.nginx.is_none() {
-            let reason = results.notes.iter().find(|n| n.contains("nginx")).cloned();
-            series.push(Series { name: NGINX.into(), runs: Vec::new(), skipped: reason });
+        // Absent reference rows say why, from the run's notes.
+        for (name, keyword, absent) in [
+            (NGINX, "nginx", bench.nginx.is_none()),
+            (PEER, "agentgateway", bench.peer.is_none()),
+            (PEER_FULL, "agentgateway", bench.peer_full.is_none()),
+        ] {
+            if absent {
+                let reason = results.notes.iter().find(|n| n.contains(keyword)).cloned();
+                series.push(Series { name: name.into(), runs: Vec::new(), skipped: reason });
+            }
         }
         for rep in 0..level.reps {
             for (i, (name, pool, pid)) in pools.iter_mut().enumerate() {
