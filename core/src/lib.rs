@@ -1,13 +1,14 @@
 //! The types every part of a2a-gateway shares: what the decode layer learned about a request
-//! ([`A2aCall`], [`RequestInfo`], [`RouteHint`]), who is calling ([`Caller`]), the refusal every layer
-//! returns ([`A2aError`]), what answers say about tasks ([`TaskEvent`], [`TaskObserver`]) and the one
-//! duration grammar of the configuration file ([`duration`]).
+//! ([`A2aCall`], with the per-request facts of [`RequestInfo`] and the route of [`RouteHint`]), who
+//! is calling ([`Caller`], [`ClientAddress`]), the refusal every layer returns ([`A2aError`]), what
+//! answers say about tasks ([`TaskEvent`] for a [`TaskObserver`]) and the one duration grammar of
+//! the configuration file ([`duration`]).
 //!
-//! What belongs here: a type that the policy layers and the router (and the rest of the gateway)
-//! all read or write, so that none of them has to depend on another to talk about a request. What
-//! does not: anything that enforces a policy, speaks the wire, or does I/O. That is why the crate
-//! has no tower, no HTTP client and no crypto: a crate that only needs to name a call or a refusal
-//! pulls in nothing else.
+//! What belongs here: what every policy layer and the router read or write, so that they meet
+//! through these types and not through each other. What does not: anything that enforces a policy,
+//! routes, reads or writes a message body, or does I/O; those live in `a2a-policies` and
+//! `a2a-gateway`. Hence the short dependency list (serde, serde_json, thiserror, and schemars for the
+//! duration's schema): no tower, no HTTP client, no crypto.
 
 mod call;
 mod caller;
