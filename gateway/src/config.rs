@@ -65,7 +65,7 @@ pub struct Config {
     /// Per-skill task deadlines (`{slow: 30s}`): a task still live after its deadline is canceled at
     /// its backend and its caller told.
     #[serde(default, with = "duration_map")]
-    #[schemars(with = "std::collections::HashMap<String, a2a_policies::duration::Text>")]
+    #[schemars(with = "std::collections::HashMap<String, a2a_core::duration::Text>")]
     pub deadlines: std::collections::HashMap<String, Duration>,
     /// Per-caller (and per-skill, global) request rate quotas.
     #[serde(default)]
@@ -357,16 +357,16 @@ fn expand_str(s: &str, path: &str, env: &dyn Fn(&str) -> Option<String>) -> Resu
     Ok(out)
 }
 
-/// Parses a duration in the file's one grammar ([`a2a_policies::duration`]).
+/// Parses a duration in the file's one grammar ([`a2a_core::duration`]).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    a2a_policies::duration::parse(text)
+    a2a_core::duration::parse(text)
 }
 
 /// `#[serde(with = …)]` for the gateway's sections: the policies' duration grammar, so the whole
 /// file reads durations one way.
-pub use a2a_policies::duration as duration_serde;
-pub(crate) use a2a_policies::duration::option as opt_duration;
-use a2a_policies::duration::{self, map as duration_map};
+pub use a2a_core::duration as duration_serde;
+pub(crate) use a2a_core::duration::option as opt_duration;
+use a2a_core::duration::{self, map as duration_map};
 
 mod sections;
 

@@ -4,7 +4,7 @@
 //! Derived from the config types themselves (`schemars::JsonSchema` beside every `Deserialize`,
 //! their doc comments as descriptions, `deny_unknown_fields` as `additionalProperties: false`),
 //! so it cannot drift from what the parser accepts. Durations carry
-//! `#[schemars(with = "a2a_policies::duration::Text")]`: on the wire they are text.
+//! `#[schemars(with = "a2a_core::duration::Text")]`: on the wire they are text.
 
 use serde_json::Value;
 

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use a2a_policies::{Caller, TaskEvent, TaskObserver};
+use a2a_core::{Caller, TaskEvent, TaskObserver};
 use arc_swap::ArcSwap;
 use dashmap::DashMap;
 use futures::future::BoxFuture;

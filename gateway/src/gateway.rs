@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use a2a_core::{A2aCall, Binding, Operation, TaskObserver};
 use a2a_policies::audit::Audit;
 use a2a_policies::auth::Authenticator;
 use a2a_policies::authorize::Permissions;
@@ -11,7 +12,6 @@ use a2a_policies::backend_auth::BackendCredentials;
 use a2a_policies::concurrency::LiveTasks;
 use a2a_policies::rate_limit::RateLimits;
 use a2a_policies::validate::InputValidation;
-use a2a_policies::{A2aCall, Binding, Operation, TaskObserver};
 use tokio_util::sync::CancellationToken;
 
 use crate::deadlines::{DeadlineObserver, Deadlines, Expired};

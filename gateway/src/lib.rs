@@ -2,7 +2,9 @@
 //!
 //! The request path: [`server`] decodes each call ([`protocol::decode`]), runs the policy layers,
 //! routes it ([`routing`], with task ownership from [`directory`] and backends from [`registry`]),
-//! and forwards it ([`proxy`]), relaying answers and streams unchanged.
+//! and forwards it ([`proxy`]), relaying answers and streams unchanged. The policy layers are
+//! `a2a_policies`'; the types this path and those layers share (the decoded call, the caller, the
+//! refusal, task observations) are `a2a_core`'s.
 
 pub mod admin;
 pub mod card;

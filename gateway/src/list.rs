@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use a2a_policies::{A2aCall, A2aError, Binding, Caller};
+use a2a_core::{A2aCall, A2aError, Binding, Caller};
 use axum::body::Body;
 use http::{HeaderValue, Response, header};
 use serde_json::{Value, json};

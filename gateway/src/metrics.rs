@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use a2a_policies::{A2aCall, A2aError, RequestInfo};
+use a2a_core::{A2aCall, A2aError, RequestInfo};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::{Request, Response};
@@ -92,7 +92,7 @@ where
                 Ok(response) => status_class(response.status().as_u16()),
                 Err(error) => error.reason(),
             };
-            let (operation, binding) = call.unwrap_or(("unknown", a2a_policies::Binding::Rest.to_string()));
+            let (operation, binding) = call.unwrap_or(("unknown", a2a_core::Binding::Rest.to_string()));
             let route = info.as_ref().and_then(|i| i.route());
             let skill = route.and_then(|r| r.skill.clone()).unwrap_or_default();
             let backend = route.map(|r| r.backend.to_string()).unwrap_or_default();

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use a2a_policies::{Binding, Caller, Source, TaskEvent, TaskObserver};
+use a2a_core::{Binding, Caller, Source, TaskEvent, TaskObserver};
 
 use crate::directory::{Sighting, TaskDirectory};
 use crate::protocol::observe::{TaskFact, fact_in};

@@ -8,13 +8,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_core::{A2aCall, A2aError, Binding, Caller, Dialect};
 use a2a_policies::backend_auth::BackendCredentials;
-use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect};
 use axum::body::Body;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, header};
 
-use a2a_policies::Source;
+use a2a_core::Source;
 
 use crate::observers::{Exchange, Observers};
 use crate::registry::Backend;
@@ -165,7 +165,7 @@ impl Forwarder {
     ) -> Option<serde_json::Value> {
         use http_body_util::BodyExt;
         let rpc_id = serde_json::Value::from(&*exchange.request_id);
-        let mut call = A2aCall::new(Binding::JsonRpc, a2a_policies::Operation::GetTask);
+        let mut call = A2aCall::new(Binding::JsonRpc, a2a_core::Operation::GetTask);
         call.task_id = Some(task_id.to_owned());
         call.rpc_id = Some(rpc_id.clone());
         let mut params = serde_json::json!({"id": task_id});

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_policies::Dialect;
+use a2a_core::Dialect;
 use a2a_policies::validate::{SkillCatalog, SkillSpec};
 use arc_swap::ArcSwap;
 use reqwest::Url;

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_policies::{Binding, Dialect};
+use a2a_core::{Binding, Dialect};
 use bytes::Bytes;
 use futures::Stream;
 use futures::stream::BoxStream;

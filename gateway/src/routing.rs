@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use a2a_policies::{A2aCall, A2aError, AuthMethod, Caller, Operation, RequestInfo, RouteHint};
+use a2a_core::{A2aCall, A2aError, AuthMethod, Caller, Operation, RequestInfo, RouteHint};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::Request;

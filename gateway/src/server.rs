@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use a2a_policies::{A2aError, Binding, Dialect};
+use a2a_core::{A2aError, Binding, Dialect};
 use arc_swap::ArcSwap;
 use axum::Router;
 use axum::body::Body;

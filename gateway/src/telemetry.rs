@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
+use a2a_core::{A2aCall, A2aError, RequestInfo};
 use a2a_policies::audit::TraceId;
-use a2a_policies::{A2aCall, A2aError, RequestInfo};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderName, HeaderValue, Request, Response};
@@ -32,7 +32,7 @@ pub struct TelemetryConfig {
     pub service_name: String,
     /// How often finished spans are sent.
     #[serde(default = "default_export_interval", with = "crate::config::duration_serde")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub export_interval: Duration,
 }
 

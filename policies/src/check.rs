@@ -4,7 +4,7 @@
 //!
 //! A policy implements [`Check`]; [`CheckLayer`] is the one Layer/Service shell. The check owns the
 //! request while it decides and hands it back, so a waiting check needs no copy of what it reads
-//! and may add facts (authentication adds the [`Caller`](crate::Caller)); a decision made at once
+//! and may add facts (authentication adds the [`Caller`](a2a_core::Caller)); a decision made at once
 //! costs no allocation. A refusal is an [`A2aError`], rendered for the caller in one place by the
 //! gateway. Layers that must stay with the response (concurrency holds its lease until the body
 //! ends, audit records the answer) are not checks.
@@ -18,7 +18,7 @@ use futures::future::BoxFuture;
 use http::Request;
 use tower::{Layer, Service};
 
-use crate::A2aError;
+use a2a_core::A2aError;
 
 /// A decision that waits for something outside the process; it owns the request meanwhile.
 pub type Pending = BoxFuture<'static, Result<Request<Bytes>, A2aError>>;

@@ -6,8 +6,8 @@ mod support;
 
 use std::sync::Arc;
 
+use a2a_core::{A2aError, AuthMethod};
 use a2a_policies::auth::{generate_key, hash_key};
-use a2a_policies::{A2aError, AuthMethod};
 use jsonwebtoken::Algorithm;
 use serde_json::{Value, json};
 use support::*;

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_core::{A2aError, Source, TaskEvent, TaskObserver};
 use a2a_e2e::RedisServer;
 use a2a_gateway::directory::{Sighting, TaskDirectory};
 use a2a_gateway::protocol::early_ids::{AgentTask, EarlyIds};
@@ -11,7 +12,6 @@ use a2a_gateway::protocol::observe::{TaskFact, TaskState};
 use a2a_gateway::state::{OnUnavailable, Redis, RedisConfig};
 use a2a_policies::concurrency::{ConcurrencyConfig, LiveTasks, Reservation, Reserving};
 use a2a_policies::rate_limit::{Check, QuotaConfig, RateLimitConfig, RateLimits};
-use a2a_policies::{A2aError, Source, TaskEvent, TaskObserver};
 
 fn redis(server: &RedisServer) -> Redis {
     Redis::new(&RedisConfig {
@@ -255,7 +255,7 @@ async fn push_configs_written_by_one_replica_are_read_by_the_other_and_delivered
         },
         caller: None,
         backend: Arc::from("lab"),
-        dialect: a2a_policies::Dialect::V03,
+        dialect: a2a_core::Dialect::V03,
     };
     on_a.put("alice", "t", stored("c1", "https://a.example/1"), 2).await.unwrap();
     on_a.put("alice", "t", stored("c1", "https://a.example/2"), 2).await.unwrap();
@@ -263,7 +263,7 @@ async fn push_configs_written_by_one_replica_are_read_by_the_other_and_delivered
     assert_eq!(on_b.put("alice", "t", stored("c3", "https://a.example/4"), 2).await, Err(StoreError::TooMany(2)));
     on_b.put("bob", "t", stored("c3", "https://b.example/"), 2).await.expect("bob's own count");
     let got = on_b.get("alice", "t", Some("c1")).await.unwrap().expect("shared");
-    assert_eq!((got.config.url.as_str(), got.dialect), ("https://a.example/2", a2a_policies::Dialect::V03));
+    assert_eq!((got.config.url.as_str(), got.dialect), ("https://a.example/2", a2a_core::Dialect::V03));
     assert_eq!(on_b.list("alice", "t").await.unwrap().len(), 2);
     assert!(on_b.get("mallory", "t", Some("c1")).await.unwrap().is_none(), "another owner's is missing");
     assert!(!on_b.delete("mallory", "t", Some("c1")).await.unwrap());

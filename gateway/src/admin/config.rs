@@ -30,7 +30,7 @@ pub struct RegistrationConfig {
     /// A registered agent that has not sent a heartbeat (a repeated registration) for this long
     /// leaves the fleet; so does one whose health checks fail.
     #[serde(default = "default_heartbeat_ttl", with = "crate::config::duration_serde")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub heartbeat_ttl: Duration,
     pub credentials: Vec<RegistrationCredential>,
 }

@@ -18,7 +18,7 @@ pub mod stats;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use a2a_policies::AuthMethod;
+use a2a_core::AuthMethod;
 use a2a_policies::auth::Authenticator;
 use axum::Router;
 use axum::response::{IntoResponse, Response};

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use a2a_policies::AuthMethod;
+use a2a_core::AuthMethod;
 use a2a_policies::auth::Authenticator;
 use axum::Router;
 use axum::extract::{Path, State};

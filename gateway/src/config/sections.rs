@@ -11,12 +11,12 @@ pub struct Shutdown {
     /// How long the gateway keeps accepting calls after SIGTERM while `/readyz` already fails, so
     /// that load balancers stop sending before the listener closes (a second signal ends it early).
     #[serde(default, with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub unready_delay: Duration,
     /// How long in-flight calls and open streams may take to finish before the gateway ends them
     /// (streams with a terminal event, waiting calls with an error).
     #[serde(default = "default_drain_timeout", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub drain_timeout: Duration,
 }
 
@@ -90,10 +90,10 @@ fn default_public_listener() -> SocketAddr {
 #[serde(deny_unknown_fields)]
 pub struct Health {
     #[serde(default = "default_health_interval", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub interval: Duration,
     #[serde(default = "default_health_timeout", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub timeout: Duration,
     #[serde(default = "default_unhealthy_after")]
     pub unhealthy_after: u32,
@@ -101,7 +101,7 @@ pub struct Health {
     /// at each failed probe, up to 5 minutes) before one real request at a time probes it; a
     /// successful card fetch does not bring it back, a successful request does.
     #[serde(default = "default_ejection_time", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub ejection_time: Duration,
 }
 
@@ -145,11 +145,11 @@ pub struct Routing {
     pub resolve_margin: f32,
     /// How long the task directory remembers a task after its last sighting.
     #[serde(default = "default_task_ttl", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub task_ttl: Duration,
     /// How often the task directory forgets tasks past `task_ttl` (see `a2a_task_directory_entries`).
     #[serde(default = "default_sweep_interval", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub sweep_interval: Duration,
     /// Whether a task belongs to the caller that created it or to the caller's tenant.
     #[serde(default)]
@@ -245,18 +245,18 @@ pub struct Limits {
     #[serde(default = "default_max_response_bytes")]
     pub max_response_bytes: usize,
     #[serde(default = "default_connect_timeout", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub connect_timeout: Duration,
     /// How long a backend may take to send its response headers (a blocking send waits for the
     /// whole task, so this is generous by default).
     #[serde(default = "default_first_byte_timeout", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub first_byte_timeout: Duration,
     /// Opt-in: write an SSE comment (`: ka`) into a relayed stream whose backend has been quiet this
     /// long, between events only. The reference SDK client gives up after 5 s of silence, while its
     /// server pings every 15 s.
     #[serde(default, with = "opt_duration")]
-    #[schemars(with = "Option<a2a_policies::duration::Text>")]
+    #[schemars(with = "Option<a2a_core::duration::Text>")]
     pub stream_keepalive: Option<Duration>,
     /// Deepest nesting of arrays/objects accepted anywhere in a request body (checked before it is
     /// decoded or forwarded).
@@ -271,7 +271,7 @@ pub struct Limits {
     pub backend_idle_connections: usize,
     /// How long an idle backend connection is kept for reuse.
     #[serde(default = "default_backend_idle_timeout", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub backend_idle_timeout: Duration,
 }
 
@@ -297,11 +297,11 @@ impl Default for Limits {
 pub struct Streams {
     /// A stream with no event bytes for this long is ended (comments and keep-alives do not count).
     #[serde(default = "default_stream_idle", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub idle_timeout: Duration,
     /// A stream open this long is ended (the caller may subscribe to the task again).
     #[serde(default = "default_stream_lifetime", with = "duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub max_lifetime: Duration,
     /// Largest single event relayed; a larger one ends the stream.
     #[serde(default = "default_max_event_bytes")]
@@ -315,10 +315,10 @@ pub struct Streams {
 #[serde(deny_unknown_fields)]
 pub struct StreamOverride {
     #[serde(default, with = "opt_duration")]
-    #[schemars(with = "Option<a2a_policies::duration::Text>")]
+    #[schemars(with = "Option<a2a_core::duration::Text>")]
     pub idle_timeout: Option<Duration>,
     #[serde(default, with = "opt_duration")]
-    #[schemars(with = "Option<a2a_policies::duration::Text>")]
+    #[schemars(with = "Option<a2a_core::duration::Text>")]
     pub max_lifetime: Option<Duration>,
     #[serde(default)]
     pub max_event_bytes: Option<usize>,
@@ -420,7 +420,7 @@ pub struct Backend {
     pub card_path: String,
     /// Overrides `health.interval` for this backend.
     #[serde(default, with = "opt_duration")]
-    #[schemars(with = "Option<a2a_policies::duration::Text>")]
+    #[schemars(with = "Option<a2a_core::duration::Text>")]
     pub health_interval: Option<Duration>,
     /// The credential the gateway presents to this backend.
     #[serde(default)]
@@ -448,11 +448,11 @@ pub enum BackendDialect {
 }
 
 impl BackendDialect {
-    pub fn dialect(self) -> a2a_policies::Dialect {
+    pub fn dialect(self) -> a2a_core::Dialect {
         match self {
-            BackendDialect::V1 => a2a_policies::Dialect::V1,
-            BackendDialect::V03 => a2a_policies::Dialect::V03,
-            BackendDialect::Early => a2a_policies::Dialect::Early,
+            BackendDialect::V1 => a2a_core::Dialect::V1,
+            BackendDialect::V03 => a2a_core::Dialect::V03,
+            BackendDialect::Early => a2a_core::Dialect::Early,
         }
     }
 }

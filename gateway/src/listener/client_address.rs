@@ -98,9 +98,9 @@ fn parse_hop(text: &str) -> Option<IpAddr> {
     text.strip_prefix('[')?.strip_suffix(']')?.parse::<Ipv6Addr>().ok().map(|ip| IpAddr::V6(ip).to_canonical())
 }
 
-/// The key an address is limited under (IPv6 by /64): see [`a2a_policies::ClientAddress::limit_key`].
+/// The key an address is limited under (IPv6 by /64): see [`a2a_core::ClientAddress::limit_key`].
 pub fn limit_key(ip: IpAddr) -> IpAddr {
-    a2a_policies::ClientAddress(ip).limit_key()
+    a2a_core::ClientAddress(ip).limit_key()
 }
 
 #[cfg(test)]

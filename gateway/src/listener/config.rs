@@ -27,13 +27,13 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct Protection {
     #[serde(default = "default_header_read_timeout", with = "crate::config::opt_duration")]
-    #[schemars(with = "Option<a2a_policies::duration::Text>")]
+    #[schemars(with = "Option<a2a_core::duration::Text>")]
     pub header_read_timeout: Option<Duration>,
     #[serde(default = "default_body_read_timeout", with = "crate::config::opt_duration")]
-    #[schemars(with = "Option<a2a_policies::duration::Text>")]
+    #[schemars(with = "Option<a2a_core::duration::Text>")]
     pub body_read_timeout: Option<Duration>,
     #[serde(default = "default_idle_timeout", with = "crate::config::opt_duration")]
-    #[schemars(with = "Option<a2a_policies::duration::Text>")]
+    #[schemars(with = "Option<a2a_core::duration::Text>")]
     pub idle_timeout: Option<Duration>,
     #[serde(default = "default_max_connections")]
     pub max_connections: Option<usize>,

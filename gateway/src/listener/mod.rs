@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_policies::ClientAddress;
+use a2a_core::ClientAddress;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;

@@ -11,7 +11,7 @@
 //! - Anything else (an internal error, a code outside the spec, a 5xx, garbage) becomes
 //!   [`A2aError::AgentFailed`] with the request id; the agent's answer goes to the log under it.
 
-use a2a_policies::{A2aError, Binding};
+use a2a_core::{A2aError, Binding};
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;

@@ -6,7 +6,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use a2a_policies::{A2aCall, A2aError, Binding, Dialect, Operation};
+use a2a_core::{A2aCall, A2aError, Binding, Dialect, Operation};
 use bytes::Bytes;
 use futures::Stream;
 use futures::stream::BoxStream;

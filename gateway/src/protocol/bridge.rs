@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use a2a_policies::{A2aError, Binding, Dialect, Operation};
+use a2a_core::{A2aError, Binding, Dialect, Operation};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::Stream;

@@ -10,7 +10,7 @@
 //! `/tasks/{id}/cancel`, `/tasks/{id}/send`, and `GET /tasks/{id}` without an `A2A-Version` header)
 //! are read into the same model.
 
-use a2a_policies::{A2aCall, A2aError, Binding, Dialect, Operation};
+use a2a_core::{A2aCall, A2aError, Binding, Dialect, Operation};
 use http::{HeaderMap, Method};
 use serde::Deserialize;
 use serde_json::value::RawValue;

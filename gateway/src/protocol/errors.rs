@@ -3,7 +3,7 @@
 //! shapes follow the reference SDK's captures (`jsonrpc-1.0-20`, `rest-1.0-20`). A2A 0.3 callers get
 //! the 0.3 error object (`{"code","message","data":null}`) with the same HTTP status.
 
-use a2a_policies::{A2aError, Binding, Dialect};
+use a2a_core::{A2aError, Binding, Dialect};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@
 //! contents (escapes included), so it costs about as much as a `memchr` over the body and allocates
 //! nothing. It does not validate the JSON: the decoder does that on what passes.
 
-use a2a_policies::A2aError;
+use a2a_core::A2aError;
 use a2a_policies::validate::nested_deeper_than as deeper_than;
 
 /// The default `limits.max_json_depth`: deep enough for every A2A request (the envelope takes about

@@ -1,7 +1,7 @@
 //! A2A 1.0 on the wire, as far as the gateway needs it: decoding requests into an [`A2aCall`],
 //! rendering errors in the caller's binding, framing SSE, and reading task facts out of answers.
 //!
-//! [`A2aCall`]: a2a_policies::A2aCall
+//! [`A2aCall`]: a2a_core::A2aCall
 
 pub mod agent_errors;
 pub mod agent_side;

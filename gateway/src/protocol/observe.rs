@@ -1,8 +1,8 @@
 //! Reads task facts (task id, context id, state) out of backend answers — unary bodies and stream
 //! events — without building the whole object. The task directory learns ownership from these.
 
-pub use a2a_policies::TaskState;
-use a2a_policies::{ArtifactInfo, Binding};
+pub use a2a_core::TaskState;
+use a2a_core::{ArtifactInfo, Binding};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};

@@ -2,7 +2,7 @@
 //! status update that ends a stream whose backend died (or that the gateway must close), and the
 //! error event for a stream that broke before it named its task.
 
-use a2a_policies::{A2aError, Binding, TaskState};
+use a2a_core::{A2aError, Binding, TaskState};
 use bytes::Bytes;
 use serde_json::{Value, json};
 

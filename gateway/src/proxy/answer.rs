@@ -2,7 +2,7 @@
 //! becomes the gateway's error, what the agent said goes to the log), its relayed headers, and its
 //! body as chunks for the relay.
 
-use a2a_policies::{A2aError, Binding};
+use a2a_core::{A2aError, Binding};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};

@@ -1,13 +1,13 @@
 //! Calls that cross dialects: a 1.0 call to an agent of another dialect or binding (translated both
 //! ways), and a 0.3 call to a 0.3 agent (passed through, observed through a 1.0 copy).
 
-use a2a_policies::{A2aCall, Binding, Dialect};
+use a2a_core::{A2aCall, Binding, Dialect};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 
-use a2a_policies::Source;
+use a2a_core::Source;
 
 use crate::observers::Exchange;
 use crate::protocol::agent_side;

@@ -9,7 +9,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use a2a_policies::{A2aCall, A2aError, Binding};
+use a2a_core::{A2aCall, A2aError, Binding};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
@@ -31,7 +31,7 @@ use crate::protocol::synthetic;
 use crate::protocol::translate::v03;
 use crate::registry::{Backend, GrpcTarget};
 use crate::relay::Relay;
-use a2a_policies::Source;
+use a2a_core::Source;
 
 pub type GrpcClient = Client<HttpConnector, Full<Bytes>>;
 

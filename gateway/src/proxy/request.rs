@@ -2,7 +2,7 @@
 //! first-byte timeout and whether a failure left the request unsent; and reading an answer whole
 //! within its size limit.
 
-use a2a_policies::{A2aCall, A2aError, Binding, Caller, Dialect};
+use a2a_core::{A2aCall, A2aError, Binding, Caller, Dialect};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri, header};

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use a2a_policies::{A2aCall, A2aError, Binding, Caller};
+use a2a_core::{A2aCall, A2aError, Binding, Caller};
 use axum::body::Body;
 use bytes::Bytes;
 use http::{HeaderValue, Response, header};

@@ -10,8 +10,8 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use a2a_core::{Binding, TaskState};
 use a2a_policies::audit::{Audit, PushOutcome};
-use a2a_policies::{Binding, TaskState};
 use bytes::Bytes;
 use dashmap::DashMap;
 use serde_json::Value;

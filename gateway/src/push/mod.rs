@@ -12,7 +12,7 @@ pub mod store;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use a2a_policies::{TaskEvent, TaskObserver};
+use a2a_core::{TaskEvent, TaskObserver};
 use dashmap::DashMap;
 use serde::Deserialize;
 
@@ -39,14 +39,14 @@ pub struct PushConfig {
     pub allow: Vec<AllowRule>,
     /// Time for one delivery attempt (connect, send, answer).
     #[serde(default = "default_timeout", with = "crate::config::duration_serde")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub timeout: Duration,
     /// Further attempts after a failed one (exponential backoff with jitter).
     #[serde(default = "default_retries")]
     pub retries: u32,
     /// The first retry's delay; each further one doubles it.
     #[serde(default = "default_backoff", with = "crate::config::duration_serde")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub backoff: Duration,
     /// Deliveries one caller may have waiting or in flight; past it they are dead-lettered.
     #[serde(default = "default_queue_size")]
@@ -56,7 +56,7 @@ pub struct PushConfig {
     pub max_configs_per_task: usize,
     /// The longest pause between two polls of a task the gateway does not see progressing.
     #[serde(default = "default_poll_max", with = "crate::config::duration_serde")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub poll_max: Duration,
 }
 

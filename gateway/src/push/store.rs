@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use a2a_policies::{Caller, Dialect};
+use a2a_core::{Caller, Dialect};
 use dashmap::DashMap;
 use futures::future::BoxFuture;
 
@@ -41,11 +41,11 @@ pub enum StoreError {
     Unavailable(String),
 }
 
-impl From<StoreError> for a2a_policies::A2aError {
-    fn from(error: StoreError) -> a2a_policies::A2aError {
+impl From<StoreError> for a2a_core::A2aError {
+    fn from(error: StoreError) -> a2a_core::A2aError {
         match error {
-            StoreError::TooMany(_) => a2a_policies::A2aError::invalid_params(error.to_string()),
-            StoreError::Unavailable(_) => a2a_policies::A2aError::StateUnavailable,
+            StoreError::TooMany(_) => a2a_core::A2aError::invalid_params(error.to_string()),
+            StoreError::Unavailable(_) => a2a_core::A2aError::StateUnavailable,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use a2a_policies::{A2aError, TaskState};
+use a2a_core::{A2aError, TaskState};
 
 use crate::protocol::agent_side::Fault;
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use a2a_policies::{A2aError, Binding, Source, TaskState};
+use a2a_core::{A2aError, Binding, Source, TaskState};
 use http::StatusCode;
 use serde::Deserialize;
 

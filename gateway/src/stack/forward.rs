@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo, RouteHint};
+use a2a_core::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo, RouteHint};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -194,7 +194,7 @@ fn extended_card(
     call: &A2aCall,
     caller: Option<&Caller>,
 ) -> Result<Response<Body>, A2aError> {
-    let caller = caller.filter(|c| c.auth != a2a_policies::AuthMethod::Anonymous);
+    let caller = caller.filter(|c| c.auth != a2a_core::AuthMethod::Anonymous);
     let Some(caller) = caller else { return Err(A2aError::ExtendedCardNotConfigured) };
     let served = match call.agent.as_deref() {
         None => &snapshot.gateway_card,

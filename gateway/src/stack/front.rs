@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_policies::{A2aError, Binding, RequestInfo};
+use a2a_core::{A2aError, Binding, RequestInfo};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::future::BoxFuture;

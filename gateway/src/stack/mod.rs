@@ -12,7 +12,7 @@ pub use self::front::{DecodeLayer, DecodeService};
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use a2a_policies::{A2aError, Caller, RequestInfo};
+use a2a_core::{A2aError, Caller, RequestInfo};
 use axum::body::Body;
 use bytes::Bytes;
 use http::{Request, Response};
@@ -95,7 +95,7 @@ impl Check for AnonymousCaller {
     fn check(&self, mut request: Request<Bytes>) -> Verdict {
         if request.extensions().get::<Caller>().is_none() {
             // The listener's client address (a trusted proxy's caller), else the peer.
-            let address = request.extensions().get::<a2a_policies::ClientAddress>().map(|c| c.0).unwrap_or_else(|| {
+            let address = request.extensions().get::<a2a_core::ClientAddress>().map(|c| c.0).unwrap_or_else(|| {
                 request
                     .extensions()
                     .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use a2a_policies::{A2aCall, A2aError, Caller, RouteHint};
+use a2a_core::{A2aCall, A2aError, Caller, RouteHint};
 use axum::body::Body;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};

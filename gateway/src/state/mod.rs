@@ -20,7 +20,7 @@ mod store;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_policies::A2aError;
+use a2a_core::A2aError;
 use serde::Deserialize;
 
 pub use self::store::Redis;
@@ -68,8 +68,8 @@ pub struct RedisConfig {
     #[serde(default = "default_prefix")]
     pub key_prefix: String,
     /// The longest any Redis call may take (connecting included) before the call fails.
-    #[serde(default = "default_timeout", with = "a2a_policies::duration")]
-    #[schemars(with = "a2a_policies::duration::Text")]
+    #[serde(default = "default_timeout", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub timeout: Duration,
     /// What calls that need shared state do while Redis is unreachable.
     #[serde(default)]

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use a2a_policies::{AuthMethod, Caller};
+use a2a_core::{AuthMethod, Caller};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};

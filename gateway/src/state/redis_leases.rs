@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_policies::A2aError;
+use a2a_core::A2aError;
 use a2a_policies::concurrency::{LeaseVerdict, SharedLeases};
 use dashmap::DashMap;
 use futures::future::BoxFuture;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_policies::Dialect;
+use a2a_core::Dialect;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 

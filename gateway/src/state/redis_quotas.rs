@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_policies::A2aError;
+use a2a_core::A2aError;
 use a2a_policies::rate_limit::{SharedCheck, SharedQuotas, Verdict};
 use futures::future::BoxFuture;
 

@@ -17,7 +17,7 @@ use tower::{Layer, Service};
 use super::Audit;
 use super::record::{DenialExtra, Kind, Outcome, Record};
 use super::requests::{CallFacts, InFlight};
-use crate::{A2aCall, A2aError, RequestInfo};
+use a2a_core::{A2aCall, A2aError, RequestInfo};
 
 /// The W3C trace id of a request (32 lower-case hex digits), as a request extension. The gateway
 /// inserts it when it starts or continues a trace; without it the layer reads a well-formed

@@ -2,7 +2,7 @@
 //! event, written off the request path, hash-chained so that changes show.
 //!
 //! It owns the records' shape, the [`AuditLayer`] that records each request's outcome, the
-//! [`TaskObserver`](crate::TaskObserver) implementation on [`Audit`] that records what answers say
+//! [`TaskObserver`](a2a_core::TaskObserver) implementation on [`Audit`] that records what answers say
 //! about tasks, the sinks (stdout, a rotating file) behind a bounded queue, and [`verify_files`].
 //!
 //! # Events
@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `task.received` | a send (`SendMessage`, `SendStreamingMessage`) that a backend answered, before any task record of that answer | `content` (only for skills in `include_content_for_skills`) |
 //! | `request` | every call that is not denied, when its answer head is ready (after the task records of a unary answer, before those of a stream) | `outcome` (`ok`, `error` for a 4xx/5xx answer or a refusal that is not a denial, `abandoned` when the caller left first), `status`, `duration_ms` (until the answer head), `reason`/`detail` on refusals |
-//! | `denied` | a refusal by authentication, permissions, rate limit, concurrency limit or validation | `category` (`authentication`, `permission`, `rate`, `concurrency`, `validation`), `reason` ([`A2aError::reason`](crate::A2aError::reason)), `detail` ([`RequestInfo::denial_detail`](crate::RequestInfo::denial_detail)), `duration_ms`; `retry_after_ms`, `held`/`limit` or `violations` (JSON pointers only) |
+//! | `denied` | a refusal by authentication, permissions, rate limit, concurrency limit or validation | `category` (`authentication`, `permission`, `rate`, `concurrency`, `validation`), `reason` ([`A2aError::reason`](a2a_core::A2aError::reason)), `detail` ([`RequestInfo::denial_detail`](a2a_core::RequestInfo::denial_detail)), `duration_ms`; `retry_after_ms`, `held`/`limit` or `violations` (JSON pointers only) |
 //! | `task.state` | a task's state differs from the last one recorded for it | `state` (A2A wire name), `source` (`response` or `stream`) |
 //! | `artifact.delivered` | an artifact (by id and content hash) not yet recorded for its task | `artifact_id`, `name`, `part_count`, `bytes`, `sha256` — never the content |
 //! | `task.ended` | right after the `task.state` record of a terminal state | `state`, `duration_ms` since the task was first seen (the start of the request that first showed it) |
@@ -40,7 +40,7 @@
 //! use a2a_policies::audit::Audit;
 //! let (audit, sink) = Audit::start(&config).await?;
 //! let layer = audit.layer(); // right inside the decode layer
-//! let observer: std::sync::Arc<dyn a2a_policies::TaskObserver> = std::sync::Arc::new(audit.clone());
+//! let observer: std::sync::Arc<dyn a2a_core::TaskObserver> = std::sync::Arc::new(audit.clone());
 //! // ... serve; on graceful shutdown, after draining requests:
 //! sink.shutdown().await?;
 //! # Ok(()) }
@@ -76,7 +76,7 @@ pub use verify::{
 pub struct PushOutcome {
     pub delivered: bool,
     pub attempts: u32,
-    pub state: Option<crate::TaskState>,
+    pub state: Option<a2a_core::TaskState>,
     /// Why it was given up on (never the receiver's answer body).
     pub detail: Option<String>,
 }
@@ -158,10 +158,10 @@ impl Audit {
     }
 
     /// Records a push notification to `caller`'s webhook for `task_id`: delivered or given up on.
-    pub fn push(&self, caller: Option<&crate::Caller>, backend: &str, task_id: &str, outcome: PushOutcome) {
+    pub fn push(&self, caller: Option<&a2a_core::Caller>, backend: &str, task_id: &str, outcome: PushOutcome) {
         let common = record::Common {
             caller: caller.map(|c| c.id.clone()),
-            tenant: caller.and_then(crate::Caller::qualified_tenant),
+            tenant: caller.and_then(a2a_core::Caller::qualified_tenant),
             backend: Some(Arc::from(backend)),
             task_id: Some(Arc::from(task_id)),
             ..record::Common::default()

@@ -16,7 +16,7 @@ use dashmap::DashMap;
 use super::record::{Common, Kind, Record};
 use super::requests::InFlight;
 use super::{Audit, Throttle};
-use crate::{TaskEvent, TaskObserver, TaskState};
+use a2a_core::{TaskEvent, TaskObserver, TaskState};
 
 const ENDED_TTL: Duration = Duration::from_secs(3600);
 const LIVE_TTL: Duration = Duration::from_secs(24 * 3600);
@@ -155,7 +155,7 @@ fn event_common(
     };
     Common {
         caller: caller.map(|c| c.id.clone()),
-        tenant: caller.and_then(crate::Caller::qualified_tenant),
+        tenant: caller.and_then(a2a_core::Caller::qualified_tenant),
         request_id,
         trace_id: flight.as_ref().and_then(|f| f.call.trace_id.clone()),
         skill,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer as _};
 use serde_json::value::RawValue;
 
-use crate::{ArtifactInfo, Binding, Operation, Source, TaskState};
+use a2a_core::{ArtifactInfo, Binding, Operation, Source, TaskState};
 
 /// The facts every event record carries, `null` when unknown.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -17,7 +17,7 @@ use dashmap::DashMap;
 
 use super::Throttle;
 use super::record::{Common, Content};
-use crate::{Binding, Operation, RequestInfo};
+use a2a_core::{Binding, Operation, RequestInfo};
 
 /// How long an open stream may go without an event before its entry is dropped.
 const STREAM_IDLE: Duration = Duration::from_secs(15 * 60);
@@ -99,7 +99,7 @@ impl InFlight {
         };
         Common {
             caller: caller.map(|c| c.id.clone()),
-            tenant: caller.and_then(crate::Caller::qualified_tenant),
+            tenant: caller.and_then(a2a_core::Caller::qualified_tenant),
             request_id: Some(self.request_id.clone()),
             trace_id: self.call.trace_id.clone(),
             skill: self.skill(),

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::config::ApiKeysConfig;
 use super::failure::AuthFailure;
-use crate::caller::{AuthMethod, Caller};
+use a2a_core::{AuthMethod, Caller};
 
 const PREFIX: &str = "a2a_";
 const SALT_BYTES: usize = 16;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::failure::AuthFailure;
-use crate::caller::{AuthMethod, Caller};
+use a2a_core::{AuthMethod, Caller};
 
 /// The longest identity or tenant value accepted; they end up in logs, spans and audit records.
 const MAX_VALUE_LEN: usize = 512;

@@ -59,20 +59,20 @@ pub struct JwtConfig {
     pub issuers: Vec<IssuerConfig>,
     /// How often every JWKS is fetched again, so that rotated keys are picked up and removed keys
     /// stop being accepted.
-    #[serde(default = "default_jwks_refresh_interval", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_jwks_refresh_interval", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub jwks_refresh_interval: Duration,
     /// The least time between two fetches of one JWKS; tokens with an unknown `kid` within this
     /// interval are refused without a fetch.
-    #[serde(default = "default_jwks_min_refresh_interval", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_jwks_min_refresh_interval", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub jwks_min_refresh_interval: Duration,
-    #[serde(default = "default_jwks_fetch_timeout", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_jwks_fetch_timeout", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub jwks_fetch_timeout: Duration,
     /// Cached keys older than this (no successful fetch since) are no longer used: fail closed.
-    #[serde(default = "default_jwks_max_age", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_jwks_max_age", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub jwks_max_age: Duration,
 }
 
@@ -106,8 +106,8 @@ pub struct IssuerConfig {
     #[serde(default)]
     pub algorithms: Option<Vec<String>>,
     /// Allowed clock skew for `exp` and `nbf`.
-    #[serde(default = "default_leeway", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_leeway", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub leeway: Duration,
     /// The claim naming the caller (`sub`, `client_id`, `azp`, …).
     #[serde(default = "default_identity_claim")]
@@ -186,16 +186,16 @@ pub struct IntrospectionConfig {
     /// When not empty, the answer's `aud` must name one of these.
     #[serde(default)]
     pub audiences: Vec<String>,
-    #[serde(default = "default_introspection_timeout", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_introspection_timeout", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub timeout: Duration,
     /// Active answers are cached until the token's `exp`, but at most this long.
-    #[serde(default = "default_cache_max_ttl", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_cache_max_ttl", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub cache_max_ttl: Duration,
     /// Inactive answers are cached this long.
-    #[serde(default = "default_negative_cache_ttl", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_negative_cache_ttl", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub negative_cache_ttl: Duration,
     #[serde(default = "default_cache_max_entries")]
     pub cache_max_entries: usize,

@@ -1,7 +1,7 @@
 //! Why a credential was refused, in full detail for operators, and the generic refusal the caller
 //! gets instead.
 
-use crate::error::A2aError;
+use a2a_core::A2aError;
 
 /// The detailed reason a request did not authenticate. Its `Display` goes to the denial detail
 /// and the log, never to the caller; values that came from the caller are clipped and quoted.

@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use super::claims::ClaimMapping;
 use super::config::IntrospectionConfig;
 use super::failure::AuthFailure;
-use crate::caller::{AuthMethod, Caller};
+use a2a_core::{AuthMethod, Caller};
 
 /// An introspection answer larger than this is refused.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;

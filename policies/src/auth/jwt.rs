@@ -18,7 +18,7 @@ use super::config::{IssuerConfig, JwtConfig};
 use super::failure::{AuthFailure, clip};
 use super::jwks::{Jwks, JwksSettings};
 use super::validate::AuthConfigError;
-use crate::caller::{AuthMethod, Caller};
+use a2a_core::{AuthMethod, Caller};
 
 /// A `kid` longer than this is refused without a lookup or a fetch.
 const MAX_KID_LEN: usize = 256;

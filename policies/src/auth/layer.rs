@@ -6,13 +6,13 @@ use bytes::Bytes;
 use http::Request;
 
 use super::Authenticator;
-use crate::call::RequestInfo;
-use crate::caller::ClientAddress;
 use crate::check::{Check, CheckLayer, CheckService, Verdict};
+use a2a_core::ClientAddress;
+use a2a_core::RequestInfo;
 
-/// Puts a [`Caller`](crate::Caller) into every request's extensions (and records it with
+/// Puts a [`Caller`](a2a_core::Caller) into every request's extensions (and records it with
 /// [`RequestInfo::set_caller`]), or refuses the request with
-/// [`A2aError::Unauthenticated`](crate::A2aError::Unauthenticated). Goes right after decode/audit and before route resolution.
+/// [`A2aError::Unauthenticated`](a2a_core::A2aError::Unauthenticated). Goes right after decode/audit and before route resolution.
 #[derive(Clone)]
 pub struct Authentication {
     authenticator: Arc<Authenticator>,

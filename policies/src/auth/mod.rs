@@ -11,7 +11,7 @@
 //!
 //! The caller learns only "missing credentials" or "invalid credentials" and an RFC 6750
 //! challenge; the precise reason goes to
-//! [`RequestInfo::set_denial_detail`](crate::RequestInfo::set_denial_detail) and the log.
+//! [`RequestInfo::set_denial_detail`](a2a_core::RequestInfo::set_denial_detail) and the log.
 //!
 //! ```no_run
 //! # async fn wire(config: a2a_policies::auth::AuthConfig) -> Result<(), Box<dyn std::error::Error>> {
@@ -47,8 +47,8 @@ pub use layer::{AuthLayer, AuthService, Authentication};
 pub use per_address::PerAddressConfig;
 pub use validate::AuthConfigError;
 
-use crate::caller::Caller;
-use crate::error::A2aError;
+use a2a_core::A2aError;
+use a2a_core::Caller;
 use api_key::ApiKeyStore;
 use failure::{Challenges, clip};
 use introspection::Introspector;
@@ -175,7 +175,7 @@ impl Authenticator {
         }
     }
 
-    /// Whether a request from `address` (a [`ClientAddress::limit_key`](crate::ClientAddress::limit_key))
+    /// Whether a request from `address` (a [`ClientAddress::limit_key`](a2a_core::ClientAddress::limit_key))
     /// may be authenticated now: refused with 429 when the address is over its request quota or
     /// its quota of failed authentications.
     pub fn admit(&self, address: std::net::IpAddr) -> Result<(), A2aError> {

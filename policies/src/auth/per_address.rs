@@ -12,8 +12,8 @@ use dashmap::DashMap;
 use governor::clock::Clock;
 use serde::Deserialize;
 
-use crate::error::A2aError;
 use crate::rate_limit::{Instant, Keyed, QuotaConfig, TokioClock, human};
+use a2a_core::A2aError;
 
 /// `auth.per_address`.
 ///

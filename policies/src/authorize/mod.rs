@@ -25,7 +25,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::check::{Check, CheckLayer, CheckService, Verdict};
-use crate::{A2aError, Caller, RequestInfo, RouteHint};
+use a2a_core::{A2aError, Caller, RequestInfo, RouteHint};
 
 pub use config::{Effect, PermissionsConfig, PermissionsConfigError, RuleConfig};
 

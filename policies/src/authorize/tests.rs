@@ -4,7 +4,7 @@ use serde_json::json;
 use tower::{Layer, ServiceExt, service_fn};
 
 use super::*;
-use crate::{A2aCall, AuthMethod, Binding, Operation};
+use a2a_core::{A2aCall, AuthMethod, Binding, Operation};
 
 fn caller(id: &str, tenant: Option<&str>, scopes: &[&str]) -> Caller {
     Caller {

@@ -46,12 +46,12 @@ pub struct OAuth2Config {
     #[serde(default)]
     pub client_auth: ClientAuth,
     /// How long a token request may take.
-    #[serde(default = "default_token_timeout", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_token_timeout", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub timeout: Duration,
     /// Fetch a new token this long before the current one expires (at most half its lifetime).
-    #[serde(default = "default_refresh_before", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_refresh_before", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub refresh_before: Duration,
 }
 
@@ -70,8 +70,8 @@ pub struct MintJwtConfig {
     #[serde(default)]
     pub audience: Option<String>,
     /// The token's lifetime.
-    #[serde(default = "default_ttl", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_ttl", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub ttl: Duration,
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::config::{CredentialConfigError, GatewayIdentityConfig, invalid};
 use super::{Clock, CredentialError};
-use crate::Caller;
+use a2a_core::Caller;
 
 /// Most minted tokens kept; past it expired ones are dropped, and if none are, new ones are not kept.
 const MAX_CACHED: usize = 10_000;

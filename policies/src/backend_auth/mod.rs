@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use http::HeaderValue;
 
-use crate::{A2aError, Caller};
+use a2a_core::{A2aError, Caller};
 
 pub use config::{
     BackendAuth, BackendAuthConfig, ClientAuth, CredentialConfigError, GatewayIdentityConfig, MintJwtConfig,

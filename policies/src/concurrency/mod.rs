@@ -6,10 +6,10 @@
 //!    *pending* slot before it is forwarded, so concurrent requests cannot overshoot the limit;
 //!    a caller already at its limit is refused with [`A2aError::TooManyTasks`]. Continuations of a
 //!    task and every other operation pass through untouched.
-//! 2. The gateway reports what answers say through [`TaskObserver`](crate::TaskObserver) (unary
+//! 2. The gateway reports what answers say through [`TaskObserver`](a2a_core::TaskObserver) (unary
 //!    answers, stream events, later GetTask / CancelTask answers). The first fact naming a task in
 //!    the answer to the reserving request — matched by [`RequestInfo::request_id`], which the
-//!    gateway puts in each [`TaskEvent`](crate::TaskEvent) — turns the reservation into a lease on
+//!    gateway puts in each [`TaskEvent`](a2a_core::TaskEvent) — turns the reservation into a lease on
 //!    that task (backend + task id). If that task is already terminal, the reservation just ends.
 //! 3. When the answer is over without naming a live task (an error, a plain message, a stream that
 //!    broke off before its first task event) the reservation ends: the guard travels with the
@@ -25,7 +25,7 @@
 //!
 //! Construction is cheap and in-process: `let live = LiveTasks::new(&config)?;`, then
 //! `ConcurrencyLayer::new(live.clone())`, and register `live` as a
-//! [`TaskObserver`](crate::TaskObserver). The layer's response body type is [`LeaseBody<B>`] around
+//! [`TaskObserver`](a2a_core::TaskObserver). The layer's response body type is [`LeaseBody<B>`] around
 //! the inner body `B`.
 
 mod shared;
@@ -47,7 +47,7 @@ use tower::{Layer, Service};
 
 pub use self::shared::{LeaseVerdict, SharedLeases};
 pub use self::table::{LiveTasks, Reservation, Reserving};
-use crate::{A2aCall, A2aError, Caller, RequestInfo};
+use a2a_core::{A2aCall, A2aError, Caller, RequestInfo};
 
 /// The `concurrency` section of the policy configuration.
 ///
@@ -67,8 +67,8 @@ pub struct ConcurrencyConfig {
     #[serde(default)]
     pub callers: BTreeMap<String, usize>,
     /// How long a lease lasts at most (e.g. `90s`, `1h`): set it above the longest task you expect.
-    #[serde(default = "default_lease_ttl", with = "crate::duration")]
-    #[schemars(with = "crate::duration::Text")]
+    #[serde(default = "default_lease_ttl", with = "a2a_core::duration")]
+    #[schemars(with = "a2a_core::duration::Text")]
     pub lease_ttl: Duration,
 }
 

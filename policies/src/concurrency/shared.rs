@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use crate::A2aError;
+use a2a_core::A2aError;
 
 /// The store's answer to a reservation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

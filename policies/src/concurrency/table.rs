@@ -15,7 +15,7 @@ use futures::future::BoxFuture;
 
 use super::ConcurrencyConfig;
 use super::shared::{LeaseVerdict, SharedLeases};
-use crate::{A2aError, TaskEvent, TaskObserver};
+use a2a_core::{A2aError, TaskEvent, TaskObserver};
 
 /// How many reservations pass between two sweeps of expired leases of every caller.
 const SWEEP_EVERY: usize = 1024;

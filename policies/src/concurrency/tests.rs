@@ -11,7 +11,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use tower::ServiceExt;
 
 use super::*;
-use crate::{Binding, Operation, Source, TaskEvent, TaskObserver, TaskState};
+use a2a_core::{Binding, Operation, Source, TaskEvent, TaskObserver, TaskState};
 
 type Frames = mpsc::UnboundedSender<Result<Frame<Bytes>, Infallible>>;
 type FrameSource = Arc<Mutex<Option<mpsc::UnboundedReceiver<Result<Frame<Bytes>, Infallible>>>>>;

@@ -41,7 +41,7 @@ pub use self::shared::{SharedCheck, SharedQuotas, Verdict};
 pub(crate) use self::store::TokioClock;
 use self::store::{BoundedStore, Occupancy};
 use crate::check::{self, CheckLayer, CheckService};
-use crate::{A2aCall, A2aError, Caller, RouteHint};
+use a2a_core::{A2aCall, A2aError, Caller, RouteHint};
 
 pub(crate) type Instant = std::time::Instant;
 pub(crate) type Direct = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<Instant>>;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use crate::A2aError;
+use a2a_core::A2aError;
 
 /// One GCRA bucket to check: `burst` requests at once, one more every `interval`.
 #[derive(Debug, Clone, PartialEq, Eq)]

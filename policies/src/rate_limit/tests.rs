@@ -5,7 +5,7 @@ use std::time::Duration;
 use tower::{Layer, Service, ServiceExt, service_fn};
 
 use super::*;
-use crate::{Binding, Operation};
+use a2a_core::{Binding, Operation};
 
 fn caller(id: &str) -> Caller {
     Caller { id: Arc::from(id), ..Caller::anonymous(IpAddr::V4(Ipv4Addr::LOCALHOST)) }

@@ -14,7 +14,7 @@ use super::IdField;
 use super::config::Limits;
 use super::measure::{nested_deeper_than, unescaped_len};
 use super::schema::MAX_VIOLATIONS;
-use crate::{A2aError, Binding, Violation};
+use a2a_core::{A2aError, Binding, Violation};
 
 /// Longest id accepted, in bytes.
 pub const MAX_ID_BYTES: usize = 256;

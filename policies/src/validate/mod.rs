@@ -58,7 +58,7 @@ use self::message::{Report, Rules};
 pub use self::schema::check_schema;
 use self::schema::{Cache, Compiled};
 use crate::check::{Check, CheckLayer, CheckService, Verdict};
-use crate::{A2aCall, A2aError, RouteHint};
+use a2a_core::{A2aCall, A2aError, RouteHint};
 
 /// What validation needs to know about a backend's skill, from its card.
 #[derive(Debug, Clone, PartialEq)]

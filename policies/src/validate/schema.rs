@@ -8,7 +8,7 @@ use dashmap::DashMap;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
-use crate::Violation;
+use a2a_core::Violation;
 
 /// Violations reported at most for one message; the rest are summarised in the error message.
 pub const MAX_VIOLATIONS: usize = 32;

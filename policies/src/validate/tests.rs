@@ -8,7 +8,7 @@ use serde_json::json;
 use tower::{Layer, ServiceExt, service_fn};
 
 use super::*;
-use crate::{Binding, Operation, Violation};
+use a2a_core::{Binding, Operation, Violation};
 
 const REVIEW_SCHEMA: &str = include_str!("../../tests/limits/review-pr.schema.json");
 

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use a2a_core::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo};
 use a2a_policies::auth::{AuthConfig, AuthLayer, Authenticator};
-use a2a_policies::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;

@@ -67,7 +67,7 @@ fn policy_refusals_carry_their_http_status_and_headers() {
 fn validation_failures_list_each_pointer() {
     let error = A2aError::Validation {
         message: "input does not match the skill's schema".into(),
-        violations: vec![a2a_policies::Violation { pointer: "/diff".into(), description: "is required".into() }],
+        violations: vec![a2a_core::Violation { pointer: "/diff".into(), description: "is required".into() }],
     };
     let v = parse(&render(&error, Binding::JsonRpc, Some(&json!(1))));
     assert_eq!(v["error"]["code"], -32602);

@@ -2,7 +2,7 @@
 //! agent's messages read back into the 1.0 answer of the call's binding (a JSON body, an SSE event),
 //! so that the relay's tap, the observers and the caller's binding see what they see for JSON agents.
 
-use a2a_policies::{A2aCall, A2aError, Binding};
+use a2a_core::{A2aCall, A2aError, Binding};
 use bytes::Bytes;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -68,7 +68,7 @@ pub fn stream_event(call: &A2aCall, method: &Method, message: &[u8]) -> Result<B
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a_policies::Operation;
+    use a2a_core::Operation;
 
     #[test]
     fn the_checked_request_goes_out_with_the_agents_tenant_and_answers_come_back_in_the_callers_binding() {

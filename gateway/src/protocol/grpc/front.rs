@@ -11,7 +11,7 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use a2a_policies::A2aError;
+use a2a_core::A2aError;
 use axum::body::Body;
 use bytes::Bytes;
 use futures::Stream;
@@ -235,7 +235,7 @@ fn clip(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a_policies::Operation;
+    use a2a_core::Operation;
 
     #[test]
     fn grpc_is_told_by_its_content_type() {

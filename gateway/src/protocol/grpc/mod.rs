@@ -18,7 +18,7 @@ pub mod wire;
 
 use std::sync::LazyLock;
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use prost::Message as _;
 use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, SerializeOptions};
 

@@ -312,11 +312,7 @@ mod tests {
         assert_eq!(body["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
         assert_eq!(body["error"]["details"][0]["metadata"]["n"], "3");
         assert_eq!(
-            crate::protocol::agent_errors::screen(
-                a2a_policies::Binding::Rest,
-                http,
-                &serde_json::to_vec(&body).unwrap()
-            ),
+            crate::protocol::agent_errors::screen(a2a_core::Binding::Rest, http, &serde_json::to_vec(&body).unwrap()),
             crate::protocol::agent_errors::Verdict::Refused { code: -32001, message: "Task not found: 100%".into() }
         );
     }

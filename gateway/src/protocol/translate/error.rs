@@ -1,6 +1,6 @@
 //! Why a body could not be translated, and how the gateway should answer for it.
 
-use a2a_policies::A2aError;
+use a2a_core::A2aError;
 
 /// A body that cannot be carried into another dialect.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,4 +1,4 @@
-use a2a_policies::Dialect;
+use a2a_core::Dialect;
 use serde_json::json;
 
 use super::*;

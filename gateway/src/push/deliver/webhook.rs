@@ -3,7 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use a2a_policies::Dialect;
+use a2a_core::Dialect;
 use bytes::Bytes;
 use http::{HeaderValue, header};
 use serde_json::{Value, json};

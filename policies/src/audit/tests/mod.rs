@@ -21,7 +21,7 @@ use super::file::FileTarget;
 use super::record::{Common, Kind, Record};
 use super::sink::{Opener, Target};
 use super::*;
-use crate::{
+use a2a_core::{
     A2aCall, A2aError, ArtifactInfo, AuthMethod, Binding, Caller, Operation, RequestInfo, RouteHint, Source, TaskEvent,
     TaskObserver, TaskState, Violation,
 };

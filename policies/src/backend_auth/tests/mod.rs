@@ -10,7 +10,7 @@ use http::HeaderValue;
 use serde_json::json;
 
 use super::*;
-use crate::AuthMethod;
+use a2a_core::AuthMethod;
 
 pub(super) fn caller(id: &str, tenant: Option<&str>, scopes: &[&str]) -> Caller {
     Caller {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::{Source, TaskState};
+use a2a_core::{Source, TaskState};
 
 fn table(limit: usize) -> Arc<LiveTasks> {
     let config = ConcurrencyConfig { default_max_live_tasks: limit, ..ConcurrencyConfig::default() };

@@ -10,13 +10,13 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use a2a_core::{A2aCall, A2aError, AuthMethod, Binding, Caller, Operation, RequestInfo, RouteHint};
 use a2a_policies::audit::{Audit, AuditConfig};
 use a2a_policies::auth::{AuthConfig, AuthLayer, Authenticator, hash_key};
 use a2a_policies::authorize::{AuthorizeLayer, Permissions, PermissionsConfig};
 use a2a_policies::concurrency::{ConcurrencyConfig, ConcurrencyLayer, LiveTasks};
 use a2a_policies::rate_limit::{RateLimitConfig, RateLimitLayer, RateLimits};
 use a2a_policies::validate::{InputValidation, SkillCatalog, SkillSpec, ValidateLayer, ValidationConfig};
-use a2a_policies::{A2aCall, A2aError, AuthMethod, Binding, Caller, Operation, RequestInfo, RouteHint};
 use bytes::Bytes;
 use http::{Request, Response};
 use serde_json::{Value, json};

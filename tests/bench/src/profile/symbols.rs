@@ -59,9 +59,9 @@ pub(super) fn is_frame(name: &str) -> bool {
         || name.contains("core::ops::function::FnOnce::call_once")
 }
 
-/// The gateway's and the policies' own code.
+/// The workspace's own code: the gateway, the policies and the types they share.
 pub(super) fn is_own(name: &str) -> bool {
-    name.contains("a2a_gateway::") || name.contains("a2a_policies::")
+    ["a2a_gateway::", "a2a_policies::", "a2a_core::"].iter().any(|own| name.contains(own))
 }
 
 /// The crate a function belongs to (`<hyper::proto::… as …>::poll` → `hyper`), or its object file.

@@ -6,7 +6,7 @@
 //! SubscribeToTask, ListTasks, the push-config operations and the extended card (no early call;
 //! refused as unsupported).
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use http::Method;
 use serde::Serialize;
 

@@ -7,7 +7,7 @@
 //! early → 1.0: the task id of a new task (1.0 agents choose their own: map the caller's id to the
 //! agent's).
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use http::Method;
 use serde::{Deserialize, Serialize};
 

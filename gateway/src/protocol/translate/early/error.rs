@@ -5,7 +5,7 @@
 //! Not carried 1.0 → early: the JSON-RPC code beyond what the status says (several codes share 400) and
 //! the ErrorInfo details. Early → 1.0: the kind is inferred from status and operation.
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

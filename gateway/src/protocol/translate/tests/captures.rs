@@ -4,7 +4,7 @@
 //! (and, where the two runs sent different words, texts) differ between runs, so those are masked;
 //! everything else — every key, state, role, kind, flag, name, data payload — must match.
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use serde_json::{Value, json};
 
 use crate::protocol::translate::jsonrpc::Envelope;

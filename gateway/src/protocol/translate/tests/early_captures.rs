@@ -4,7 +4,7 @@
 //! and the SDK's 1.0 captures (including whole streams) translated to the early shape and compared
 //! with the early agent's answers — and with the SDK's own stored task at the end of a stream.
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use serde_json::{Value, json};
 
 use crate::protocol::translate::early;

@@ -2,7 +2,7 @@
 //! problem (and where), and that becomes the right refusal for the caller. The gateway renders that
 //! refusal in the caller's dialect.
 
-use a2a_policies::A2aError;
+use a2a_core::A2aError;
 use http::Method;
 
 use crate::protocol::translate::{TranslateError, early, v03};

@@ -1,6 +1,6 @@
 //! 1.0 → 0.3 → 1.0 through the wire form (0.3 JSON bytes) keeps every field 0.3 can carry.
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use proptest::option;
 use proptest::prelude::*;
 use serde::Serialize;

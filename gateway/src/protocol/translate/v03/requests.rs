@@ -8,7 +8,7 @@
 //! [`Task::truncate_history`](crate::protocol::translate::model::Task::truncate_history)); push-config
 //! list paging (`pageSize`, `pageToken`).
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -5,7 +5,7 @@
 //! Not carried 1.0 → 0.3: ListTasks results (no 0.3 method); push-config list paging
 //! (`nextPageToken`).
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! The bodies of the 0.3 HTTP+JSON binding (ProtoJSON: `content`, `ROLE_*`, `TASK_STATE_*`, parts
 //! without `kind`) to and from the 0.3 JSON-RPC objects (`kind`-tagged, kebab-case states).
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use serde_json::{Map, Value, json};
 
 use crate::protocol::translate::TranslateError;

@@ -1,6 +1,6 @@
 //! Errors in the 0.3 HTTP+JSON binding: the HTTP status of a 0.3 JSON-RPC error code and back.
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 
 /// The HTTP status of a 0.3 JSON-RPC error code in this binding (the SDK's table).
 pub fn status_of(code: i64) -> u16 {

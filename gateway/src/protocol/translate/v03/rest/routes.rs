@@ -1,7 +1,7 @@
 //! The 0.3 HTTP+JSON routes: which operation a method and path name, a caller's request as the
 //! 0.3 JSON-RPC params of that operation, and a 0.3 request as the HTTP request to a REST agent.
 
-use a2a_policies::Operation;
+use a2a_core::Operation;
 use http::Method;
 use serde_json::{Map, Value, json};
 

@@ -2,7 +2,7 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::*;
-use a2a_policies::Operation;
+use a2a_core::Operation;
 
 fn decode(s: &str) -> Option<String> {
     Some(s.to_owned())

@@ -3,7 +3,7 @@
 //! (`500ms`, `30s`, `1.5s`, `5m`, `1h 30m`). A bare number is refused: `10` could mean seconds or
 //! milliseconds, and a configuration should not make the reader guess.
 //!
-//! `#[serde(with = "a2a_policies::duration")]`, or the [`option`] and [`map`] modules.
+//! `#[serde(with = "a2a_core::duration")]`, or the [`option`] and [`map`] modules.
 
 use std::time::Duration;
 
@@ -103,7 +103,7 @@ pub fn text(duration: Duration) -> String {
     }
 }
 
-/// The JSON Schema of a duration field: `#[schemars(with = "a2a_policies::duration::Text")]`
+/// The JSON Schema of a duration field: `#[schemars(with = "a2a_core::duration::Text")]`
 /// beside its `#[serde(with = …)]`.
 pub struct Text;
 

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::caller::Caller;
+use crate::Caller;
 
 /// A task state as A2A 1.0 names it (`TASK_STATE_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
