@@ -2,6 +2,8 @@
 //! every refusal in the caller's dialect and binding.
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -127,10 +129,8 @@ where
     }
 }
 
-/// Runs a decoded call through the layers inside: in its checked form, on a task of its own so that
-/// it runs to its end even when the caller hangs up (what the backend answers still reaches the task
-/// directory, leases and the audit log). Returns the answer, what answering it needs, and the
-/// request id.
+/// Runs a decoded call through the layers inside, in its checked form, to its end even when the
+/// caller hangs up ([`RunToEnd`]). Returns the answer, what answering it needs, and the request id.
 async fn run_inner<S>(
     inner: S,
     parts: http::request::Parts,
@@ -161,14 +161,7 @@ where
     request_out.extensions_mut().insert(Checked { request, early });
     request_out.extensions_mut().insert(call);
     request_out.extensions_mut().insert(info);
-    let (answer, answered) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
-        let result = inner.oneshot(request_out).await;
-        if let Err(Ok(abandoned)) = answer.send(result) {
-            settle_abandoned(abandoned).await;
-        }
-    });
-    let result = answered.await.unwrap_or(Err(A2aError::Internal));
+    let result = RunToEnd::new(inner.oneshot(request_out)).await;
     (result, answering, request_id)
 }
 
@@ -232,6 +225,46 @@ where
     Ok(response)
 }
 
+/// A call's future, polled in place while its caller waits. Dropped before it ends — the caller hung
+/// up, or a gRPC deadline passed — it moves onto a task of its own and still runs to its end, so that
+/// what the backend answers reaches the task directory, leases and the audit log. A call whose
+/// caller waits for it (nearly all) costs no task, channel or cross-task wake-up of its own.
+struct RunToEnd<F: Future<Output = Result<Response<Body>, A2aError>> + Send + 'static> {
+    call: Option<Pin<Box<F>>>,
+}
+
+impl<F: Future<Output = Result<Response<Body>, A2aError>> + Send + 'static> RunToEnd<F> {
+    fn new(call: F) -> Self {
+        RunToEnd { call: Some(Box::pin(call)) }
+    }
+}
+
+impl<F: Future<Output = Result<Response<Body>, A2aError>> + Send + 'static> Future for RunToEnd<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let Some(call) = this.call.as_mut() else { return Poll::Ready(Err(A2aError::Internal)) };
+        let output = std::task::ready!(call.as_mut().poll(cx));
+        this.call = None;
+        Poll::Ready(output)
+    }
+}
+
+impl<F: Future<Output = Result<Response<Body>, A2aError>> + Send + 'static> Drop for RunToEnd<F> {
+    fn drop(&mut self) {
+        let Some(call) = self.call.take() else { return };
+        // Outside a runtime (the process is ending) there is nothing left to run it on.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Ok(abandoned) = call.await {
+                    settle_abandoned(abandoned).await;
+                }
+            });
+        }
+    }
+}
+
 /// How long the gateway keeps reading a stream its caller left before the stream said which task it
 /// is about.
 const ABANDONED_STREAM_GRACE: Duration = Duration::from_secs(10);
@@ -286,5 +319,38 @@ async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes,
         Ok(collected) => Ok(collected.to_bytes()),
         Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(A2aError::PayloadTooLarge(max)),
         Err(_) => Err(A2aError::InvalidRequest("the request body could not be read".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_call_dropped_by_its_caller_still_runs_to_its_end() {
+        let (go, wait) = tokio::sync::oneshot::channel::<()>();
+        let (ended_tx, ended) = tokio::sync::oneshot::channel::<()>();
+        let reached = Arc::new(AtomicBool::new(false));
+        let seen = reached.clone();
+        let call = RunToEnd::new(async move {
+            let _ = wait.await;
+            seen.store(true, Ordering::SeqCst);
+            let _ = ended_tx.send(());
+            Ok(Response::new(Body::empty()))
+        });
+        // The caller waits a moment, then hangs up.
+        assert!(tokio::time::timeout(Duration::from_millis(20), call).await.is_err());
+        assert!(!reached.load(Ordering::SeqCst));
+        go.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), ended).await.unwrap().unwrap();
+        assert!(reached.load(Ordering::SeqCst));
+    }
+
+    #[tokio::test]
+    async fn a_waited_call_answers_in_place() {
+        let answer = RunToEnd::new(async { Err(A2aError::TaskNotFound) }).await;
+        assert!(matches!(answer, Err(A2aError::TaskNotFound)));
     }
 }
