@@ -64,7 +64,8 @@ rows = {}  # path -> side -> [(req/s, cpu)]
 for side in ("base", "new"):
     for r in range(1, rounds + 1):
         for line in open(f"{out}/{side}-{r}.md"):
-            m = re.match(r"\| (.+?) \| (\d+) \(.*?\) \| ([\d.]+|–) \|", line)
+            # | path | req/s | of direct | proxy CPU µs/req | errors |, cells "median" or "median (min–max)"
+            m = re.match(r"\| (.+?) \| ([\d.]+)(?: \(.*?\))? \| [^|]+ \| ([\d.]+|–)(?: \(.*?\))? \| \d+ \|", line)
             if m:
                 cpu = float(m.group(3)) if m.group(3) != "–" else None
                 rows.setdefault(m.group(1), {}).setdefault(side, []).append((float(m.group(2)), cpu))
