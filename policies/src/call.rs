@@ -44,6 +44,8 @@ impl fmt::Display for Dialect {
     }
 }
 
+/// An A2A operation: defined with the wire model (`a2a-model`), named here too because the policies
+/// and their users always have.
 pub use a2a_model::Operation;
 
 /// A decoded A2A request. Holds only what policies and routing need; the body bytes travel
