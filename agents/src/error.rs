@@ -4,6 +4,7 @@
 //!
 //! Codes, statuses and reasons follow the reference SDK's tables (see `shared/a2a/SDK-NOTES.md`).
 
+use a2a_model::ErrorKind;
 use axum::response::{IntoResponse, Response};
 use http::{StatusCode, header};
 use serde::Serialize;
@@ -40,53 +41,51 @@ pub enum A2aError {
 }
 
 impl A2aError {
+    /// The specification's kind of this error, whose table (a2a_model's) gives code, HTTP status and
+    /// reason.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Parse(_) => ErrorKind::Parse,
+            Self::InvalidRequest(_) => ErrorKind::InvalidRequest,
+            Self::MethodNotFound => ErrorKind::MethodNotFound,
+            Self::InvalidParams(_) => ErrorKind::InvalidParams,
+            Self::Internal(_) => ErrorKind::Internal,
+            Self::TaskNotFound => ErrorKind::TaskNotFound,
+            Self::TaskNotCancelable => ErrorKind::TaskNotCancelable,
+            Self::PushNotificationNotSupported => ErrorKind::PushNotificationNotSupported,
+            Self::UnsupportedOperation(_) => ErrorKind::UnsupportedOperation,
+            Self::ExtendedAgentCardNotConfigured => ErrorKind::ExtendedAgentCardNotConfigured,
+            Self::VersionNotSupported(_) => ErrorKind::VersionNotSupported,
+        }
+    }
+
     /// The JSON-RPC error code.
     pub fn code(&self) -> i64 {
-        match self {
-            Self::Parse(_) => -32700,
-            Self::InvalidRequest(_) => -32600,
-            Self::MethodNotFound => -32601,
-            Self::InvalidParams(_) => -32602,
-            Self::Internal(_) => -32603,
-            Self::TaskNotFound => -32001,
-            Self::TaskNotCancelable => -32002,
-            Self::PushNotificationNotSupported => -32003,
-            Self::UnsupportedOperation(_) => -32004,
-            Self::ExtendedAgentCardNotConfigured => -32007,
-            Self::VersionNotSupported(_) => -32009,
-        }
+        self.kind().code()
     }
 
     /// HTTP status and google.rpc status name of the HTTP+JSON binding.
     pub fn http_status(&self) -> (StatusCode, &'static str) {
-        match self {
-            Self::Parse(_) | Self::InvalidRequest(_) | Self::InvalidParams(_) => {
-                (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT")
-            }
-            Self::MethodNotFound | Self::TaskNotFound => (StatusCode::NOT_FOUND, "NOT_FOUND"),
-            Self::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+        let status = StatusCode::from_u16(self.kind().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let name = match self {
+            Self::Parse(_) | Self::InvalidRequest(_) | Self::InvalidParams(_) => "INVALID_ARGUMENT",
+            Self::MethodNotFound | Self::TaskNotFound => "NOT_FOUND",
+            Self::Internal(_) => "INTERNAL",
             Self::TaskNotCancelable
             | Self::PushNotificationNotSupported
             | Self::UnsupportedOperation(_)
             | Self::ExtendedAgentCardNotConfigured
-            | Self::VersionNotSupported(_) => (StatusCode::BAD_REQUEST, "FAILED_PRECONDITION"),
-        }
+            | Self::VersionNotSupported(_) => "FAILED_PRECONDITION",
+        };
+        (status, name)
     }
 
     /// The `google.rpc.ErrorInfo.reason`.
     pub fn reason(&self) -> &'static str {
         match self {
             // The SDK's REST handler reports unreadable JSON as an invalid request.
-            Self::Parse(_) | Self::InvalidRequest(_) => "INVALID_REQUEST",
-            Self::MethodNotFound => "METHOD_NOT_FOUND",
-            Self::InvalidParams(_) => "INVALID_PARAMS",
-            Self::Internal(_) => "INTERNAL_ERROR",
-            Self::TaskNotFound => "TASK_NOT_FOUND",
-            Self::TaskNotCancelable => "TASK_NOT_CANCELABLE",
-            Self::PushNotificationNotSupported => "PUSH_NOTIFICATION_NOT_SUPPORTED",
-            Self::UnsupportedOperation(_) => "UNSUPPORTED_OPERATION",
-            Self::ExtendedAgentCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-            Self::VersionNotSupported(_) => "VERSION_NOT_SUPPORTED",
+            Self::Parse(_) => "INVALID_REQUEST",
+            other => other.kind().reason().unwrap_or("INTERNAL_ERROR"),
         }
     }
 
@@ -221,6 +220,31 @@ mod tests {
             "A2A version '0.3' is not supported by this handler. Expected version '1.0'."
         );
         assert_eq!(body["error"]["details"][0]["reason"], "VERSION_NOT_SUPPORTED");
+    }
+
+    /// Codes, statuses and reasons are the model's table, but for a bad body's reason (the SDK's).
+    #[test]
+    fn codes_statuses_and_reasons() {
+        let rows = [
+            (A2aError::Parse("x".into()), -32700, 400, "INVALID_REQUEST"),
+            (A2aError::InvalidRequest("x".into()), -32600, 400, "INVALID_REQUEST"),
+            (A2aError::MethodNotFound, -32601, 404, "METHOD_NOT_FOUND"),
+            (A2aError::InvalidParams("x".into()), -32602, 400, "INVALID_PARAMS"),
+            (A2aError::Internal("x".into()), -32603, 500, "INTERNAL_ERROR"),
+            (A2aError::TaskNotFound, -32001, 404, "TASK_NOT_FOUND"),
+            (A2aError::TaskNotCancelable, -32002, 400, "TASK_NOT_CANCELABLE"),
+            (A2aError::PushNotificationNotSupported, -32003, 400, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+            (A2aError::UnsupportedOperation("x".into()), -32004, 400, "UNSUPPORTED_OPERATION"),
+            (A2aError::ExtendedAgentCardNotConfigured, -32007, 400, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+            (A2aError::VersionNotSupported("0.3".into()), -32009, 400, "VERSION_NOT_SUPPORTED"),
+        ];
+        for (error, code, status, reason) in rows {
+            assert_eq!(
+                (error.code(), error.http_status().0.as_u16(), error.reason()),
+                (code, status, reason),
+                "{error:?}"
+            );
+        }
     }
 
     #[test]

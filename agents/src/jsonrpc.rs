@@ -16,7 +16,7 @@ use crate::App;
 use crate::error::{A2aError, JsonRpcErrorObject};
 use crate::operation::{Operation, Reply};
 use crate::recorder::{Binding, Recording};
-use crate::requests::{self, decode};
+use crate::requests::{self, SendMessageRequest, decode};
 use crate::{sse, version};
 
 /// The 1.0 methods; anything else is "Method not found".
@@ -103,8 +103,8 @@ fn decode_request(
 
 fn operation(method: &str, params: Value) -> Result<Operation, A2aError> {
     Ok(match method {
-        "SendMessage" => Operation::SendMessage(decode(params)?),
-        "SendStreamingMessage" => Operation::SendStreamingMessage(decode(params)?),
+        "SendMessage" => Operation::SendMessage(SendMessageRequest::decode(params)?),
+        "SendStreamingMessage" => Operation::SendStreamingMessage(SendMessageRequest::decode(params)?),
         "GetTask" => Operation::GetTask(decode(params)?),
         "ListTasks" => Operation::ListTasks(decode(params)?),
         "CancelTask" => Operation::CancelTask(decode(params)?),

@@ -5,11 +5,12 @@
 //! `"extensions":[]` and `"referenceTaskIds":[]`, and artifacts are left out unless asked for.
 //! The view types below reproduce that shape.
 
+use a2a_model::{Artifact, Message, Part, PartContent, Role, Struct, Task, TaskState};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::A2aError;
-use crate::model::{Artifact, Message, Part, Role, Task, TaskState};
+use crate::model::TaskExt;
 use crate::requests::{self, ListTasksRequest};
 use crate::store::TaskStore;
 use crate::time::parse_rfc3339;
@@ -83,7 +84,7 @@ struct ListedTask {
     artifacts: Vec<ListedArtifact>,
     history: Vec<ListedMessage>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    metadata: Option<Value>,
+    metadata: Option<Struct>,
 }
 
 impl ListedTask {
@@ -123,7 +124,7 @@ struct ListedMessage {
     role: Role,
     parts: Vec<ListedPart>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    metadata: Option<Value>,
+    metadata: Option<Struct>,
     extensions: Vec<String>,
     reference_task_ids: Vec<String>,
 }
@@ -155,18 +156,25 @@ struct ListedPart {
     #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    metadata: Option<Value>,
+    metadata: Option<Struct>,
     filename: String,
     media_type: String,
 }
 
 impl From<Part> for ListedPart {
     fn from(part: Part) -> Self {
+        let (mut text, mut raw, mut url, mut data) = (None, None, None, None);
+        match part.content {
+            PartContent::Text(t) => text = Some(t),
+            PartContent::Raw(r) => raw = Some(r),
+            PartContent::Url(u) => url = Some(u),
+            PartContent::Data(d) => data = Some(d),
+        }
         Self {
-            text: part.text,
-            raw: part.raw,
-            url: part.url,
-            data: part.data,
+            text,
+            raw,
+            url,
+            data,
             metadata: part.metadata,
             filename: part.filename.unwrap_or_default(),
             media_type: part.media_type.unwrap_or_default(),
@@ -182,7 +190,7 @@ struct ListedArtifact {
     description: String,
     parts: Vec<ListedPart>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    metadata: Option<Value>,
+    metadata: Option<Struct>,
     extensions: Vec<String>,
 }
 
@@ -201,11 +209,14 @@ impl From<Artifact> for ListedArtifact {
 
 #[cfg(test)]
 mod tests {
+    use a2a_model::TaskStatus;
+
     use super::*;
-    use crate::model::TaskStatus;
+
+    use crate::model::agent_text;
 
     fn task(id: &str, context: &str, state: TaskState, timestamp: Option<&str>) -> Task {
-        let mut message = Message::agent_text(id, context, "hello");
+        let mut message = agent_text(id, context, "hello");
         message.role = Role::User;
         Task {
             id: id.into(),

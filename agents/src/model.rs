@@ -1,259 +1,83 @@
-//! The A2A 1.0 objects these agents exchange, in their ProtoJSON form (camelCase fields, enums as
-//! `TASK_STATE_*` / `ROLE_*` strings, parts without a `kind` tag).
-//!
-//! Field order follows the proto, so serialised JSON reads like the reference SDK's captures.
+//! Agent-side conveniences over the shared A2A 1.0 model ([`a2a_model`]): the agents answer in the
+//! model's own types, whose ProtoJSON wire form (proto field order, empty fields omitted) is the
+//! reference SDK's. What only an agent needs (fresh ids, reading its input, how its streams end) is
+//! here, as free functions and small extension traits.
 
-use serde::{Deserialize, Serialize};
+use a2a_model::{Message, Part, PartContent, Role, StreamResponse, Task};
 use serde_json::Value;
 
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Role {
-    #[serde(rename = "ROLE_UNSPECIFIED")]
-    Unspecified,
-    #[serde(rename = "ROLE_USER")]
-    User,
-    #[serde(rename = "ROLE_AGENT")]
-    Agent,
-}
-
-/// The lifecycle state of a task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum TaskState {
-    #[serde(rename = "TASK_STATE_UNSPECIFIED")]
-    Unspecified,
-    #[serde(rename = "TASK_STATE_SUBMITTED")]
-    Submitted,
-    #[serde(rename = "TASK_STATE_WORKING")]
-    Working,
-    #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
-    InputRequired,
-    #[serde(rename = "TASK_STATE_AUTH_REQUIRED")]
-    AuthRequired,
-    #[serde(rename = "TASK_STATE_COMPLETED")]
-    Completed,
-    #[serde(rename = "TASK_STATE_FAILED")]
-    Failed,
-    #[serde(rename = "TASK_STATE_CANCELED")]
-    Canceled,
-    #[serde(rename = "TASK_STATE_REJECTED")]
-    Rejected,
-}
-
-impl TaskState {
-    /// No further change can happen to a task in this state.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Canceled | Self::Rejected)
-    }
-
-    /// The agent waits for the caller; a stream ends here too.
-    pub fn is_interrupted(self) -> bool {
-        matches!(self, Self::InputRequired | Self::AuthRequired)
-    }
-
-    /// The proto enum name, as it appears on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Unspecified => "TASK_STATE_UNSPECIFIED",
-            Self::Submitted => "TASK_STATE_SUBMITTED",
-            Self::Working => "TASK_STATE_WORKING",
-            Self::InputRequired => "TASK_STATE_INPUT_REQUIRED",
-            Self::AuthRequired => "TASK_STATE_AUTH_REQUIRED",
-            Self::Completed => "TASK_STATE_COMPLETED",
-            Self::Failed => "TASK_STATE_FAILED",
-            Self::Canceled => "TASK_STATE_CANCELED",
-            Self::Rejected => "TASK_STATE_REJECTED",
-        }
+/// A new agent message with one text part, tied to a task.
+pub fn agent_text(task_id: &str, context_id: &str, text: impl Into<String>) -> Message {
+    Message {
+        message_id: new_id(),
+        context_id: Some(context_id.to_owned()),
+        task_id: Some(task_id.to_owned()),
+        role: Role::Agent,
+        parts: vec![Part::text(text)],
+        ..Message::default()
     }
 }
 
-/// One piece of content: exactly one of `text`, `raw`, `url`, `data`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Part {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Base64 bytes, kept as the caller sent them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filename: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub media_type: Option<String>,
+/// A part holding structured data.
+pub fn data_part(data: Value) -> Part {
+    Part::new(PartContent::Data(data))
 }
 
-impl Part {
-    pub fn text(text: impl Into<String>) -> Self {
-        Self { text: Some(text.into()), ..Self::default() }
-    }
-
-    pub fn data(data: Value) -> Self {
-        Self { data: Some(data), ..Self::default() }
-    }
-
-    /// How many of the content fields are set; a valid part has exactly one.
-    pub fn content_count(&self) -> usize {
-        // `data: null` arrives as None through serde, so it counts as absent, like ProtoJSON.
-        [self.text.is_some(), self.raw.is_some(), self.url.is_some(), self.data.is_some()]
-            .into_iter()
-            .filter(|set| *set)
-            .count()
+/// The text of a text part.
+pub fn part_text(part: &Part) -> Option<&str> {
+    match &part.content {
+        PartContent::Text(text) => Some(text),
+        _ => None,
     }
 }
 
-/// A message in a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Message {
-    #[serde(default)]
-    pub message_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_id: Option<String>,
-    #[serde(default = "Message::default_role")]
-    pub role: Role,
-    #[serde(default)]
-    pub parts: Vec<Part>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extensions: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub reference_task_ids: Vec<String>,
-}
-
-impl Message {
-    fn default_role() -> Role {
-        Role::Unspecified
-    }
-
-    /// A new agent message with one text part, tied to a task.
-    pub fn agent_text(task_id: &str, context_id: &str, text: impl Into<String>) -> Self {
-        Self {
-            message_id: new_id(),
-            context_id: Some(context_id.to_owned()),
-            task_id: Some(task_id.to_owned()),
-            role: Role::Agent,
-            parts: vec![Part::text(text)],
-            metadata: None,
-            extensions: Vec::new(),
-            reference_task_ids: Vec::new(),
-        }
-    }
-
+/// How the agents read a caller's message.
+pub trait MessageExt {
     /// The text parts joined together, the way the agents read their input.
-    pub fn joined_text(&self) -> String {
-        self.parts.iter().filter_map(|part| part.text.as_deref()).collect()
-    }
-
+    fn joined_text(&self) -> String;
     /// The first data part's payload, where structured input lives.
-    pub fn first_data(&self) -> Option<&Value> {
-        self.parts.iter().find_map(|part| part.data.as_ref())
+    fn first_data(&self) -> Option<&Value>;
+}
+
+impl MessageExt for Message {
+    fn joined_text(&self) -> String {
+        self.parts.iter().filter_map(part_text).collect()
+    }
+
+    fn first_data(&self) -> Option<&Value> {
+        self.parts.iter().find_map(|part| match &part.content {
+            PartContent::Data(data) => Some(data),
+            _ => None,
+        })
     }
 }
 
-/// Where a task stands, with the agent's latest word on it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskStatus {
-    pub state: TaskState,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
+pub trait TaskExt {
+    /// The task with only the newest `history_length` messages of its history (all when `None`).
+    fn with_history_length(self, history_length: Option<usize>) -> Self;
 }
 
-/// An output of a task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Artifact {
-    pub artifact_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    #[serde(default)]
-    pub parts: Vec<Part>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extensions: Vec<String>,
-}
-
-/// A unit of work and everything known about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Task {
-    pub id: String,
-    pub context_id: String,
-    pub status: TaskStatus,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub artifacts: Vec<Artifact>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub history: Vec<Message>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
-}
-
-impl Task {
-    /// A copy whose history keeps only the newest `history_length` messages (all when `None`).
-    pub fn with_history_length(mut self, history_length: Option<usize>) -> Self {
+impl TaskExt for Task {
+    fn with_history_length(mut self, history_length: Option<usize>) -> Self {
         if let Some(keep) = history_length {
-            let drop = self.history.len().saturating_sub(keep);
-            self.history.drain(..drop);
+            self.truncate_history(keep);
         }
         self
     }
 }
 
-/// A change of a task's status, as streamed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskStatusUpdateEvent {
-    pub task_id: String,
-    pub context_id: String,
-    pub status: TaskStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
+pub trait EventExt {
+    /// Whether an agent's stream ends after this event: a terminal or interrupted status update,
+    /// or a terminal task snapshot. The agents' own rule, kept as it was: it differs from the
+    /// model's [`StreamResponse::ends_stream`] (how the gateway reads any agent's stream) for a
+    /// message and for a snapshot in an interrupted state, neither of which ends these streams.
+    fn closes_stream(&self) -> bool;
 }
 
-/// A new or grown artifact, as streamed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskArtifactUpdateEvent {
-    pub task_id: String,
-    pub context_id: String,
-    pub artifact: Artifact,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub append: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub last_chunk: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
-}
-
-/// One stream event: exactly one of `task`, `message`, `statusUpdate`, `artifactUpdate`.
-/// Also the shape of a SendMessage result (`task` or `message`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum StreamResponse {
-    Task(Task),
-    Message(Message),
-    StatusUpdate(TaskStatusUpdateEvent),
-    ArtifactUpdate(TaskArtifactUpdateEvent),
-}
-
-impl StreamResponse {
-    /// The state a stream ends on: terminal or interrupted, carried by a status update.
-    pub fn closes_stream(&self) -> bool {
+impl EventExt for StreamResponse {
+    fn closes_stream(&self) -> bool {
         match self {
-            Self::StatusUpdate(update) => update.status.state.is_terminal() || update.status.state.is_interrupted(),
+            Self::StatusUpdate(update) => update.status.state.ends_stream(),
             Self::Task(task) => task.status.state.is_terminal(),
             Self::Message(_) | Self::ArtifactUpdate(_) => false,
         }
@@ -268,6 +92,7 @@ pub fn new_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2a_model::{Artifact, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent};
     use serde_json::json;
 
     #[test]
@@ -293,7 +118,7 @@ mod tests {
 
     #[test]
     fn history_length_keeps_the_newest() {
-        let msg = |id: &str| Message { message_id: id.into(), ..Message::agent_text("t", "c", "x") };
+        let msg = |id: &str| Message { message_id: id.into(), ..agent_text("t", "c", "x") };
         let task = Task {
             id: "t".into(),
             context_id: "c".into(),
@@ -306,5 +131,83 @@ mod tests {
         assert_eq!(ids(task.clone().with_history_length(Some(2))), ["2", "3"]);
         assert!(ids(task.clone().with_history_length(Some(0))).is_empty());
         assert_eq!(ids(task.with_history_length(None)).len(), 3);
+    }
+
+    /// The wire form these agents answer with, byte for byte (field order, omitted empties): the
+    /// e2e tests and the gateway read it.
+    #[test]
+    fn wire_form_is_stable() {
+        let mut user = agent_text("t", "c", "hi");
+        user.message_id = "u".into();
+        user.role = Role::User;
+        user.parts.push(data_part(json!({"diff": "x"})));
+        let mut agent = agent_text("t", "c", "done");
+        agent.message_id = "a".into();
+        let status = TaskStatus {
+            state: TaskState::Completed,
+            message: Some(agent.clone()),
+            timestamp: Some("2026-12-04T10:00:00.000000Z".into()),
+        };
+        let artifact = Artifact {
+            artifact_id: "r".into(),
+            name: Some("echo".into()),
+            description: None,
+            parts: vec![Part::text("hi")],
+            metadata: None,
+            extensions: Vec::new(),
+        };
+        let task = Task {
+            id: "t".into(),
+            context_id: "c".into(),
+            status: status.clone(),
+            artifacts: vec![artifact.clone()],
+            history: vec![user.clone(), agent.clone()],
+            metadata: None,
+        };
+        let text = |value: &StreamResponse| serde_json::to_string(value).unwrap_or_default();
+        assert_eq!(
+            serde_json::to_string(&agent).unwrap_or_default(),
+            r#"{"messageId":"a","contextId":"c","taskId":"t","role":"ROLE_AGENT","parts":[{"text":"done"}]}"#
+        );
+        assert_eq!(
+            text(&StreamResponse::Task(task)),
+            concat!(
+                r#"{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED","message":"#,
+                r#"{"messageId":"a","contextId":"c","taskId":"t","role":"ROLE_AGENT","parts":[{"text":"done"}]},"#,
+                r#""timestamp":"2026-12-04T10:00:00.000000Z"},"artifacts":[{"artifactId":"r","name":"echo","#,
+                r#""parts":[{"text":"hi"}]}],"history":[{"messageId":"u","contextId":"c","taskId":"t","#,
+                r#""role":"ROLE_USER","parts":[{"text":"hi"},{"data":{"diff":"x"}}]},{"messageId":"a","#,
+                r#""contextId":"c","taskId":"t","role":"ROLE_AGENT","parts":[{"text":"done"}]}]}}"#
+            )
+        );
+        assert_eq!(
+            text(&StreamResponse::Message(user)),
+            r#"{"message":{"messageId":"u","contextId":"c","taskId":"t","role":"ROLE_USER","parts":[{"text":"hi"},{"data":{"diff":"x"}}]}}"#
+        );
+        let status_update = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: "t".into(),
+            context_id: "c".into(),
+            status: TaskStatus { state: TaskState::Working, message: None, timestamp: Some("2026".into()) },
+            metadata: None,
+        });
+        assert_eq!(
+            text(&status_update),
+            r#"{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING","timestamp":"2026"}}}"#
+        );
+        let artifact_update = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            task_id: "t".into(),
+            context_id: "c".into(),
+            artifact,
+            append: false,
+            last_chunk: true,
+            metadata: None,
+        });
+        assert_eq!(
+            text(&artifact_update),
+            concat!(
+                r#"{"artifactUpdate":{"taskId":"t","contextId":"c","artifact":{"artifactId":"r","name":"echo","#,
+                r#""parts":[{"text":"hi"}]},"lastChunk":true}}"#
+            )
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use a2a_model::{Message, StreamResponse, Task, TaskState, TaskStatus};
 use futures::stream::{self, BoxStream, StreamExt};
 use serde::Serialize;
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -11,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::behaviour::Behaviour;
 use crate::error::A2aError;
 use crate::listing::{self, ListTasksResponse};
-use crate::model::{Message, StreamResponse, Task, TaskState, TaskStatus, new_id};
+use crate::model::{EventExt, TaskExt, new_id};
 use crate::requests::{self, GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskIdRequest};
 use crate::store::{Subscription, TaskStore};
 use crate::turn::{self, TurnInput};

@@ -1,12 +1,12 @@
 //! The parameters of the 1.0 operations, decoded from a JSON-RPC `params` object or an
 //! HTTP+JSON body / path / query, and checked the same way for both bindings.
 
+use a2a_model::{Message, Role, TaskState};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::error::A2aError;
-use crate::model::{Message, TaskState};
 
 /// Most tasks one ListTasks page may hold, and the page size when none is asked for.
 pub const MAX_PAGE_SIZE: usize = 100;
@@ -81,7 +81,24 @@ pub fn decode<T: DeserializeOwned>(params: Value) -> Result<T, A2aError> {
 }
 
 impl SendMessageRequest {
-    /// Checks what the agents rely on: an id, at least one part, one content field per part.
+    /// Decodes the params, refusing a role name the proto does not define: the shared model reads
+    /// one as `ROLE_UNSPECIFIED` (lenient, as a gateway must be), these agents refuse it as they
+    /// always did (an absent role is still accepted).
+    pub fn decode(params: Value) -> Result<Self, A2aError> {
+        if let Some(name) = params.pointer("/message/role").and_then(Value::as_str)
+            && Role::from_name(name).is_none()
+        {
+            let known: Vec<String> = Role::ALL.iter().map(|role| format!("`{}`", role.as_str())).collect();
+            return Err(A2aError::InvalidParams(format!(
+                "invalid params at message.role: unknown variant `{name}`, expected one of {}",
+                known.join(", ")
+            )));
+        }
+        decode(params)
+    }
+
+    /// Checks what the agents rely on: an id and at least one part (decoding already refused a part
+    /// without exactly one content field).
     pub fn validate(&self) -> Result<(), A2aError> {
         let message = &self.message;
         if message.message_id.is_empty() {
@@ -89,9 +106,6 @@ impl SendMessageRequest {
         }
         if message.parts.is_empty() {
             return Err(invalid("message.parts must hold at least one part"));
-        }
-        if let Some(index) = message.parts.iter().position(|p| p.content_count() != 1) {
-            return Err(invalid(&format!("message.parts[{index}] must set exactly one of text, raw, url, data")));
         }
         self.history_length().map(|_| ())
     }
@@ -213,7 +227,9 @@ mod tests {
 
     #[test]
     fn bad_shapes_name_the_field() {
-        let error = decode::<SendMessageRequest>(json!({"message": {"role": "ROLE_NOBODY"}})).expect_err("bad role");
+        let error = SendMessageRequest::decode(json!({"message": {"role": "ROLE_NOBODY"}})).expect_err("bad role");
+        assert!(matches!(&error, A2aError::InvalidParams(m) if m.contains("message.role")), "{error:?}");
+        let error = decode::<SendMessageRequest>(json!({"message": {"role": []}})).expect_err("bad role");
         assert!(matches!(&error, A2aError::InvalidParams(m) if m.contains("message.role")), "{error:?}");
         assert!(decode::<SendMessageRequest>(json!({})).is_err());
     }

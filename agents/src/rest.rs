@@ -16,7 +16,7 @@ use crate::card::REST_PREFIX;
 use crate::error::{A2aError, RestError};
 use crate::operation::{Operation, Reply};
 use crate::recorder::{Binding, Recording};
-use crate::requests::{self, decode};
+use crate::requests::{self, SendMessageRequest, decode};
 use crate::{sse, version};
 
 /// The operation a path names, before its request is read.
@@ -105,8 +105,8 @@ async fn run(
 ) -> Result<Response, A2aError> {
     version::require_v1(headers)?;
     let operation = match route {
-        Route::SendMessage => Operation::SendMessage(decode(body?)?),
-        Route::SendStreamingMessage => Operation::SendStreamingMessage(decode(body?)?),
+        Route::SendMessage => Operation::SendMessage(SendMessageRequest::decode(body?)?),
+        Route::SendStreamingMessage => Operation::SendStreamingMessage(SendMessageRequest::decode(body?)?),
         Route::GetTask(id) => Operation::GetTask(decode(query_with_id(uri, id)?)?),
         Route::ListTasks => Operation::ListTasks(decode(query_with_id(uri, String::new())?)?),
         Route::CancelTask(id) => {

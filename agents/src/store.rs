@@ -13,11 +13,12 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use a2a_model::{Message, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 
 use crate::error::A2aError;
-use crate::model::{Message, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
+use crate::model::agent_text;
 use crate::time::now_rfc3339;
 
 /// Events buffered per subscriber; agents emit a handful per turn, so lag means a stuck reader.
@@ -218,7 +219,7 @@ impl TaskStore {
         let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             status: TaskStatus {
                 state: TaskState::Canceled,
-                message: Some(Message::agent_text(&id, &context_id, text)),
+                message: Some(agent_text(&id, &context_id, text)),
                 timestamp: Some(now_rfc3339()),
             },
             task_id: id,

@@ -5,13 +5,14 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use a2a_model::{
+    Artifact, Message, Part, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
 use futures::FutureExt;
 
 use crate::behaviour::Behaviour;
-use crate::model::{
-    Artifact, Message, Part, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
-    TaskStatusUpdateEvent, new_id,
-};
+use crate::model::{agent_text, new_id};
 use crate::store::{TaskClosed, TaskStore};
 use crate::time::now_rfc3339;
 
@@ -38,7 +39,7 @@ impl Updater {
 
     /// Moves the task to `state`, with an agent message saying `text` when given.
     pub fn status(&mut self, state: TaskState, text: Option<&str>) -> Result<(), TaskClosed> {
-        let message = text.map(|text| Message::agent_text(&self.task_id, &self.context_id, text));
+        let message = text.map(|text| agent_text(&self.task_id, &self.context_id, text));
         let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: self.task_id.clone(),
             context_id: self.context_id.clone(),

@@ -7,8 +7,9 @@
 //! What belongs here: what every policy layer and the router read or write, so that they meet
 //! through these types and not through each other. What does not: anything that enforces a policy,
 //! routes, reads or writes a message body, or does I/O; those live in `a2a-policies` and
-//! `a2a-gateway`. Hence the short dependency list (serde, serde_json, thiserror, and schemars for the
-//! duration's schema): no tower, no HTTP client, no crypto.
+//! `a2a-gateway`. Hence the short dependency list (the wire model `a2a-model` for [`Operation`], serde,
+//! serde_json, thiserror, and schemars for the duration's schema): no tower, no HTTP client, no
+//! crypto. The layering is `a2a-model` → `a2a-core` → `a2a-policies` → `a2a-gateway`.
 
 mod call;
 mod caller;

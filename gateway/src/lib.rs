@@ -11,6 +11,7 @@ pub mod card;
 pub mod config;
 pub mod config_schema;
 pub mod deadlines;
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod directory;
 pub mod gateway;

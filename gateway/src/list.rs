@@ -15,8 +15,8 @@ use crate::directory::TaskEntry;
 use crate::gateway::Gateway;
 use crate::observers::Exchange;
 use crate::protocol::A2A_JSON;
-use crate::protocol::translate::model::{ListTasksRequest, TaskState};
 use crate::registry::Snapshot;
+use a2a_model::{ListTasksRequest, TaskState};
 
 const DEFAULT_PAGE_SIZE: usize = 50;
 const MAX_PAGE_SIZE: usize = 100;

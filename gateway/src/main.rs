@@ -3,11 +3,12 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use a2a_gateway::admin::cli;
 use a2a_gateway::config::Config;
-use a2a_gateway::{demo, install_crypto_provider, server};
+#[cfg(feature = "demo")]
+use a2a_gateway::demo;
+use a2a_gateway::{install_crypto_provider, server};
 use clap::{Parser, Subcommand};
 
 /// jemalloc, with its background threads purging freed pages, instead of glibc's malloc: after
@@ -125,7 +126,8 @@ enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
-    /// Run the gateway with the example agents behind it.
+    /// Run the gateway with the example agents behind it (a build with `--features demo` only).
+    #[cfg_attr(not(feature = "demo"), allow(dead_code))]
     Demo {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
@@ -134,28 +136,32 @@ enum Command {
         admin: Option<SocketAddr>,
     },
     /// Run one example agent (echo, review, clarify, slow, or early: the early REST dialect); used
-    /// by the tests.
+    /// by the tests. A build with `--features demo` only.
     #[command(hide = true)]
-    ExampleAgent {
-        kind: String,
-        #[arg(long, default_value = "127.0.0.1:0")]
-        listen: SocketAddr,
-        /// Card name override.
-        #[arg(long)]
-        name: Option<String>,
-        /// How long the slow agent works, in seconds.
-        #[arg(long)]
-        slow_secs: Option<f64>,
-        /// Delay between the review agent's steps, in milliseconds.
-        #[arg(long)]
-        step_ms: Option<u64>,
-        /// Finished tasks kept at most (the oldest are forgotten first).
-        #[arg(long, default_value_t = 10_000)]
-        max_tasks: usize,
-        /// Seconds a finished task is kept.
-        #[arg(long, default_value_t = 3600)]
-        task_ttl_secs: u64,
-    },
+    ExampleAgent(ExampleAgentArgs),
+}
+
+#[derive(clap::Args)]
+#[cfg_attr(not(feature = "demo"), allow(dead_code))]
+struct ExampleAgentArgs {
+    kind: String,
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+    /// Card name override.
+    #[arg(long)]
+    name: Option<String>,
+    /// How long the slow agent works, in seconds.
+    #[arg(long)]
+    slow_secs: Option<f64>,
+    /// Delay between the review agent's steps, in milliseconds.
+    #[arg(long)]
+    step_ms: Option<u64>,
+    /// Finished tasks kept at most (the oldest are forgotten first).
+    #[arg(long, default_value_t = 10_000)]
+    max_tasks: usize,
+    /// Seconds a finished task is kept.
+    #[arg(long, default_value_t = 3600)]
+    task_ttl_secs: u64,
 }
 
 fn main() -> ExitCode {
@@ -202,6 +208,14 @@ fn main() -> ExitCode {
     if let Some((target, verb)) = admin_verb(&cli.command) {
         return admin_command(target, verb);
     }
+    #[cfg(not(feature = "demo"))]
+    if matches!(cli.command, Command::Demo { .. } | Command::ExampleAgent(_)) {
+        eprintln!(
+            "a2a-gateway: this build has no demo agents (the example agents are left out of production builds); \
+             build with `--features demo` to get them, e.g. `cargo run --release -p a2a-gateway --features demo -- demo`"
+        );
+        return ExitCode::FAILURE;
+    }
     init_tracing();
     install_crypto_provider();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -223,10 +237,37 @@ fn main() -> ExitCode {
     }
 }
 
+/// `example-agent`: one example agent on `args.listen`, its address printed once it listens.
+#[cfg(feature = "demo")]
+async fn example_agent(args: ExampleAgentArgs, stop: tokio_util::sync::CancellationToken) -> anyhow::Result<()> {
+    use std::time::Duration;
+
+    let ExampleAgentArgs { kind, listen, name, slow_secs, step_ms, max_tasks, task_ttl_secs } = args;
+    if kind == "early" {
+        let listener = tokio::net::TcpListener::bind(listen).await?;
+        println!("listening http://{}", listener.local_addr()?);
+        a2a_example_agents::serve_early(listener, stop.cancelled_owned()).await?;
+        return Ok(());
+    }
+    let kind: a2a_example_agents::AgentKind =
+        kind.parse().map_err(|_| anyhow::anyhow!("unknown example agent '{kind}'"))?;
+    let store = a2a_example_agents::StoreLimits { max_tasks, ttl: Duration::from_secs(task_ttl_secs) };
+    let mut options = a2a_example_agents::AgentOptions { name, store, ..Default::default() };
+    if let Some(secs) = slow_secs {
+        options.slow_duration = Duration::from_secs_f64(secs);
+    }
+    if let Some(ms) = step_ms {
+        options.step_delay = Duration::from_millis(ms);
+    }
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    println!("listening http://{}", listener.local_addr()?);
+    a2a_example_agents::serve(kind, listener, options, stop.cancelled_owned()).await?;
+    Ok(())
+}
+
 async fn run(command: Command) -> anyhow::Result<()> {
     let signals = server::Stop::default();
     tokio::spawn(cancel_on_signal(signals.clone()));
-    let stop = signals.begin.clone();
     match command {
         Command::Serve { config: path } => {
             let config = Config::load(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -238,29 +279,12 @@ async fn run(command: Command) -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("public listener {}: {e}", config.listeners.public))?;
             server::run(config, listener, Some(path), signals).await
         }
-        Command::Demo { listen, admin } => demo::run(listen, admin, stop).await,
-        Command::ExampleAgent { kind, listen, .. } if kind == "early" => {
-            let listener = tokio::net::TcpListener::bind(listen).await?;
-            println!("listening http://{}", listener.local_addr()?);
-            a2a_example_agents::serve_early(listener, stop.cancelled_owned()).await?;
-            Ok(())
-        }
-        Command::ExampleAgent { kind, listen, name, slow_secs, step_ms, max_tasks, task_ttl_secs } => {
-            let kind: a2a_example_agents::AgentKind =
-                kind.parse().map_err(|_| anyhow::anyhow!("unknown example agent '{kind}'"))?;
-            let store = a2a_example_agents::StoreLimits { max_tasks, ttl: Duration::from_secs(task_ttl_secs) };
-            let mut options = a2a_example_agents::AgentOptions { name, store, ..Default::default() };
-            if let Some(secs) = slow_secs {
-                options.slow_duration = Duration::from_secs_f64(secs);
-            }
-            if let Some(ms) = step_ms {
-                options.step_delay = Duration::from_millis(ms);
-            }
-            let listener = tokio::net::TcpListener::bind(listen).await?;
-            println!("listening http://{}", listener.local_addr()?);
-            a2a_example_agents::serve(kind, listener, options, stop.cancelled_owned()).await?;
-            Ok(())
-        }
+        #[cfg(feature = "demo")]
+        Command::Demo { listen, admin } => demo::run(listen, admin, signals.begin.clone()).await,
+        #[cfg(feature = "demo")]
+        Command::ExampleAgent(args) => example_agent(args, signals.begin.clone()).await,
+        #[cfg(not(feature = "demo"))]
+        Command::Demo { .. } | Command::ExampleAgent(_) => unreachable!("refused before the runtime starts"),
         Command::Check { .. }
         | Command::Config { .. }
         | Command::HashKey { .. }

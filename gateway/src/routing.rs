@@ -19,9 +19,9 @@ use tower::{Layer, Service, ServiceExt};
 use crate::directory::TaskDirectory;
 use crate::protocol::decode::{Checked, encode};
 use crate::protocol::early_ids::{EarlyIds, EarlyScope};
-use crate::protocol::translate::model::{Message, PartContent, Request as A2aRequest};
 use crate::registry::{Backend, Registry, Snapshot};
 use crate::resolve::{Decision, ResolveMode};
+use a2a_model::{Message, PartContent, Request as A2aRequest};
 use a2a_policies::authorize::Permissions;
 
 // The setting lives with the config (config must not import routing: routing reads the registry,

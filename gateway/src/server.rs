@@ -33,8 +33,9 @@ use crate::directory::TaskDirectory;
 use crate::gateway::{Gateway, Shared};
 use crate::listener::PublicListener;
 use crate::protocol::errors::render_in;
-use crate::protocol::translate::{early, model};
+use crate::protocol::translate::early;
 use crate::stack::{ForwardService, a2a_stack};
+use a2a_model as model;
 
 type Stack = BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;
 

@@ -18,7 +18,3 @@ pub mod concurrency;
 pub mod rate_limit;
 pub mod secret;
 pub mod validate;
-
-/// Transition only: the gateway's wire model (being moved to its own crate) still names
-/// `a2a_policies::Operation`. Import [`a2a_core::Operation`]; this goes once the model does.
-pub use a2a_core::Operation;

@@ -239,9 +239,9 @@ async fn a_backend_ejected_by_one_replica_is_out_for_the_other_until_its_time_is
 
 #[tokio::test]
 async fn push_configs_written_by_one_replica_are_read_by_the_other_and_delivered_once() {
-    use a2a_gateway::protocol::translate::model::TaskPushNotificationConfig;
     use a2a_gateway::push::store::{PushStore, StoreError, StoredConfig};
     use a2a_gateway::state::redis_push::RedisPushStore;
+    use a2a_model::TaskPushNotificationConfig;
     let server = RedisServer::start().await;
     let (a, b) = pair(&server);
     let ttl = Duration::from_secs(60);

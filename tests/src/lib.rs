@@ -136,7 +136,8 @@ pub async fn start_command(name: &str, program: &str, args: &[&str], marker: &st
     start(name, Path::new(program), &args, marker, Vec::new()).await.expect("command starts")
 }
 
-/// Starts `a2a-gateway example-agent <kind>` on an ephemeral port.
+/// Starts `a2a-gateway example-agent <kind>` on an ephemeral port. The binary has that command
+/// because this crate depends on the gateway with its `demo` feature (tests/Cargo.toml).
 pub async fn example_agent(bin: &str, kind: &str, extra: &[&str]) -> Proc {
     let mut args = vec!["example-agent".to_string(), kind.to_string()];
     if !extra.contains(&"--listen") {

@@ -2,9 +2,10 @@
 //! in `TASK_STATE_INPUT_REQUIRED`; the answer completes it with an artifact holding both the
 //! original request and the answer.
 
+use a2a_model::{Part, Role, TaskState};
 use serde_json::json;
 
-use crate::model::{Part, Role, TaskState};
+use crate::model::{MessageExt, data_part};
 use crate::store::TaskClosed;
 use crate::turn::{TurnInput, Updater};
 
@@ -22,7 +23,7 @@ pub fn run(input: &TurnInput, updater: &mut Updater) -> Result<(), TaskClosed> {
         "result",
         vec![
             Part::text(format!("request: {request}; answer: {answer}")),
-            Part::data(json!({"request": request, "answer": answer})),
+            data_part(json!({"request": request, "answer": answer})),
         ],
     )?;
     updater.status(TaskState::Completed, Some("done"))

@@ -1,6 +1,8 @@
 //! `echo`: returns the message's text as an artifact named `echo` and completes.
 
-use crate::model::{Part, TaskState};
+use a2a_model::{Part, TaskState};
+
+use crate::model::MessageExt;
 use crate::store::TaskClosed;
 use crate::turn::{TurnInput, Updater};
 

@@ -8,8 +8,9 @@ mod slow;
 
 use std::time::Duration;
 
+use a2a_model::Message;
+
 use crate::error::A2aError;
-use crate::model::Message;
 use crate::store::TaskClosed;
 use crate::turn::{TurnInput, Updater};
 use crate::{AgentKind, AgentOptions};

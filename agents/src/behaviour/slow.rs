@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use a2a_model::{Part, TaskState};
 use tokio::time::{Instant, sleep_until};
 
-use crate::model::{Part, TaskState};
 use crate::store::TaskClosed;
 use crate::turn::Updater;
 

@@ -1,5 +1,7 @@
+use a2a_model::{Artifact, Part, Role};
+
 use super::*;
-use crate::model::{Artifact, Part, Role};
+use crate::model::{MessageExt, agent_text};
 
 fn new_task(id: &str) -> Task {
     Task {
@@ -13,14 +15,14 @@ fn new_task(id: &str) -> Task {
 }
 
 fn user(id: &str) -> Message {
-    Message { message_id: id.into(), role: Role::User, ..Message::agent_text("t", "ctx", "hi") }
+    Message { message_id: id.into(), role: Role::User, ..agent_text("t", "ctx", "hi") }
 }
 
 fn status(state: TaskState, text: &str) -> StreamResponse {
     StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
         task_id: "t".into(),
         context_id: "ctx".into(),
-        status: TaskStatus { state, message: Some(Message::agent_text("t", "ctx", text)), timestamp: None },
+        status: TaskStatus { state, message: Some(agent_text("t", "ctx", text)), timestamp: None },
         metadata: None,
     })
 }
@@ -52,7 +54,7 @@ fn artifacts_are_added_replaced_or_appended() {
         extensions: vec![],
     };
     let update = |text: &str, append: bool| {
-        StreamResponse::ArtifactUpdate(crate::model::TaskArtifactUpdateEvent {
+        StreamResponse::ArtifactUpdate(a2a_model::TaskArtifactUpdateEvent {
             task_id: "t".into(),
             context_id: "ctx".into(),
             artifact: artifact(text),

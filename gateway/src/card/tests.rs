@@ -221,7 +221,7 @@ mod leaks {
                 let text = serde_json::to_string(&served).unwrap();
                 prop_assert!(leaks(&text).is_none(), "{:?} leaked: {}", leaks(&text), text);
                 // The 0.3 and early renderings are made from the same card.
-                let model: crate::protocol::translate::model::AgentCard = serde_json::from_value(served).unwrap();
+                let model: a2a_model::AgentCard = serde_json::from_value(served).unwrap();
                 for rendered in [
                     serde_json::to_string(&crate::protocol::translate::v03::card_from_v1(model.clone())).unwrap(),
                     serde_json::to_string(&crate::protocol::translate::early::card_from_v1(model)).unwrap(),

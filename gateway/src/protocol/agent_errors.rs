@@ -16,7 +16,7 @@ use http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::protocol::translate::model::ErrorKind;
+use a2a_model::ErrorKind;
 
 /// What an answer is, for the caller.
 #[derive(Debug, PartialEq)]

@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use super::errors;
 use super::sse::SseParser;
 use super::translate::early::{self, SnapshotDiffer};
-use super::translate::model::{self, ErrorKind, ErrorObject, Request, StreamResponse};
 use super::translate::{TranslateError, jsonrpc, v03};
+use a2a_model::{self as model, ErrorKind, ErrorObject, Request, StreamResponse};
 
 /// One request to a non-1.0 agent.
 #[derive(Debug)]
@@ -39,7 +39,7 @@ pub fn v1_request(call: &A2aCall, body: &[u8]) -> Result<Request, A2aError> {
     match call.binding {
         Binding::JsonRpc => {
             let envelope = jsonrpc::Envelope::parse(body).map_err(bad)?;
-            Request::parse(call.operation, envelope.params).map_err(bad)
+            Request::parse(call.operation, envelope.params).map_err(|e| bad(e.into()))
         }
         Binding::Rest => {
             let id = call.task_id.clone().unwrap_or_default();
@@ -47,7 +47,7 @@ pub fn v1_request(call: &A2aCall, body: &[u8]) -> Result<Request, A2aError> {
                 Operation::SendMessage | Operation::SendStreamingMessage => {
                     let raw: &RawValue = serde_json::from_slice(body)
                         .map_err(|e| A2aError::invalid_params(format!("invalid request body: {e}")))?;
-                    Request::parse(call.operation, Some(raw)).map_err(bad)
+                    Request::parse(call.operation, Some(raw)).map_err(|e| bad(e.into()))
                 }
                 Operation::GetTask => {
                     let history_length = call

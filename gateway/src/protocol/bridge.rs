@@ -24,8 +24,8 @@ use super::early_ids::{AgentTask, EarlyIds, EarlyScope};
 use super::errors::render_in;
 use super::sse::SseParser;
 use super::translate::early::{self, SnapshotBuilder};
-use super::translate::model::{self, ErrorObject, SendMessageResponse, StreamResponse};
 use super::translate::{TranslateError, jsonrpc, v03};
+use a2a_model::{self as model, ErrorObject, SendMessageResponse, StreamResponse};
 
 /// What the answer of a translated call needs from its request.
 #[derive(Clone)]
@@ -186,7 +186,7 @@ fn unary_early(answering: &Answering, status: http::StatusCode, body: &[u8]) -> 
     }
     let translated = serde_json::from_slice::<&serde_json::value::RawValue>(body)
         .map_err(|e| TranslateError::Json(e.to_string()))
-        .and_then(|raw| model::Response::parse(answering.operation, raw))
+        .and_then(|raw| model::Response::parse(answering.operation, raw).map_err(TranslateError::from))
         .and_then(|response| {
             if let model::Response::Send(SendMessageResponse::Task(task)) = &response {
                 answering.remember(&task.id, &task.context_id);
@@ -235,7 +235,7 @@ fn unary_v03_rest(answering: &Answering, status: http::StatusCode, body: &[u8]) 
     }
     let translated = serde_json::from_slice::<&serde_json::value::RawValue>(body)
         .map_err(|e| TranslateError::Json(e.to_string()))
-        .and_then(|raw| model::Response::parse(answering.operation, raw))
+        .and_then(|raw| model::Response::parse(answering.operation, raw).map_err(TranslateError::from))
         .and_then(v03::result_from_v1)
         .and_then(|result| serde_json::to_value(result).map_err(|e| TranslateError::Json(e.to_string())));
     match translated {

@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 
 use super::agent_side::segment;
 use super::strict;
-use super::translate::model::{self, Request};
 use super::translate::{TranslateError, early, jsonrpc, v03};
+use a2a_model::{self as model, Request};
 
 /// A request that could not be decoded, with what is needed to answer it in the caller's binding.
 #[derive(Debug)]
@@ -126,7 +126,8 @@ pub fn decode_grpc(operation: Operation, params: &[u8], headers: &HeaderMap) -> 
         check_version(headers)?;
     }
     let params: &RawValue = serde_json::from_slice(params).map_err(|_| A2aError::Internal)?;
-    let mut request = Request::parse(operation, Some(params)).map_err(TranslateError::into_request_error)?;
+    let mut request =
+        Request::parse(operation, Some(params)).map_err(|e| TranslateError::from(e).into_request_error())?;
     let mut call = A2aCall::new(Binding::JsonRpc, operation);
     call.rpc_id = Some(Value::String(uuid::Uuid::new_v4().to_string()));
     read_facts(&mut call, &mut request)?;

@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
-use crate::protocol::translate::model::ErrorKind;
 use crate::protocol::translate::v03;
+use a2a_model::ErrorKind;
 
 /// Wire facts of one error kind.
 struct Mapping {

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use super::{Push, StoredConfig, answer_form, new_id};
 use crate::protocol::A2A_JSON;
-use crate::protocol::translate::model::{ListTaskPushNotificationConfigsResponse, Request, TaskPushNotificationConfig};
 use crate::push::screen::{SystemResolver, screen_url};
+use a2a_model::{ListTaskPushNotificationConfigsResponse, Request, TaskPushNotificationConfig};
 
 /// Answers a push-config operation, or `None` when `request` is not one.
 pub async fn answer(

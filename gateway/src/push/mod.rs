@@ -16,8 +16,8 @@ use a2a_core::{TaskEvent, TaskObserver};
 use dashmap::DashMap;
 use serde::Deserialize;
 
-use crate::protocol::translate::model::TaskPushNotificationConfig;
 use crate::push::screen::{AllowRule, ScreenPolicy};
+use a2a_model::TaskPushNotificationConfig;
 
 pub use deliver::{Deliveries, SIGNATURE_HEADER};
 pub use store::{MemoryPushStore, PushStore, StoredConfig};

@@ -7,7 +7,7 @@ use a2a_core::{Caller, Dialect};
 use dashmap::DashMap;
 use futures::future::BoxFuture;
 
-use crate::protocol::translate::model::TaskPushNotificationConfig;
+use a2a_model::TaskPushNotificationConfig;
 
 /// One stored config and whose it is.
 #[derive(Debug, Clone)]

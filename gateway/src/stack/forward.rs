@@ -16,9 +16,9 @@ use crate::gateway::Gateway;
 use crate::metrics::BACKEND_DURATION;
 use crate::observers::Exchange;
 use crate::protocol::decode::Checked;
-use crate::protocol::translate::model::Request as A2aRequest;
 use crate::proxy::ForwardError;
 use crate::routing;
+use a2a_model::Request as A2aRequest;
 
 /// The innermost service: forwards the routed call, or answers the calls the gateway serves itself.
 #[derive(Clone)]

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Redis;
 use super::redis_deadlines::CallerFacts;
-use crate::protocol::translate::model::TaskPushNotificationConfig;
 use crate::push::store::{OwnedConfigs, PushStore, StoreError, StoredConfig, is_owners};
+use a2a_model::TaskPushNotificationConfig;
 
 /// KEYS: the task's hash; ARGV: field, owner prefix, config, max, ttl s. -1 when the owner has
 /// `max` configs of the task already.

@@ -1,11 +1,12 @@
 //! The `review-pr` skill's input: its JSON Schema (published on the card as the `inputSchema`
 //! extension field) and a hand-written check of exactly that schema.
 
+use a2a_model::Message;
 use serde_json::{Map, Value, json};
 
 use super::findings::{self, Finding, Focus};
 use crate::error::A2aError;
-use crate::model::Message;
+use crate::model::{MessageExt, part_text};
 
 const MAX_DIFF_CHARS: usize = 1_000_000;
 const MAX_TITLE_CHARS: usize = 300;
@@ -79,7 +80,7 @@ impl ReviewInput {
 
     /// What the report names the change: the title, else the message's first text part.
     pub fn pr_name(&self, message: &Message) -> String {
-        self.title.clone().or_else(|| message.parts.iter().find_map(|part| part.text.clone())).unwrap_or_default()
+        self.title.clone().or_else(|| message.parts.iter().find_map(part_text).map(str::to_owned)).unwrap_or_default()
     }
 }
 
@@ -114,15 +115,18 @@ fn focus_list(value: &Value) -> Result<Vec<Focus>, String> {
 
 #[cfg(test)]
 mod tests {
+    use a2a_model::{Part, Role};
+
     use super::*;
-    use crate::model::{Part, Role};
+
+    use crate::model::{agent_text, data_part};
 
     fn message(parts: Vec<Part>) -> Message {
-        Message { role: Role::User, parts, ..Message::agent_text("t", "c", "") }
+        Message { role: Role::User, parts, ..agent_text("t", "c", "") }
     }
 
     fn check(data: Value) -> Result<ReviewInput, A2aError> {
-        ReviewInput::from_message(&message(vec![Part::data(data)]))
+        ReviewInput::from_message(&message(vec![data_part(data)]))
     }
 
     #[test]
@@ -160,7 +164,7 @@ mod tests {
 
     #[test]
     fn pr_name_prefers_the_title() {
-        let with_title = message(vec![Part::text("first"), Part::data(json!({"diff": "x", "title": "Fix"}))]);
+        let with_title = message(vec![Part::text("first"), data_part(json!({"diff": "x", "title": "Fix"}))]);
         let input = ReviewInput::from_message(&with_title).expect("valid");
         assert_eq!(input.pr_name(&with_title), "Fix");
         let text_only = message(vec![Part::text("PR #9")]);

@@ -8,10 +8,11 @@ mod input;
 
 use std::time::Duration;
 
+use a2a_model::{Message, TaskState};
 use serde_json::json;
 
 use crate::error::A2aError;
-use crate::model::{Message, Part, TaskState};
+use crate::model::data_part;
 use crate::store::TaskClosed;
 use crate::turn::{TurnInput, Updater};
 
@@ -39,6 +40,6 @@ pub async fn run(input: &TurnInput, updater: &mut Updater, step_delay: Duration)
         // Checked before the task was created; kept as a failure rather than a panic.
         Err(error) => return updater.status(TaskState::Failed, Some(&error.to_string())),
     };
-    updater.artifact("review", vec![Part::data(report)])?;
+    updater.artifact("review", vec![data_part(report)])?;
     updater.status(TaskState::Completed, Some("review done"))
 }

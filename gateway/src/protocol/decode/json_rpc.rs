@@ -83,7 +83,8 @@ pub(super) fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCa
         if envelope.params.is_some_and(|p| !p.get().trim_start().starts_with('{')) {
             return Err(refuse(&rpc_id, A2aError::invalid_params("'params' must be an object")));
         }
-        Request::parse(operation, envelope.params).map_err(|e| refuse(&rpc_id, e.into_request_error()))?
+        Request::parse(operation, envelope.params)
+            .map_err(|e| refuse(&rpc_id, TranslateError::from(e).into_request_error()))?
     };
     let mut call = A2aCall::new(Binding::JsonRpc, request.operation());
     call.dialect = dialect;

@@ -75,7 +75,7 @@ pub(super) fn decode_rest(
     }
     let params = serde_json::to_string(&object).map_err(|_| A2aError::Internal)?;
     let params = RawValue::from_string(params).map_err(|_| A2aError::Internal)?;
-    let request = Request::parse(operation, Some(&params)).map_err(TranslateError::into_request_error)?;
+    let request = Request::parse(operation, Some(&params)).map_err(|e| TranslateError::from(e).into_request_error())?;
     Ok((A2aCall::new(Binding::Rest, operation), request))
 }
 

@@ -26,7 +26,7 @@ use super::{Method, SERVICE};
 use crate::protocol::errors::render_grpc;
 use crate::protocol::sse::SseParser;
 use crate::protocol::translate::jsonrpc::Envelope;
-use crate::protocol::translate::model::ErrorKind;
+use a2a_model::ErrorKind;
 
 /// Whether a message is gRPC, by its content type: `application/grpc`, `application/grpc+proto`,
 /// with parameters or not (gRPC-Web, `application/grpc-web`, is not served).

@@ -1,5 +1,5 @@
 //! Bridging between the A2A dialects in the field: every translation goes through one internal model,
-//! A2A 1.0 ([`model`]), so each dialect is one module with one pair of conversions.
+//! A2A 1.0 (the [`a2a_model`] crate), so each dialect is one module with one pair of conversions.
 //!
 //! - [`v03`]: A2A 0.3 JSON-RPC (`message/send`, `kind`-tagged objects, kebab-case states).
 //! - [`early`]: the early REST dialect of the project's seed (`POST /tasks/send`, `type`-tagged parts,
@@ -13,7 +13,6 @@
 pub mod early;
 mod error;
 pub mod jsonrpc;
-pub mod model;
 pub mod v03;
 
 #[cfg(test)]

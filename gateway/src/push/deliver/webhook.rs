@@ -69,7 +69,7 @@ impl Deliveries {
 pub(super) fn payload(dialect: Dialect, task: &Value) -> Vec<u8> {
     let value = match dialect {
         Dialect::V1 => json!({"task": task}),
-        _ => serde_json::from_value::<crate::protocol::translate::model::Task>(task.clone())
+        _ => serde_json::from_value::<a2a_model::Task>(task.clone())
             .ok()
             .and_then(|task| serde_json::to_value(crate::protocol::translate::v03::Task::from(task)).ok())
             .unwrap_or_else(|| task.clone()),

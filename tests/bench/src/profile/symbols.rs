@@ -61,7 +61,7 @@ pub(super) fn is_frame(name: &str) -> bool {
 
 /// The workspace's own code: the gateway, the policies and the types they share.
 pub(super) fn is_own(name: &str) -> bool {
-    ["a2a_gateway::", "a2a_policies::", "a2a_core::"].iter().any(|own| name.contains(own))
+    ["a2a_gateway::", "a2a_policies::", "a2a_core::", "a2a_model::"].iter().any(|own| name.contains(own))
 }
 
 /// The crate a function belongs to (`<hyper::proto::… as …>::poll` → `hyper`), or its object file.

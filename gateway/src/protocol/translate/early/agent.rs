@@ -14,7 +14,7 @@ use super::calls::{CancelTaskRequest, DIALECT, SendTaskRequest, check_task_id};
 use super::objects::Task;
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::parse_object;
-use crate::protocol::translate::model::{self, Request, SendMessageResponse};
+use a2a_model::{self as model, Request, SendMessageResponse};
 
 /// One HTTP request to an early agent; `path` is below the agent's base URL.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::objects::{Message, Task};
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::parse_object;
-use crate::protocol::translate::model::{self, Request, SendMessageResponse, Struct, empty_as_none, null_as_empty};
+use a2a_model::{self as model, Request, SendMessageResponse, Struct, empty_as_none, null_as_empty};
 
 pub(crate) const DIALECT: &str = "the early A2A REST dialect";
 

@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::protocol::translate::model::{
-    self, AgentProvider, BINDING_HTTP_JSON, SecurityRequirement, StringList, Struct, empty_as_none, null_as_default,
-    null_as_empty,
+use a2a_model::{
+    self as model, AgentProvider, BINDING_HTTP_JSON, SecurityRequirement, StringList, Struct, empty_as_none,
+    null_as_default, null_as_empty,
 };
 
 /// The `protocolVersion` the gateway gives an early agent's interface.

@@ -9,7 +9,7 @@ use a2a_core::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::protocol::translate::model::{ErrorKind, ErrorObject};
+use a2a_model::{ErrorKind, ErrorObject};
 
 /// The body of an early error answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -15,7 +15,7 @@
 
 use super::objects::{Artifact, Task};
 use super::view::TaskView;
-use crate::protocol::translate::model::{self, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+use a2a_model::{self as model, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 
 /// Early agent → 1.0 caller: whole-Task events in, 1.0 stream events out.
 #[derive(Debug, Default)]

@@ -7,8 +7,8 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use super::objects::TaskState;
-use crate::protocol::translate::model::{self, PartContent, Struct};
 use crate::protocol::translate::v03::Role;
+use a2a_model::{self as model, PartContent, Struct};
 
 /// A 1.0 task written in the early shape under the caller's id, without copying it. Writes the same
 /// JSON as [`Task::from_v1`](super::Task::from_v1) does (a property test holds them to it).

@@ -8,8 +8,9 @@ use a2a_core::Operation;
 use serde_json::{Value, json};
 
 use crate::protocol::translate::jsonrpc::Envelope;
-use crate::protocol::translate::model::{ErrorObject, Request, Response, StreamResponse};
-use crate::protocol::translate::{model, v03};
+use crate::protocol::translate::v03;
+use a2a_model as model;
+use a2a_model::{ErrorObject, Request, Response, StreamResponse};
 
 /// A capture's request body (the one line before curl's `[request body: …]` note).
 fn request_body(name: &str) -> Vec<u8> {

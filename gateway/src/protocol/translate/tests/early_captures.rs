@@ -8,7 +8,7 @@ use a2a_core::Operation;
 use serde_json::{Value, json};
 
 use crate::protocol::translate::early;
-use crate::protocol::translate::model::{ErrorKind, ErrorObject, Response, StreamResponse};
+use a2a_model::{ErrorKind, ErrorObject, Response, StreamResponse};
 
 fn fixture(name: &str) -> Value {
     let path = a2a_e2e::repo_root().join("tests/fixtures/dialects").join(name);

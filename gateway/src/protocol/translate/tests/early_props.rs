@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::strategies::*;
 use super::v03_props::carry_part;
 use crate::protocol::translate::early;
-use crate::protocol::translate::model::*;
+use a2a_model::*;
 
 /// Message ids the early dialect cannot carry are made up on the way back: fresh UUIDs.
 fn blank_message_id(mut m: Message) -> Message {

@@ -6,7 +6,7 @@ use proptest::option;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::protocol::translate::model::*;
+use a2a_model::*;
 
 pub fn id() -> impl Strategy<Value = String> {
     "[a-z0-9][a-z0-9-]{0,11}"

@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use serde::Serialize;
 
 use super::strategies::*;
-use crate::protocol::translate::model::*;
 use crate::protocol::translate::v03;
+use a2a_model::*;
 
 fn wire(value: &impl Serialize) -> Vec<u8> {
     serde_json::to_vec(value).expect("serialises")

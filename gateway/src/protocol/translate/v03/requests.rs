@@ -5,7 +5,7 @@
 //! `historyLength: 0` (0.3 reads 0 as "no limit", so it is left unset, as the SDK does).
 //! Not carried 1.0 → 0.3: `tenant` everywhere; ListTasks (no 0.3 method; refused as unsupported);
 //! `historyLength: 0` (sent as unset: 0.3 cannot ask for no history; trim the answer with
-//! [`Task::truncate_history`](crate::protocol::translate::model::Task::truncate_history)); push-config
+//! [`Task::truncate_history`](a2a_model::Task::truncate_history)); push-config
 //! list paging (`pageSize`, `pageToken`).
 
 use a2a_core::Operation;
@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::objects::Message;
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::parse_object;
-use crate::protocol::translate::model::{self, Request, Struct, empty_as_none, null_as_empty};
+use a2a_model::{self as model, Request, Struct, empty_as_none, null_as_empty};
 
 use super::DIALECT;
 
@@ -294,8 +294,8 @@ pub fn request_from_v1(request: Request) -> Result<(&'static str, Params), Trans
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::translate::model::Response;
     use crate::protocol::translate::v03::result_to_v1;
+    use a2a_model::Response;
     use serde_json::json;
 
     fn bytes(v: Value) -> Vec<u8> {

@@ -15,7 +15,7 @@ use super::objects::{Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEve
 use super::requests::TaskPushNotificationConfig;
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::{parse, parse_object};
-use crate::protocol::translate::model::{self, Response, SendMessageResponse, StreamResponse};
+use a2a_model::{self as model, Response, SendMessageResponse, StreamResponse};
 
 /// A 0.3 `result` or stream event: one of the four `kind`s.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,5 +1,7 @@
 //! ProtoJSON reading rules shared by the model's types: `""` as an absent string, `null` as an
-//! empty list or a default, `false` not written, and `Struct` for free-form metadata.
+//! empty list or a default, `false` not written, and `Struct` for free-form metadata. Public for the
+//! crates that declare more ProtoJSON types beside the model's (serde's `deserialize_with`,
+//! `skip_serializing_if`).
 
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
@@ -8,12 +10,12 @@ use serde_json::{Map, Value};
 pub type Struct = Map<String, Value>;
 
 /// Reads `""` as absent, like ProtoJSON does for an unset string.
-pub(crate) fn empty_as_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+pub fn empty_as_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Ok(Option::<String>::deserialize(d)?.filter(|s| !s.is_empty()))
 }
 
 /// Reads `null` as an empty list.
-pub(crate) fn null_as_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+pub fn null_as_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,
@@ -22,7 +24,7 @@ where
 }
 
 /// Reads `null` as the default value.
-pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+pub fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,
@@ -30,6 +32,7 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
-pub(crate) fn is_false(b: &bool) -> bool {
+/// Whether a bool is `false`, the ProtoJSON default that is not written.
+pub fn is_false(b: &bool) -> bool {
     !*b
 }

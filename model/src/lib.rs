@@ -1,10 +1,17 @@
-//! The internal model: A2A 1.0 in its ProtoJSON form. Every bridge goes dialect → model → dialect, so
-//! each dialect needs one pair of conversions, not one per other dialect.
+//! A2A 1.0 in its ProtoJSON form: the objects, requests, results, errors and agent card of the
+//! protocol, and the [`Operation`]s that carry them. Pure data and serde, no I/O.
+//!
+//! The gateway translates every dialect through this model (dialect → model → dialect, so each
+//! dialect needs one pair of conversions), its policies name operations with it, and the example
+//! agents answer in it. Reading is lenient the ProtoJSON way (`""` reads as absent, unknown enum names
+//! as `*_UNSPECIFIED`); writing omits defaults, in the field order of the proto.
 
 mod card;
 mod enums;
 mod error;
 mod objects;
+mod operation;
+mod parse;
 mod protojson;
 mod requests;
 
@@ -18,8 +25,9 @@ pub use objects::{
     Artifact, Message, Part, PartContent, SendMessageResponse, StreamResponse, Task, TaskArtifactUpdateEvent,
     TaskStatus, TaskStatusUpdateEvent,
 };
-pub use protojson::Struct;
-pub(crate) use protojson::{empty_as_none, null_as_default, null_as_empty};
+pub use operation::Operation;
+pub use parse::{ParseError, parse, parse_object};
+pub use protojson::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
 pub use requests::{
     AuthenticationInfo, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest, Request,

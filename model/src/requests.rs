@@ -1,16 +1,15 @@
 //! A2A 1.0 request parameters and unary results, one type per operation, plus [`Request`] /
 //! [`Response`] to carry any of them with the [`Operation`] that gives them meaning.
 
-use a2a_policies::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::card::AgentCard;
 use super::objects::{Message, SendMessageResponse, Task};
+use super::operation::Operation;
+use super::parse::{ParseError, parse, parse_object};
 use super::protojson::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
-use crate::protocol::translate::TranslateError;
-use crate::protocol::translate::error::{parse, parse_object};
 
 /// `SendMessage` / `SendStreamingMessage` params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -206,7 +205,7 @@ pub enum Request {
 impl Request {
     /// Parses the `params` of a 1.0 request (JSON-RPC `params`, or an HTTP+JSON body completed with
     /// the path's ids). Absent params read as `{}`.
-    pub fn parse(operation: Operation, params: Option<&RawValue>) -> Result<Request, TranslateError> {
+    pub fn parse(operation: Operation, params: Option<&RawValue>) -> Result<Request, ParseError> {
         let json = params.map_or("{}", RawValue::get).as_bytes();
         Ok(match operation {
             Operation::SendMessage => Request::SendMessage(parse_object(json)?),
@@ -265,7 +264,7 @@ pub enum Response {
 impl Response {
     /// Parses the result of a unary `operation`. Streaming operations have no unary result: their
     /// events are [`StreamResponse`](super::StreamResponse)s.
-    pub fn parse(operation: Operation, result: &RawValue) -> Result<Response, TranslateError> {
+    pub fn parse(operation: Operation, result: &RawValue) -> Result<Response, ParseError> {
         let json = result.get().as_bytes();
         Ok(match operation {
             Operation::SendMessage => Response::Send(parse_object(json)?),
@@ -278,7 +277,7 @@ impl Response {
             Operation::DeleteTaskPushNotificationConfig => Response::Deleted(None),
             Operation::GetExtendedAgentCard => Response::Card(Box::new(parse_object(json)?)),
             Operation::SendStreamingMessage | Operation::SubscribeToTask => {
-                return Err(TranslateError::invalid("", format!("{operation} answers with a stream of events")));
+                return Err(ParseError::invalid("", format!("{operation} answers with a stream of events")));
             }
         })
     }
@@ -309,7 +308,7 @@ mod tests {
     #[test]
     fn refuses_params_without_what_the_operation_needs() {
         let err = Request::parse(Operation::CancelTask, Some(&raw(&json!({"name": "t"})))).unwrap_err();
-        assert!(matches!(err, TranslateError::Invalid { .. }), "{err:?}");
+        assert!(matches!(err, ParseError::Invalid { .. }), "{err:?}");
         assert!(Request::parse(Operation::SendMessage, None).is_err());
     }
 
