@@ -41,21 +41,28 @@ fn gateway(code: i32, http: StatusCode, status: &'static str, reason: &'static s
     Mapping { code, http, rpc_http: http, status, reason, domain: GATEWAY_DOMAIN }
 }
 
-fn mapping(error: &A2aError) -> Mapping {
-    let m = |code, http, status, reason| Mapping {
-        code,
-        http,
+/// An error the specification names: code, HTTP status and ErrorInfo reason from the one table of
+/// spec kinds ([`ErrorKind`], which the agent side and the dialect bridges read too); `status` is
+/// its google.rpc.Status name.
+fn spec(kind: ErrorKind, status: &'static str) -> Mapping {
+    Mapping {
+        code: kind.code() as i32,
+        http: StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         rpc_http: StatusCode::OK,
         status,
-        reason,
+        reason: kind.reason().unwrap_or("INTERNAL_ERROR"),
         domain: A2A_DOMAIN,
-    };
+    }
+}
+
+fn mapping(error: &A2aError) -> Mapping {
     match error {
-        A2aError::Parse(_) => m(-32700, StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "INVALID_REQUEST"),
-        A2aError::InvalidRequest(_) => m(-32600, StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "INVALID_REQUEST"),
-        A2aError::MethodNotFound(_) => m(-32601, StatusCode::NOT_FOUND, "NOT_FOUND", "METHOD_NOT_FOUND"),
+        // The SDK's HTTP+JSON binding answers a body that is not JSON as an invalid request.
+        A2aError::Parse(_) => Mapping { reason: "INVALID_REQUEST", ..spec(ErrorKind::Parse, "INVALID_ARGUMENT") },
+        A2aError::InvalidRequest(_) => spec(ErrorKind::InvalidRequest, "INVALID_ARGUMENT"),
+        A2aError::MethodNotFound(_) => spec(ErrorKind::MethodNotFound, "NOT_FOUND"),
         A2aError::InvalidParams { .. } | A2aError::Validation { .. } => {
-            m(-32602, StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "INVALID_PARAMS")
+            spec(ErrorKind::InvalidParams, "INVALID_ARGUMENT")
         }
         // Refusals of the gateway's own policies. JSON-RPC callers get the real HTTP status too: the
         // specification puts authentication and rate limiting at the HTTP layer.
@@ -71,7 +78,7 @@ fn mapping(error: &A2aError) -> Mapping {
         A2aError::TooManyTasks { .. } => {
             gateway(CODE_TOO_MANY_TASKS, StatusCode::TOO_MANY_REQUESTS, "RESOURCE_EXHAUSTED", "TOO_MANY_TASKS")
         }
-        A2aError::TaskNotFound => m(-32001, StatusCode::NOT_FOUND, "NOT_FOUND", "TASK_NOT_FOUND"),
+        A2aError::TaskNotFound => spec(ErrorKind::TaskNotFound, "NOT_FOUND"),
         A2aError::AgentNotFound(_) => Mapping {
             code: -32601,
             http: StatusCode::NOT_FOUND,
@@ -80,12 +87,8 @@ fn mapping(error: &A2aError) -> Mapping {
             reason: "AGENT_NOT_FOUND",
             domain: GATEWAY_DOMAIN,
         },
-        A2aError::ExtendedCardNotConfigured => {
-            m(-32007, StatusCode::BAD_REQUEST, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
-        }
-        A2aError::PushNotificationNotSupported => {
-            m(-32003, StatusCode::BAD_REQUEST, "FAILED_PRECONDITION", "PUSH_NOTIFICATION_NOT_SUPPORTED")
-        }
+        A2aError::ExtendedCardNotConfigured => spec(ErrorKind::ExtendedAgentCardNotConfigured, "FAILED_PRECONDITION"),
+        A2aError::PushNotificationNotSupported => spec(ErrorKind::PushNotificationNotSupported, "FAILED_PRECONDITION"),
         A2aError::PayloadTooLarge(_) => Mapping {
             code: -32600,
             http: StatusCode::PAYLOAD_TOO_LARGE,
@@ -102,13 +105,12 @@ fn mapping(error: &A2aError) -> Mapping {
             reason: "REQUEST_TIMEOUT",
             domain: GATEWAY_DOMAIN,
         },
-        A2aError::UnsupportedOperation(_) => {
-            m(-32004, StatusCode::BAD_REQUEST, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION")
+        A2aError::UnsupportedOperation(_) => spec(ErrorKind::UnsupportedOperation, "FAILED_PRECONDITION"),
+        A2aError::VersionNotSupported(_) => spec(ErrorKind::VersionNotSupported, "FAILED_PRECONDITION"),
+        // 502, not the table's 500: the fault is the agent's, not the gateway's.
+        A2aError::InvalidAgentResponse(_) => {
+            Mapping { http: StatusCode::BAD_GATEWAY, ..spec(ErrorKind::InvalidAgentResponse, "INTERNAL") }
         }
-        A2aError::VersionNotSupported(_) => {
-            m(-32009, StatusCode::BAD_REQUEST, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED")
-        }
-        A2aError::InvalidAgentResponse(_) => m(-32006, StatusCode::BAD_GATEWAY, "INTERNAL", "INVALID_AGENT_RESPONSE"),
         A2aError::BackendUnavailable(_) => Mapping {
             code: -32603,
             http: StatusCode::SERVICE_UNAVAILABLE,
@@ -130,12 +132,16 @@ fn mapping(error: &A2aError) -> Mapping {
         A2aError::AuditUnavailable { .. } => {
             gateway(CODE_AUDIT_UNAVAILABLE, StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE", "AUDIT_UNAVAILABLE")
         }
-        A2aError::Internal => m(-32603, StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "INTERNAL_ERROR"),
+        A2aError::Internal => spec(ErrorKind::Internal, "INTERNAL"),
         A2aError::AgentRefused { code, .. } => {
             // The agent's own A2A error: its code, and the status and reason the protocol gives it.
             let kind = ErrorKind::from_code(i64::from(*code));
             let http = StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            m(*code, http, status_name(http.as_u16()), kind.reason().unwrap_or("AGENT_REFUSED"))
+            Mapping {
+                code: *code,
+                reason: kind.reason().unwrap_or("AGENT_REFUSED"),
+                ..spec(kind, status_name(http.as_u16()))
+            }
         }
         // 502, not 503: the call may have taken effect, so it is not one to retry as it is.
         A2aError::AgentConnectionLost { .. } => Mapping {

@@ -145,3 +145,29 @@ fn outages_are_503_with_retry_after_in_every_dialect() {
         assert_eq!((r.status, r.headers.len()), (StatusCode::SERVICE_UNAVAILABLE, 1));
     }
 }
+
+#[test]
+fn refusals_the_specification_names_take_code_status_and_reason_from_its_one_table() {
+    let cases = [
+        (A2aError::InvalidRequest("x".into()), ErrorKind::InvalidRequest),
+        (A2aError::MethodNotFound("x".into()), ErrorKind::MethodNotFound),
+        (A2aError::InvalidParams { message: "x".into(), detail: None }, ErrorKind::InvalidParams),
+        (A2aError::TaskNotFound, ErrorKind::TaskNotFound),
+        (A2aError::ExtendedCardNotConfigured, ErrorKind::ExtendedAgentCardNotConfigured),
+        (A2aError::PushNotificationNotSupported, ErrorKind::PushNotificationNotSupported),
+        (A2aError::UnsupportedOperation("x".into()), ErrorKind::UnsupportedOperation),
+        (A2aError::VersionNotSupported("x".into()), ErrorKind::VersionNotSupported),
+        (A2aError::Internal, ErrorKind::Internal),
+    ];
+    for (error, kind) in cases {
+        let rpc = parse(&render(&error, Binding::JsonRpc, None));
+        assert_eq!(rpc["error"]["code"], json!(kind.code()), "{error:?}");
+        assert_eq!(rpc["error"]["data"][0]["reason"], json!(kind.reason().unwrap()), "{error:?}");
+        let rest = render(&error, Binding::Rest, None);
+        assert_eq!(rest.status.as_u16(), kind.http_status(), "{error:?}");
+    }
+    // The one deliberate departure: an agent's malformed answer is the agent's fault (502).
+    let bad = render(&A2aError::InvalidAgentResponse("x".into()), Binding::Rest, None);
+    assert_eq!(bad.status, StatusCode::BAD_GATEWAY);
+    assert_eq!(parse(&bad)["error"]["details"][0]["reason"], json!("INVALID_AGENT_RESPONSE"));
+}
