@@ -378,7 +378,7 @@ async fn start_peers(
 ) -> (Option<Proc>, Option<Proc>) {
     let Some(binary) = &cli.peer_bin else {
         results.notes.push(
-            "agentgateway rows skipped: no binary given (`--peer-bin <path to agentgateway>`; build it from \
+            "no agentgateway binary given (`--peer-bin <path to agentgateway>`, built from \
              github.com/agentgateway/agentgateway)"
                 .into(),
         );
