@@ -5,60 +5,9 @@ use std::time::Instant;
 
 use crate::Caller;
 
-/// A task state as A2A 1.0 names it (`TASK_STATE_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TaskState {
-    Submitted,
-    Working,
-    InputRequired,
-    AuthRequired,
-    Completed,
-    Failed,
-    Canceled,
-    Rejected,
-    Unknown,
-}
-
-impl TaskState {
-    pub fn from_wire(name: &str) -> TaskState {
-        match name {
-            "TASK_STATE_SUBMITTED" => TaskState::Submitted,
-            "TASK_STATE_WORKING" => TaskState::Working,
-            "TASK_STATE_INPUT_REQUIRED" => TaskState::InputRequired,
-            "TASK_STATE_AUTH_REQUIRED" => TaskState::AuthRequired,
-            "TASK_STATE_COMPLETED" => TaskState::Completed,
-            "TASK_STATE_FAILED" => TaskState::Failed,
-            "TASK_STATE_CANCELED" => TaskState::Canceled,
-            "TASK_STATE_REJECTED" => TaskState::Rejected,
-            _ => TaskState::Unknown,
-        }
-    }
-
-    /// The A2A 1.0 wire name.
-    pub fn wire_name(self) -> &'static str {
-        match self {
-            TaskState::Submitted => "TASK_STATE_SUBMITTED",
-            TaskState::Working => "TASK_STATE_WORKING",
-            TaskState::InputRequired => "TASK_STATE_INPUT_REQUIRED",
-            TaskState::AuthRequired => "TASK_STATE_AUTH_REQUIRED",
-            TaskState::Completed => "TASK_STATE_COMPLETED",
-            TaskState::Failed => "TASK_STATE_FAILED",
-            TaskState::Canceled => "TASK_STATE_CANCELED",
-            TaskState::Rejected => "TASK_STATE_REJECTED",
-            TaskState::Unknown => "TASK_STATE_UNSPECIFIED",
-        }
-    }
-
-    /// Terminal states end a task for good.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected)
-    }
-
-    /// Live states hold a concurrency lease: the task is running or waiting on the caller.
-    pub fn is_live(self) -> bool {
-        matches!(self, TaskState::Submitted | TaskState::Working | TaskState::InputRequired | TaskState::AuthRequired)
-    }
-}
+/// A task state as A2A 1.0 names it: the wire model's (`TASK_STATE_*`; an unknown name reads as
+/// `Unspecified`).
+pub use a2a_model::TaskState;
 
 /// An artifact seen in an answer: what the audit log records instead of its content.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -65,7 +65,7 @@ pub async fn list_tasks(
             && request.context_id.as_deref().is_none_or(|c| entry.context_id.as_deref() == Some(c))
             && request
                 .status
-                .is_none_or(|s| s == TaskState::Unspecified || entry.state.map(|e| e.wire_name()) == Some(s.as_str()))
+                .is_none_or(|s| s == TaskState::Unspecified || entry.state.map(|e| e.as_str()) == Some(s.as_str()))
     };
     let matching: Vec<(u64, String, TaskEntry)> =
         gateway.directory().tasks_of(owner).await?.into_iter().filter(|(_, _, entry)| wanted(entry)).collect();

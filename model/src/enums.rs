@@ -116,4 +116,14 @@ impl TaskState {
     pub fn ends_stream(self) -> bool {
         self.is_terminal() || self.is_interrupted()
     }
+
+    /// Live states hold a concurrency lease: the task is running or waiting on the caller.
+    pub fn is_live(self) -> bool {
+        matches!(self, TaskState::Submitted | TaskState::Working | TaskState::InputRequired | TaskState::AuthRequired)
+    }
+
+    /// Reads a wire name leniently: an unknown name is `Unspecified`.
+    pub fn from_wire(name: &str) -> TaskState {
+        TaskState::from_name(name).unwrap_or_default()
+    }
 }

@@ -235,7 +235,7 @@ async fn tasks(
             continue;
         }
         let owner = entry.owner.as_deref().unwrap_or("(anonymous)").to_string();
-        let state = entry.state.map(|s| s.wire_name());
+        let state = entry.state.map(|s| s.as_str());
         by_owner.entry(owner).or_default().push(json!({"id": id, "state": state, "backend": &*entry.backend}));
     }
     let callers: Vec<Value> = by_owner

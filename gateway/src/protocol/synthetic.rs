@@ -54,7 +54,7 @@ pub fn status_data(
     });
     let mut update = json!({
         "taskId": task_id,
-        "status": {"state": state.wire_name(), "message": Value::Null, "timestamp": crate::time::now_rfc3339()},
+        "status": {"state": state.as_str(), "message": Value::Null, "timestamp": crate::time::now_rfc3339()},
     });
     if let Some(context_id) = context_id {
         message["contextId"] = json!(context_id);

@@ -351,7 +351,7 @@ impl Writer {
                 .arg(encode(write.owner.as_deref()))
                 .arg(encode(write.skill.as_deref()))
                 .arg(encode(write.context_id.as_deref()))
-                .arg(write.state.map_or("", TaskState::wire_name))
+                .arg(write.state.map_or("", TaskState::as_str))
                 .arg(ttl)
                 .arg(if write.state.is_some_and(TaskState::is_terminal) { "1" } else { "0" });
             pipe.invoke_script(&invocation).ignore();

@@ -253,7 +253,7 @@ impl Record {
                 }
             }
             Kind::State { state, source } => {
-                map.serialize_entry("state", state.wire_name())?;
+                map.serialize_entry("state", state.as_str())?;
                 map.serialize_entry("source", source_name(*source))?;
             }
             Kind::Artifact { artifact, source } => {
@@ -265,7 +265,7 @@ impl Record {
                 map.serialize_entry("source", source_name(*source))?;
             }
             Kind::Ended { state, duration } => {
-                map.serialize_entry("state", state.wire_name())?;
+                map.serialize_entry("state", state.as_str())?;
                 map.serialize_entry("duration_ms", &millis(*duration))?;
             }
             Kind::Dropped { count, cause, first, last } => {
@@ -286,7 +286,7 @@ impl Record {
             }
             Kind::Push { delivered: _, attempts, state, detail } => {
                 map.serialize_entry("attempts", attempts)?;
-                map.serialize_entry("state", &state.map(TaskState::wire_name))?;
+                map.serialize_entry("state", &state.map(TaskState::as_str))?;
                 map.serialize_entry("detail", detail)?;
             }
             Kind::Anchor { reason, prev_file, keyed } => {
