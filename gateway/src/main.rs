@@ -243,14 +243,20 @@ async fn example_agent(args: ExampleAgentArgs, stop: tokio_util::sync::Cancellat
     use std::time::Duration;
 
     let ExampleAgentArgs { kind, listen, name, slow_secs, step_ms, max_tasks, task_ttl_secs } = args;
-    if kind == "early" {
-        let listener = tokio::net::TcpListener::bind(listen).await?;
-        println!("listening http://{}", listener.local_addr()?);
+    let kind = match kind.as_str() {
+        "early" => None,
+        other => Some(
+            other
+                .parse::<a2a_example_agents::AgentKind>()
+                .map_err(|_| anyhow::anyhow!("unknown example agent '{other}'"))?,
+        ),
+    };
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    println!("listening http://{}", listener.local_addr()?);
+    let Some(kind) = kind else {
         a2a_example_agents::serve_early(listener, stop.cancelled_owned()).await?;
         return Ok(());
-    }
-    let kind: a2a_example_agents::AgentKind =
-        kind.parse().map_err(|_| anyhow::anyhow!("unknown example agent '{kind}'"))?;
+    };
     let store = a2a_example_agents::StoreLimits { max_tasks, ttl: Duration::from_secs(task_ttl_secs) };
     let mut options = a2a_example_agents::AgentOptions { name, store, ..Default::default() };
     if let Some(secs) = slow_secs {
@@ -259,8 +265,6 @@ async fn example_agent(args: ExampleAgentArgs, stop: tokio_util::sync::Cancellat
     if let Some(ms) = step_ms {
         options.step_delay = Duration::from_millis(ms);
     }
-    let listener = tokio::net::TcpListener::bind(listen).await?;
-    println!("listening http://{}", listener.local_addr()?);
     a2a_example_agents::serve(kind, listener, options, stop.cancelled_owned()).await?;
     Ok(())
 }

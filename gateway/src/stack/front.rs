@@ -229,29 +229,28 @@ where
 /// up, or a gRPC deadline passed — it moves onto a task of its own and still runs to its end, so that
 /// what the backend answers reaches the task directory, leases and the audit log. A call whose
 /// caller waits for it (nearly all) costs no task, channel or cross-task wake-up of its own.
-struct RunToEnd<F: Future<Output = Result<Response<Body>, A2aError>> + Send + 'static> {
-    call: Option<Pin<Box<F>>>,
+struct RunToEnd {
+    call: Option<BoxFuture<'static, Result<Response<Body>, A2aError>>>,
 }
 
-impl<F: Future<Output = Result<Response<Body>, A2aError>> + Send + 'static> RunToEnd<F> {
-    fn new(call: F) -> Self {
+impl RunToEnd {
+    fn new(call: impl Future<Output = Result<Response<Body>, A2aError>> + Send + 'static) -> Self {
         RunToEnd { call: Some(Box::pin(call)) }
     }
 }
 
-impl<F: Future<Output = Result<Response<Body>, A2aError>> + Send + 'static> Future for RunToEnd<F> {
-    type Output = F::Output;
+impl Future for RunToEnd {
+    type Output = Result<Response<Body>, A2aError>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.get_mut();
-        let Some(call) = this.call.as_mut() else { return Poll::Ready(Err(A2aError::Internal)) };
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(call) = self.call.as_mut() else { return Poll::Ready(Err(A2aError::Internal)) };
         let output = std::task::ready!(call.as_mut().poll(cx));
-        this.call = None;
+        self.call = None;
         Poll::Ready(output)
     }
 }
 
-impl<F: Future<Output = Result<Response<Body>, A2aError>> + Send + 'static> Drop for RunToEnd<F> {
+impl Drop for RunToEnd {
     fn drop(&mut self) {
         let Some(call) = self.call.take() else { return };
         // Outside a runtime (the process is ending) there is nothing left to run it on.

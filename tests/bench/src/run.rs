@@ -387,28 +387,26 @@ async fn start_peers(
     results.machine.peer = crate::peer::version(binary);
     let dir = work.join("agentgateway");
     let jwks = configs.join("jwks.json");
-    let mut started = Vec::new();
-    for policies in [Policies::A2a, Policies::Full] {
+    let mut start = async |policies: Policies| {
         let proc = match crate::peer::start(binary, &dir, policies, backend, &jwks) {
             Ok(proc) => proc,
             Err(error) => {
                 results.notes.push(format!("agentgateway ({policies:?}) did not start: {error:#}"));
-                return (None, None);
+                return None;
             }
         };
-        let shows_card = match (policies, addr_of(&proc.url)) {
+        // The instance with authentication answers the card only with a token: listening is enough.
+        let ready = match (policies, addr_of(&proc.url)) {
             (Policies::Full, Ok(_)) => true,
             (Policies::A2a, Ok(addr)) => wait_for_skill(addr, Duration::from_secs(20)).await.is_ok(),
             (_, Err(_)) => false,
         };
-        match shows_card {
-            true => started.push(proc),
-            false => {
-                results.notes.push(format!("agentgateway ({policies:?}) did not serve the backend's card within 20 s"));
-                return (None, None);
-            }
+        if !ready {
+            results.notes.push(format!("agentgateway ({policies:?}) did not serve the backend's card within 20 s"));
         }
-    }
-    let full = started.pop();
-    (started.pop(), full)
+        ready.then_some(proc)
+    };
+    let Some(a2a) = start(Policies::A2a).await else { return (None, None) };
+    let Some(full) = start(Policies::Full).await else { return (None, None) };
+    (Some(a2a), Some(full))
 }
