@@ -12,12 +12,19 @@ pub enum Binding {
     Rest,
 }
 
-impl fmt::Display for Binding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Binding {
+    /// The binding's name as the specification's cards write it (`JSONRPC`, `HTTP+JSON`).
+    pub fn as_str(self) -> &'static str {
+        match self {
             Binding::JsonRpc => "JSONRPC",
             Binding::Rest => "HTTP+JSON",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

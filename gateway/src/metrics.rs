@@ -80,7 +80,7 @@ where
         // gRPC calls are JSON-RPC inside; they are counted under the binding their caller used.
         let grpc = request.extensions().get::<crate::protocol::grpc::GrpcCall>().is_some();
         let call = request.extensions().get::<A2aCall>().map(|c| {
-            let binding = if grpc { "GRPC".to_owned() } else { c.binding.to_string() };
+            let binding = if grpc { "GRPC" } else { c.binding.as_str() };
             (c.operation.method_name(), binding)
         });
         let info = request.extensions().get::<RequestInfo>().cloned();
@@ -92,26 +92,20 @@ where
                 Ok(response) => status_class(response.status().as_u16()),
                 Err(error) => error.reason(),
             };
-            let (operation, binding) = call.unwrap_or(("unknown", a2a_core::Binding::Rest.to_string()));
+            let (operation, binding) = call.unwrap_or(("unknown", a2a_core::Binding::Rest.as_str()));
             let route = info.as_ref().and_then(|i| i.route());
-            let skill = route.and_then(|r| r.skill.clone()).unwrap_or_default();
-            let backend = route.map(|r| r.backend.to_string()).unwrap_or_default();
+            let skill = route.as_ref().and_then(|r| r.skill.as_deref()).unwrap_or_default();
+            let backend = route.as_ref().map_or("", |r| &*r.backend);
             let denial = result.as_ref().err().and_then(|e| Some((limit_kind(e)?, e.reason())));
-            crate::admin::stats::RECENT.record(&skill, outcome != "ok", denial);
-            let labels = [
-                ("operation", operation.to_string()),
-                ("binding", binding),
-                ("skill", skill),
-                ("backend", backend),
-                ("outcome", outcome.to_string()),
-            ];
-            metrics::counter!(REQUESTS, &labels).increment(1);
-            metrics::histogram!(REQUEST_DURATION, "operation" => operation).record(elapsed.as_secs_f64());
+            crate::admin::stats::RECENT.record(skill, outcome != "ok", denial);
             let backend_time = info.as_ref().map(RequestInfo::backend_time).unwrap_or_default();
-            if !backend_time.is_zero() {
-                metrics::histogram!(OVERHEAD, "operation" => operation)
-                    .record(elapsed.saturating_sub(backend_time).as_secs_f64());
-            }
+            CallMetrics::with(CallLabels { operation, binding, skill, backend, outcome }, |metrics| {
+                metrics.requests.increment(1);
+                metrics.duration.record(elapsed.as_secs_f64());
+                if !backend_time.is_zero() {
+                    metrics.overhead.record(elapsed.saturating_sub(backend_time).as_secs_f64());
+                }
+            });
             if let Err(error) = &result
                 && let Some(kind) = limit_kind(error)
             {
@@ -119,6 +113,82 @@ where
             }
             result
         })
+    }
+}
+
+/// The labels of one call's metrics.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct CallLabels<'a> {
+    operation: &'static str,
+    binding: &'static str,
+    skill: &'a str,
+    backend: &'a str,
+    outcome: &'static str,
+}
+
+/// The handles of one label set's per-call metrics, registered once and kept per thread: looking a
+/// handle up in the recorder builds, allocates and hashes its whole key on every call.
+struct CallMetrics {
+    operation: &'static str,
+    binding: &'static str,
+    outcome: &'static str,
+    skill: Box<str>,
+    backend: Box<str>,
+    requests: metrics::Counter,
+    duration: metrics::Histogram,
+    overhead: metrics::Histogram,
+}
+
+thread_local! {
+    /// By the hash of their labels; a hash shared by two label sets holds both.
+    static CALL_METRICS: std::cell::RefCell<std::collections::HashMap<u64, Vec<CallMetrics>>> =
+        std::cell::RefCell::default();
+}
+
+impl CallMetrics {
+    fn with(labels: CallLabels<'_>, use_them: impl FnOnce(&CallMetrics)) {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(labels);
+        CALL_METRICS.with_borrow_mut(|cache| {
+            let same = cache.entry(hash).or_default();
+            let at = match same.iter().position(|m| m.matches(&labels)) {
+                Some(at) => at,
+                None => {
+                    same.push(CallMetrics::register(labels));
+                    same.len() - 1
+                }
+            };
+            use_them(&same[at]);
+        });
+    }
+
+    fn matches(&self, labels: &CallLabels<'_>) -> bool {
+        self.operation == labels.operation
+            && self.binding == labels.binding
+            && self.outcome == labels.outcome
+            && *self.skill == *labels.skill
+            && *self.backend == *labels.backend
+    }
+
+    fn register(labels: CallLabels<'_>) -> CallMetrics {
+        let CallLabels { operation, binding, skill, backend, outcome } = labels;
+        let requests = [
+            ("operation", operation.to_owned()),
+            ("binding", binding.to_owned()),
+            ("skill", skill.to_owned()),
+            ("backend", backend.to_owned()),
+            ("outcome", outcome.to_owned()),
+        ];
+        CallMetrics {
+            operation,
+            binding,
+            outcome,
+            skill: skill.into(),
+            backend: backend.into(),
+            requests: metrics::counter!(REQUESTS, &requests),
+            duration: metrics::histogram!(REQUEST_DURATION, "operation" => operation),
+            overhead: metrics::histogram!(OVERHEAD, "operation" => operation),
+        }
     }
 }
 
@@ -162,5 +232,33 @@ impl Default for OpenStream {
 impl Drop for OpenStream {
     fn drop(&mut self) {
         OPEN_STREAMS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cached() -> usize {
+        CALL_METRICS.with_borrow(|cache| cache.values().map(Vec::len).sum())
+    }
+
+    #[test]
+    fn a_label_set_registers_its_handles_once() {
+        let labels = |skill, outcome| CallLabels {
+            operation: "SendMessage",
+            binding: "JSONRPC",
+            skill,
+            backend: "echo",
+            outcome,
+        };
+        let before = cached();
+        for _ in 0..3 {
+            CallMetrics::with(labels("echo", "ok"), |m| assert_eq!(&*m.skill, "echo"));
+        }
+        assert_eq!(cached(), before + 1);
+        CallMetrics::with(labels("review", "ok"), |m| assert_eq!(&*m.skill, "review"));
+        CallMetrics::with(labels("echo", "backend_5xx"), |m| assert_eq!(m.outcome, "backend_5xx"));
+        assert_eq!(cached(), before + 3);
     }
 }

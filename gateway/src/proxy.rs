@@ -28,7 +28,7 @@ mod request;
 
 pub use client::{AgentClient, agent_client};
 
-use answer::{build_response, checked, chunks, content_type, is_event_stream, relayed_headers, screened};
+use answer::{build_response, checked, checked_fact, chunks, content_type, is_event_stream, relayed_headers, screened};
 
 /// Why a forward failed, and whether it is safe to try another backend.
 #[derive(Debug)]
@@ -143,12 +143,17 @@ impl Forwarder {
         }
         let content_type = content_type(response.headers());
         let body = self.read_whole(&backend.name, response).await?;
-        if status.is_success() {
-            checked(backend, &exchange.request_id, call.binding, content_type.as_deref(), &body, call.rpc_id.as_ref())?;
-        }
+        // One pass over a success answer: its check and its task fact.
+        let fact = match status.is_success() {
+            true => {
+                let (rpc_id, want) = (call.rpc_id.as_ref(), self.observers.wants_artifacts());
+                checked_fact(backend, &exchange.request_id, call.binding, content_type.as_deref(), &body, rpc_id, want)?
+            }
+            false => None,
+        };
         screened(backend, &exchange.request_id, call.binding, status, &body)?;
-        if status.is_success() {
-            self.observers.observe_json(&exchange, &body, Source::Response);
+        if let Some(fact) = fact {
+            self.observers.report(&exchange, &fact, Source::Response);
         }
         Ok(build_response(status, out_headers, Body::from(body)))
     }

@@ -32,7 +32,19 @@ pub fn parse_object<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, Pa
 }
 
 /// Parses `json` into `T`, naming the offending field by its JSON pointer.
+///
+/// The common case, a body that parses, takes serde_json's plain path; only a failure is read again
+/// with the path tracked (which allocates a segment per key on the way) to name the culprit. Both
+/// reads are the same deterministic deserialization, so the result and the error are as before.
 pub fn parse<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseError> {
+    match serde_json::from_slice(json) {
+        Ok(value) => Ok(value),
+        Err(_) => parse_tracked(json),
+    }
+}
+
+/// [`parse`] with the path of the offending field tracked.
+fn parse_tracked<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseError> {
     let mut de = serde_json::Deserializer::from_slice(json);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let pointer = pointer_of(e.path());

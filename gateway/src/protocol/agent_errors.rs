@@ -14,7 +14,10 @@
 use a2a_core::{A2aError, Binding};
 use http::StatusCode;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
+
+use super::observe::{Payload, TaskFact, fact_in, fact_of};
 
 use a2a_model::ErrorKind;
 
@@ -183,14 +186,31 @@ impl Malformed {
     }
 }
 
-/// The envelope of a JSON-RPC answer, read in one pass that also checks the whole body is JSON.
+/// The envelope of a JSON-RPC answer, read in one pass that also checks the whole body is JSON; its
+/// `result` either skipped ([`IgnoredAny`]) or read for task facts ([`Payload`]).
 #[derive(Deserialize)]
-struct Response {
+struct Response<R> {
     jsonrpc: Option<String>,
     #[serde(default)]
     id: Value,
-    result: Option<serde::de::IgnoredAny>,
-    error: Option<serde::de::IgnoredAny>,
+    result: Option<R>,
+    error: Option<IgnoredAny>,
+}
+
+impl<R> Response<R> {
+    /// The response to `rpc_id`: `jsonrpc: "2.0"`, its id (or a null id on an error), and exactly
+    /// one of a result and an error.
+    fn answers(&self, rpc_id: Option<&Value>) -> bool {
+        let id_matches = rpc_id.is_none_or(|id| *id == self.id) || self.id.is_null() && self.error.is_some();
+        self.jsonrpc.as_deref() == Some("2.0") && id_matches && self.result.is_some() != self.error.is_some()
+    }
+}
+
+fn is_json_type(content_type: Option<&str>) -> bool {
+    content_type.is_some_and(|t| {
+        let essence = t.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        essence == "application/json" || essence.ends_with("+json")
+    })
 }
 
 /// Checks a success answer in 1.0 form before it is relayed: JSON by content type and by content,
@@ -206,35 +226,60 @@ pub fn check_answer(
         // An empty success (e.g. 204 to a delete) carries nothing to misread.
         return Ok(());
     }
-    let json_type = content_type.is_some_and(|t| {
-        let essence = t.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        essence == "application/json" || essence.ends_with("+json")
-    });
     match binding {
         Binding::Rest => {
-            serde_json::from_slice::<serde::de::IgnoredAny>(body).map_err(|_| Malformed::NotJson)?;
+            serde_json::from_slice::<IgnoredAny>(body).map_err(|_| Malformed::NotJson)?;
         }
         Binding::JsonRpc => {
-            let answer: Response = match serde_json::from_slice(body) {
+            let answer: Response<IgnoredAny> = match serde_json::from_slice(body) {
                 Ok(answer) => answer,
-                Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() => {
+                Err(_) if serde_json::from_slice::<IgnoredAny>(body).is_err() => {
                     return Err(Malformed::NotJson);
                 }
                 Err(_) => return Err(Malformed::NotTheResponse),
             };
-            let id_matches = rpc_id.is_none_or(|id| *id == answer.id) || answer.id.is_null() && answer.error.is_some();
-            if answer.jsonrpc.as_deref() != Some("2.0")
-                || !id_matches
-                || answer.result.is_some() == answer.error.is_some()
-            {
+            if !answer.answers(rpc_id) {
                 return Err(Malformed::NotTheResponse);
             }
         }
     }
-    if !json_type {
+    if !is_json_type(content_type) {
         return Err(Malformed::ContentType);
     }
     Ok(())
+}
+
+/// [`check_answer`] and [`fact_in`] in one pass over the body: the common answer (an object, its
+/// result a task, message or event) is parsed once for the check and the task facts together. Any
+/// other shape takes the two separate readings, so the verdict and the fact are theirs exactly.
+pub fn read_answer(
+    binding: Binding,
+    content_type: Option<&str>,
+    body: &[u8],
+    rpc_id: Option<&Value>,
+    want_artifacts: bool,
+) -> Result<Option<TaskFact>, Malformed> {
+    let read = match binding {
+        _ if body.iter().all(u8::is_ascii_whitespace) => None,
+        Binding::JsonRpc => match serde_json::from_slice::<Response<Payload>>(body) {
+            Ok(answer) if !answer.answers(rpc_id) => return Err(Malformed::NotTheResponse),
+            Ok(answer) => Some(answer.result),
+            Err(_) => None,
+        },
+        Binding::Rest => serde_json::from_slice::<Payload>(body).ok().map(Some),
+    };
+    match read {
+        Some(payload) => {
+            if !is_json_type(content_type) {
+                return Err(Malformed::ContentType);
+            }
+            Ok(payload.and_then(|p| fact_of(p, want_artifacts)))
+        }
+        None => {
+            check_answer(binding, content_type, body, rpc_id)?;
+            Ok(fact_in(binding, body, want_artifacts))
+        }
+    }
 }
 
 /// At most `max` bytes of `body`, for the log (escaped there with `{:?}`).
@@ -253,6 +298,66 @@ mod tests {
 
     const OK: StatusCode = StatusCode::OK;
     const ERROR_500: StatusCode = StatusCode::INTERNAL_SERVER_ERROR;
+
+    /// The one-pass reading gives exactly the verdict and the fact of the two separate ones, on the
+    /// SDK's real answers and on every odd shape the fallback exists for.
+    #[test]
+    fn reading_an_answer_once_agrees_with_checking_it_and_reading_its_fact_apart() {
+        let captures = std::fs::read_dir(a2a_e2e::repo_root().join("tests/fixtures/wire-samples")).unwrap();
+        let mut bodies: Vec<(Binding, Vec<u8>)> = Vec::new();
+        for entry in captures {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            let binding = match () {
+                _ if name.starts_with("jsonrpc-") => Binding::JsonRpc,
+                _ if name.starts_with("rest-") => Binding::Rest,
+                _ => continue,
+            };
+            if !name.contains("sse") {
+                bodies.push((binding, a2a_e2e::capture_body(&name)));
+            }
+        }
+        assert!(bodies.len() > 30, "the captures are there");
+        let odd: [&[u8]; 16] = [
+            b"",
+            b"  ",
+            b"<html>oops</html>",
+            b"[]",
+            b"\"text\"",
+            br#"{"jsonrpc":"2.0","id":1,"result":"plain"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","status":{"state":"TASK_STATE_WORKING"}}}}"#,
+            br#"{"jsonrpc":"2.0","id":2,"result":{"task":{"id":"t"}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"id":1,"result":{"task":{"id":"t"}}}"#,
+            br#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1}}"#,
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"x"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":7}}}"#,
+            br#"{"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a","parts":[{"text":"x"}]}]}"#,
+            br#"{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[]}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t"}}} trailing"#,
+        ];
+        for body in odd {
+            bodies.push((Binding::JsonRpc, body.to_vec()));
+            bodies.push((Binding::Rest, body.to_vec()));
+        }
+        let id = serde_json::json!(1);
+        for (binding, body) in &bodies {
+            for content_type in [Some("application/json"), Some("text/html"), None] {
+                for rpc_id in [Some(&id), None] {
+                    for want in [true, false] {
+                        let apart =
+                            check_answer(*binding, content_type, body, rpc_id).map(|()| fact_in(*binding, body, want));
+                        let once = read_answer(*binding, content_type, body, rpc_id, want);
+                        assert_eq!(
+                            once,
+                            apart,
+                            "{binding:?} {content_type:?} {rpc_id:?} {}",
+                            String::from_utf8_lossy(body)
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn successes_pass_and_pages_do_not() {

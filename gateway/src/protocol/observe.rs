@@ -28,10 +28,12 @@ struct Envelope<'a> {
 }
 
 /// The union of the shapes an answer's payload can take: a Task itself (GetTask, CancelTask), or a
-/// wrapper holding exactly one of `task`, `message`, `statusUpdate`, `artifactUpdate`.
+/// wrapper holding exactly one of `task`, `message`, `statusUpdate`, `artifactUpdate`. Read by the
+/// answer check too ([`agent_errors::read_answer`](super::agent_errors::read_answer)), so that a
+/// unary answer is parsed once for both.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Payload<'a> {
+pub(crate) struct Payload<'a> {
     id: Option<String>,
     context_id: Option<String>,
     status: Option<Status>,
@@ -117,6 +119,11 @@ pub fn fact_in(binding: Binding, json: &[u8], want_artifacts: bool) -> Option<Ta
         Binding::JsonRpc => serde_json::from_slice::<Envelope>(json).ok()?.result?,
         Binding::Rest => serde_json::from_slice(json).ok()?,
     };
+    fact_of(payload, want_artifacts)
+}
+
+/// The fact in an answer's payload, already read.
+pub(crate) fn fact_of(payload: Payload<'_>, want_artifacts: bool) -> Option<TaskFact> {
     if let Some(task) = payload.task {
         return Some(TaskFact {
             task_id: Some(task.id),

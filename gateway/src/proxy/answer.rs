@@ -12,6 +12,7 @@ use hyper::body::Incoming;
 
 use crate::protocol::agent_errors;
 use crate::protocol::agent_side::Fault;
+use crate::protocol::observe::TaskFact;
 use crate::registry::Backend;
 
 use super::ForwardError;
@@ -55,15 +56,40 @@ pub(super) fn checked(
     body: &[u8],
     rpc_id: Option<&serde_json::Value>,
 ) -> Result<(), ForwardError> {
-    let Err(what) = agent_errors::check_answer(binding, content_type, body, rpc_id) else { return Ok(()) };
+    let verdict = agent_errors::check_answer(binding, content_type, body, rpc_id);
+    verdict.map_err(|what| malformed(backend, request_id, content_type, body, &what))
+}
+
+/// [`checked`], reading the answer's task fact in the same pass (see [`agent_errors::read_answer`]).
+pub(super) fn checked_fact(
+    backend: &Backend,
+    request_id: &str,
+    binding: Binding,
+    content_type: Option<&str>,
+    body: &[u8],
+    rpc_id: Option<&serde_json::Value>,
+    want_artifacts: bool,
+) -> Result<Option<TaskFact>, ForwardError> {
+    let read = agent_errors::read_answer(binding, content_type, body, rpc_id, want_artifacts);
+    read.map_err(|what| malformed(backend, request_id, content_type, body, &what))
+}
+
+/// A malformed success answer as the gateway's error; what the agent sent goes to the log.
+fn malformed(
+    backend: &Backend,
+    request_id: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+    what: &agent_errors::Malformed,
+) -> ForwardError {
     let excerpt = agent_errors::excerpt(body, 2048);
     tracing::warn!(backend = %backend.name, request_id, content_type, body = ?excerpt, problem = what.describe(), "the agent's answer is malformed");
     let lookup = if request_id.is_empty() { "the x-request-id header of this answer" } else { request_id };
-    Err(ForwardError::Failed(A2aError::InvalidAgentResponse(format!(
+    ForwardError::Failed(A2aError::InvalidAgentResponse(format!(
         "the agent '{}' sent {}; the gateway's operator can look it up by the request id {lookup}",
         backend.name,
         what.describe()
-    ))))
+    )))
 }
 
 pub(super) fn content_type(headers: &HeaderMap) -> Option<String> {

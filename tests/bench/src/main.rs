@@ -81,6 +81,10 @@ pub struct Cli {
     /// `LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libmimalloc.so.2` to try another allocator.
     #[arg(long)]
     pub gateway_env: Vec<String>,
+    /// Pin the proxies under test (gateway, nginx, agentgateway) to these CPUs (a `taskset` list such
+    /// as `1`), and the benchmark's own load generator and backend to the others.
+    #[arg(long)]
+    pub proxy_cpus: Option<String>,
     /// The command line to print in the report as the one that reproduces it.
     #[arg(long, default_value = "")]
     pub command_line: String,
@@ -109,6 +113,13 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    // Before any thread starts, so that every thread of the benchmark inherits its CPUs.
+    if let Some(cpus) = &cli.proxy_cpus {
+        if let Err(error) = procs::pin(cpus) {
+            eprintln!("a2a-bench: {error:#}");
+            return ExitCode::FAILURE;
+        }
     }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,

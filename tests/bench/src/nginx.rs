@@ -64,11 +64,11 @@ http {{
 }
 
 /// Starts nginx on a free loopback port, proxying to `backend`, with as many workers as the
-/// gateway has runtime threads (one per CPU).
+/// gateway has runtime threads (one per CPU the proxies get).
 pub fn start(binary: &Path, dir: &Path, backend: SocketAddr) -> anyhow::Result<Proc> {
     std::fs::create_dir_all(dir)?;
     let listen = SocketAddr::from(([127, 0, 0, 1], procs::free_port()?));
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = procs::proxy_cpu_count();
     let conf = dir.join("nginx.conf");
     std::fs::write(&conf, config(dir, listen, backend, workers))?;
     let args = vec![

@@ -100,8 +100,13 @@ pub fn start(binary: &Path, dir: &Path, policies: Policies, backend: SocketAddr,
     let file: PathBuf = dir.join(format!("{name}.yaml"));
     std::fs::write(&file, config(policies, &ports, backend, jwks))?;
     let args = vec!["-f".to_string(), file.display().to_string()];
-    // IPv4 wildcard bind: the load arrives on 127.0.0.1.
-    let env = vec![("IPV6_ENABLED".to_string(), "false".to_string())];
+    // IPv4 only, bound to loopback (the recipe's AGENTGATEWAY_BIND_IP patch); as many runtime
+    // threads as the gateway gets (one per CPU the proxies get).
+    let env = vec![
+        ("IPV6_ENABLED".to_string(), "false".to_string()),
+        ("AGENTGATEWAY_BIND_IP".to_string(), "127.0.0.1".to_string()),
+        ("WORKER_THREADS".to_string(), procs::proxy_cpu_count().to_string()),
+    ];
     let listen = SocketAddr::from(([127, 0, 0, 1], ports.listen));
     procs::start(name, binary, &args, &env, dir.join(format!("{name}.log")), Ready::Listens(listen))
 }

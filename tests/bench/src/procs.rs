@@ -89,6 +89,75 @@ fn signal(pid: u32, name: &str) {
         .status();
 }
 
+/// The CPUs the proxies under test (gateway, nginx, agentgateway) are pinned to, when the run pins
+/// them (`--proxy-cpus`); the benchmark itself (load generator and backend) then runs on the others.
+static PROXY_CPUS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Pins this process (every thread it has and will start) to the CPUs not in `proxy`, and every
+/// proxy started afterwards to `proxy` (a `taskset` CPU list such as `1` or `1-3`), so that the
+/// proxy never shares a core with the load it serves.
+pub fn pin(proxy: &str) -> anyhow::Result<()> {
+    let wanted = cpu_list(proxy).with_context(|| format!("--proxy-cpus {proxy}"))?;
+    let online = cpu_list(std::fs::read_to_string("/sys/devices/system/cpu/online")?.trim())?;
+    let rest: Vec<String> = online.iter().filter(|c| !wanted.contains(c)).map(|c| c.to_string()).collect();
+    if rest.is_empty() || wanted.iter().any(|c| !online.contains(c)) {
+        bail!("--proxy-cpus {proxy}: leave at least one online CPU for the load (online: {online:?})");
+    }
+    let status = Command::new("taskset")
+        .args(["-a", "-cp", &rest.join(","), &std::process::id().to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .context("running taskset")?;
+    if !status.success() {
+        bail!("taskset could not pin the benchmark to CPUs {}", rest.join(","));
+    }
+    PROXY_CPUS.set(proxy.to_string()).map_err(|_| anyhow!("pinned twice"))?;
+    Ok(())
+}
+
+/// How many CPUs the proxies get: the pinned ones, else every CPU of the machine.
+pub fn proxy_cpu_count() -> usize {
+    match PROXY_CPUS.get() {
+        Some(list) => cpu_list(list).map_or(1, |c| c.len()),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
+}
+
+/// The pinned proxy CPU list, if the run pins.
+pub fn proxy_cpus() -> Option<&'static str> {
+    PROXY_CPUS.get().map(String::as_str)
+}
+
+/// `0,2-3` → `[0, 2, 3]`.
+fn cpu_list(list: &str) -> anyhow::Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (low, high) = part.split_once('-').unwrap_or((part, part));
+        let (low, high): (usize, usize) = (low.parse()?, high.parse()?);
+        out.extend(low..=high);
+    }
+    if out.is_empty() {
+        bail!("no CPU in '{list}'");
+    }
+    Ok(out)
+}
+
+/// `program args…` as a command, under `taskset` to the proxy CPUs when the run pins.
+fn command(program: &Path, args: &[String]) -> Command {
+    match PROXY_CPUS.get() {
+        Some(cpus) => {
+            let mut command = Command::new("taskset");
+            command.arg("-c").arg(cpus).arg(program).args(args);
+            command
+        }
+        None => {
+            let mut command = Command::new(program);
+            command.args(args);
+            command
+        }
+    }
+}
+
 /// How a child tells it is ready.
 pub enum Ready {
     /// It prints `<marker> <url>` on stdout.
@@ -107,8 +176,8 @@ pub fn start(
     ready: Ready,
 ) -> anyhow::Result<Proc> {
     let stderr = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-    let mut command = Command::new(program);
-    command.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
+    let mut command = command(program, args);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
     for (key, value) in env {
         command.env(key, value);
     }
@@ -166,8 +235,8 @@ pub fn start(
 /// Starts `program args…` with stdout and stderr to `log`, without waiting for anything.
 pub fn start_detached(name: &str, program: &Path, args: &[String], log: PathBuf) -> anyhow::Result<Proc> {
     let file = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-    let mut command = Command::new(program);
-    command.args(args).stdin(Stdio::null()).stdout(file.try_clone()?).stderr(file);
+    let mut command = command(program, args);
+    command.stdin(Stdio::null()).stdout(file.try_clone()?).stderr(file);
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let child = command.spawn().with_context(|| format!("starting {}", program.display()))?;
     Ok(Proc { name: name.to_string(), child, url: String::new(), log })
@@ -326,5 +395,13 @@ mod tests {
         assert!(open_files() > 0);
         assert!(machine_ticks().0 > 0);
         assert!((-20..=19).contains(&niceness()));
+    }
+
+    #[test]
+    fn cpu_lists_read_as_taskset_writes_them() {
+        assert_eq!(cpu_list("1").unwrap(), vec![1]);
+        assert_eq!(cpu_list("0,2-3").unwrap(), vec![0, 2, 3]);
+        assert!(cpu_list("").is_err());
+        assert!(cpu_list("x").is_err());
     }
 }

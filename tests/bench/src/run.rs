@@ -235,6 +235,13 @@ async fn prepare(cli: &Cli, mut plan: Plan, root: &Path, work: &Path, ticks: u64
         ..Results::default()
     };
 
+    if let Some(cpus) = procs::proxy_cpus() {
+        results.notes.push(format!(
+            "the proxies (gateway, nginx, agentgateway) were pinned to CPU {cpus} with `taskset`, each alone \
+             there while measured, with as many runtime threads or workers as that gives them; the load \
+             generator and the backend ran on the other CPUs"
+        ));
+    }
     // Two descriptors per idle stream in the gateway (caller side, backend side) and in this process
     // (client side, in-process backend side), plus a margin for everything else.
     const FD_MARGIN: u64 = 200;
