@@ -18,7 +18,9 @@ async fn gateway_card_is_the_union_of_backend_skills_and_hides_backends() {
     assert_eq!(interfaces.len(), 5);
     assert_eq!((&interfaces[3]["url"], &interfaces[3]["protocolVersion"]), (&interfaces[0]["url"], &json!("0.3")));
     assert_eq!((&interfaces[4]["url"], &interfaces[4]["protocolVersion"]), (&interfaces[1]["url"], &json!("0.3")));
-    assert_eq!(interfaces[2], json!({"url": gw.url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}));
+    // gRPC: a target, no scheme (what gRPC channels dial).
+    let target = gw.url.trim_start_matches("http://");
+    assert_eq!(interfaces[2], json!({"url": target, "protocolBinding": "GRPC", "protocolVersion": "1.0"}));
     assert_eq!(interfaces[0]["url"], format!("{}/", gw.url));
     assert_eq!(interfaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(interfaces[1]["url"], gw.url);

@@ -25,6 +25,7 @@ from a2a.types.a2a_pb2 import (
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
     Message,
     Part,
     Role,
@@ -45,11 +46,13 @@ BINDINGS = {
 
 
 def grpc_channel(url: str, headers: dict[str, str]) -> Any:
-    """An insecure grpc.aio channel to a card's GRPC interface URL (scheme optional), sending
-    `headers` (e.g. Authorization) as metadata on every call."""
+    """The SDK's documented channel factory, `grpc.aio.insecure_channel(url)`, given the card's GRPC
+    interface URL unchanged (a gRPC target, `HOST:PORT`: a URL the gateway publishes must be dialable
+    as it is), sending `headers` (e.g. Authorization) as metadata on every call."""
     import grpc  # the a2a-sdk[grpc] extra
 
-    target = url.split('://', 1)[-1].rstrip('/')
+    if not headers:
+        return grpc.aio.insecure_channel(url)
     metadata = [(k.lower(), v) for k, v in headers.items()]
 
     class WithMetadata(
@@ -65,7 +68,7 @@ def grpc_channel(url: str, headers: dict[str, str]) -> Any:
         async def intercept_unary_stream(self, continuation, details, request):  # noqa: ANN001
             return await continuation(self._details(details), request)
 
-    return grpc.aio.insecure_channel(target, interceptors=[WithMetadata()] if metadata else None)
+    return grpc.aio.insecure_channel(url, interceptors=[WithMetadata()])
 FLOWS = ('card', 'send', 'stream', 'get', 'cancel', 'multiturn')
 TERMINAL = {
     TaskState.TASK_STATE_COMPLETED,
@@ -565,6 +568,33 @@ async def flow_ambiguous(s: Session, d: dict[str, Any]) -> None:
     check('metadata.skillId' in d['raised'], f'the error does not say how to name a skill: {d["raised"]!r}')
 
 
+async def flow_context(s: Session, d: dict[str, Any]) -> None:
+    """Two messages in a context the client chose (--context-id), as a CLI's `--context-id` does:
+    both tasks keep that contextId (A2A §3.4.1: an agent must not replace it), and ListTasks with
+    that contextId finds them."""
+    context_id = s.args.context_id
+    check(bool(context_id), 'the context flow needs --context-id')
+    card = await s.card()
+    client = s.client(card, streaming=False)
+    try:
+        tasks = []
+        for n in range(2):
+            msg = s.message(f'{s.args.text} [context {n}]', s.skill(s.args.echo_skill))
+            msg.context_id = context_id
+            tasks.append(await send_blocking(client, msg))
+        listed = await client.list_tasks(ListTasksRequest(context_id=context_id))
+    finally:
+        await client.close()
+    d.update(
+        contexts=[t.context_id for t in tasks],
+        task_ids=[t.id for t in tasks],
+        listed=sorted(t.id for t in listed.tasks),
+    )
+    check(all(t.context_id == context_id for t in tasks), f'contextId replaced: {d["contexts"]}')
+    missing = [t.id for t in tasks if t.id not in d['listed']]
+    check(not missing, f'ListTasks(contextId) does not find {missing}: {d["listed"]}')
+
+
 FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'card': flow_card,
     'send': flow_send,
@@ -575,4 +605,5 @@ FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'push': flow_push,
     'data': flow_data,
     'ambiguous': flow_ambiguous,
+    'context': flow_context,
 }
