@@ -14,11 +14,12 @@ use serde_json::{Map, Value, json};
 
 use crate::config::CardInfo;
 use crate::protocol::PROTOCOL_VERSION;
+use crate::protocol::translate::v03;
 use crate::redact::Redactor;
 
 /// A card serialised once, with its ETag, ready to serve many times, in two forms: as built (with
-/// the 0.3 top-level interface fields, for clients that name no 1.x version) and `strict` (without
-/// them, for 1.x clients, valid against the 1.0 card schema).
+/// the 0.3 top-level interface fields and the 0.3 form of its authentication, for clients that name
+/// no 1.x version) and `strict` (without them, for 1.x clients, valid against the 1.0 card schema).
 #[derive(Debug, Clone)]
 pub struct CardDoc {
     pub body: Bytes,
@@ -33,7 +34,12 @@ pub struct CardDoc {
 
 impl CardDoc {
     pub fn new(card: &Value) -> CardDoc {
-        let body = Bytes::from(serde_json::to_vec(card).unwrap_or_default());
+        let mut hybrid = card.clone();
+        if card.get("url").is_some() && card.get("supportedInterfaces").is_some() {
+            // The form for clients that may be 0.3: their authentication fields too.
+            v03::add_v03_security(&mut hybrid);
+        }
+        let body = Bytes::from(serde_json::to_vec(&hybrid).unwrap_or_default());
         let mut strict = card.clone();
         if let Value::Object(map) = &mut strict {
             for legacy in V03_TOP_LEVEL {
