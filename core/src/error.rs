@@ -51,6 +51,9 @@ pub enum A2aError {
     UnsupportedOperation(String),
     #[error("{0}")]
     VersionNotSupported(String),
+    /// The request's media type is not one the binding takes (A2A's ContentTypeNotSupportedError).
+    #[error("{0}")]
+    ContentTypeNotSupported(String),
     /// No credential, or one that is not valid. `challenge` is the `WWW-Authenticate` value.
     #[error("{message}")]
     Unauthenticated { message: String, challenge: String },
@@ -135,6 +138,7 @@ impl A2aError {
             A2aError::RequestTimeout(_) => "REQUEST_TIMEOUT",
             A2aError::UnsupportedOperation(_) => "UNSUPPORTED_OPERATION",
             A2aError::VersionNotSupported(_) => "VERSION_NOT_SUPPORTED",
+            A2aError::ContentTypeNotSupported(_) => "CONTENT_TYPE_NOT_SUPPORTED",
             A2aError::Unauthenticated { .. } => "UNAUTHENTICATED",
             A2aError::PermissionDenied(_) => "PERMISSION_DENIED",
             A2aError::RateLimited { .. } => "RATE_LIMITED",

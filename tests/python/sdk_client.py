@@ -4,10 +4,11 @@ Only the SDK's public client API is used (A2ACardResolver, ClientFactory, Client
 unmodified, so whatever this script sees is what a stock SDK client sees.
 
     python sdk_client.py --base URL --binding jsonrpc|rest
-                         --flow card|send|stream|get|cancel|multiturn|push|data|ambiguous|context|all
+                         --flow card|send|stream|get|cancel|multiturn|push|data|ambiguous|context|get-unknown|all
                          (repeatable; data: a diff in a data part, ambiguous: a text that fits
                          several skills, expecting the gateway's listing error; context: two
-                         messages in the client's own --context-id, then ListTasks by it)
+                         messages in the client's own --context-id, then ListTasks by it; get-unknown:
+                         GetTask of a missing task raises TaskNotFoundError)
                          [--skill-id ID] [--echo-skill echo] [--clarify-skill clarify]
                          [--slow-skill slow] [--no-skill-metadata]
                          [--protocol-version any|1.0|0.3] [--cancel-mode both|immediate|stream]
@@ -89,7 +90,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--flow',
         action='append',
         required=True,
-        choices=[*FLOWS, 'push', 'data', 'ambiguous', 'context', 'all'],
+        choices=[*FLOWS, 'push', 'data', 'ambiguous', 'context', 'get-unknown', 'all'],
         help='flow to run; repeatable; "all" runs every flow in order',
     )
     p.add_argument(

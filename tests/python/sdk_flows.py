@@ -595,6 +595,25 @@ async def flow_context(s: Session, d: dict[str, Any]) -> None:
     check(not missing, f'ListTasks(contextId) does not find {missing}: {d["listed"]}')
 
 
+async def flow_get_unknown(s: Session, d: dict[str, Any]) -> None:
+    """GetTask of a task that does not exist raises the SDK's TaskNotFoundError, in every binding
+    and version (the 0.3 HTTP+JSON transport reads the error's `type`; a bare 404 it reads as
+    "method not found")."""
+    from a2a.utils.errors import TaskNotFoundError
+
+    card = await s.card()
+    client = s.client(card, streaming=False)
+    try:
+        await client.get_task(GetTaskRequest(id=f'no-such-{uuid.uuid4()}'))
+    except Exception as e:  # noqa: BLE001 - the type is the check
+        d.update(error_type=type(e).__name__, raised=str(e)[:200])
+    else:
+        raise CheckError('GetTask of an unknown task succeeded')
+    finally:
+        await client.close()
+    check(d['error_type'] == TaskNotFoundError.__name__, f'raised {d["error_type"]}, want TaskNotFoundError')
+
+
 FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'card': flow_card,
     'send': flow_send,
@@ -606,4 +625,5 @@ FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'data': flow_data,
     'ambiguous': flow_ambiguous,
     'context': flow_context,
+    'get-unknown': flow_get_unknown,
 }

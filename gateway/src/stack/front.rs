@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_core::{A2aError, Binding, RequestInfo};
+use a2a_core::{A2aError, Binding, Dialect, Operation, RequestInfo};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -95,6 +95,7 @@ where
             let (parts, body) = request.into_parts();
             let binding = binding_of(&parts.method, parts.uri.path());
             let read = read_body_in_time(&parts.headers, body, max_body, body_timeout).await;
+            let read = read.and_then(|b| super::media_type::check(&parts.method, &parts.headers, &b).map(|()| b));
             let bytes = match read.and_then(|b| crate::protocol::json_limits::check_depth(&b, max_depth).map(|()| b)) {
                 Ok(bytes) => bytes,
                 Err(error) => {
@@ -114,6 +115,9 @@ where
             };
             let binding = decoded.call.binding;
             let (result, answering, request_id) = run_inner(inner, parts, decoded, Some(early_ids)).await;
+            let v03_rest_subscribe = answering.dialect == Dialect::V03
+                && binding == Binding::Rest
+                && answering.operation == Operation::SubscribeToTask;
             let mut response = match result {
                 Ok(response) => bridge::answer(answering, response).await,
                 Err(error) => {
@@ -121,6 +125,9 @@ where
                     render_in(&error, answering.dialect, binding, answering.rpc_id.as_ref()).into_response()
                 }
             };
+            if v03_rest_subscribe {
+                response = v03_rest_subscribe_refusal(response).await;
+            }
             if let Some(id) = request_id {
                 response.headers_mut().insert("x-request-id", id);
             }
@@ -289,6 +296,30 @@ async fn settle_abandoned(response: Response<Body>) {
         }
     })
     .await;
+}
+
+/// A 0.3 HTTP+JSON `:subscribe` refused with an A2A error (the task is unknown, or has ended): the
+/// 0.3 SDK's server answers `200 text/event-stream` and ends the stream without an event, which its
+/// client reads as a subscription that is over; an error status instead makes that client fail
+/// ("expected text/event-stream") where it works against the SDK's server. The error stays readable
+/// as an SSE comment, which clients ignore. The gateway's own refusals (401, 403, 429, 503) keep
+/// their status.
+async fn v03_rest_subscribe_refusal(response: Response<Body>) -> Response<Body> {
+    if !matches!(response.status().as_u16(), 400 | 404 | 409 | 422 | 501) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let bytes = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+    let message = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|error| error["message"].as_str().map(|m| m.replace(['\r', '\n'], " ")))
+        .unwrap_or_default();
+    let comment = format!(": error {}: {message}\n\n", parts.status.as_u16());
+    parts.status = http::StatusCode::OK;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
+    parts.headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Response::from_parts(parts, Body::from(comment))
 }
 
 /// The binding a request uses, known from its method and path alone (before the body is read).

@@ -5,6 +5,7 @@
 
 mod forward;
 mod front;
+mod media_type;
 
 pub use self::forward::ForwardService;
 pub use self::front::{DecodeLayer, DecodeService};
