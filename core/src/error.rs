@@ -32,6 +32,10 @@ pub enum A2aError {
     Validation { message: String, violations: Vec<Violation> },
     #[error("Task not found")]
     TaskNotFound,
+    /// A message that names no skill fits several (`candidates`: id and description of each): the
+    /// gateway answers it with a rejected task that lists them, in the protocol's own terms.
+    #[error("{message}")]
+    SkillUndecided { message: String, candidates: Vec<(String, String)> },
     /// A per-agent path names no configured agent.
     #[error("no agent named '{0}' behind this gateway")]
     AgentNotFound(String),
@@ -129,6 +133,7 @@ impl A2aError {
             A2aError::InvalidRequest(_) => "INVALID_REQUEST",
             A2aError::MethodNotFound(_) => "METHOD_NOT_FOUND",
             A2aError::InvalidParams { .. } => "INVALID_PARAMS",
+            A2aError::SkillUndecided { .. } => "SKILL_UNDECIDED",
             A2aError::Validation { .. } => "VALIDATION_FAILED",
             A2aError::TaskNotFound => "TASK_NOT_FOUND",
             A2aError::AgentNotFound(_) => "AGENT_NOT_FOUND",

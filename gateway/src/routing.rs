@@ -139,16 +139,33 @@ impl Router<'_> {
             Err(undecided) if undecided.candidates.is_empty() => {
                 Err(self.no_route("name a skill in the message's metadata.skillId"))
             }
-            Err(undecided) => {
+            Err(undecided) if resolving.mode == ResolveMode::Explicit => {
+                let ids: Vec<&str> = undecided.candidates.iter().map(|(id, _)| &**id).collect();
                 let listing: Vec<String> =
                     undecided.candidates.iter().map(|(id, description)| format!("{id}: {description}")).collect();
-                let ids: Vec<&str> = undecided.candidates.iter().map(|(id, _)| &**id).collect();
                 Err(A2aError::InvalidParams {
+                    message: format!(
+                        "this gateway routes only by a named skill; name one in the message's metadata.skillId: [{}]",
+                        listing.join("; ")
+                    ),
+                    detail: Some(json!({ "availableSkills": ids.join(",") })),
+                })
+            }
+            Err(undecided) => {
+                let candidates: Vec<(String, String)> = undecided
+                    .candidates
+                    .iter()
+                    .map(|(id, description)| (id.to_string(), description.to_string()))
+                    .collect();
+                let listing: Vec<String> =
+                    candidates.iter().map(|(id, description)| format!("{id}: {description}")).collect();
+                // Answered as a rejected task that lists the skills (see `stack::undecided`).
+                Err(A2aError::SkillUndecided {
                     message: format!(
                         "this message names no skill and could be meant for more than one; name one in the message's metadata.skillId: [{}]",
                         listing.join("; ")
                     ),
-                    detail: Some(json!({ "availableSkills": ids.join(",") })),
+                    candidates,
                 })
             }
         }

@@ -6,7 +6,7 @@ unmodified, so whatever this script sees is what a stock SDK client sees.
     python sdk_client.py --base URL --binding jsonrpc|rest
                          --flow card|send|stream|get|cancel|multiturn|push|data|ambiguous|context|get-unknown|all
                          (repeatable; data: a diff in a data part, ambiguous: a text that fits
-                         several skills, expecting the gateway's listing error; context: two
+                         several skills, expecting a rejected task listing them; context: two
                          messages in the client's own --context-id, then ListTasks by it; get-unknown:
                          GetTask of a missing task raises TaskNotFoundError)
                          [--skill-id ID] [--echo-skill echo] [--clarify-skill clarify]

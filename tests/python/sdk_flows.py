@@ -546,26 +546,31 @@ async def flow_data(s: Session, d: dict[str, Any]) -> None:
 
 
 async def flow_ambiguous(s: Session, d: dict[str, Any]) -> None:
-    """A text message that fits several skills and names none: the SDK client must surface the
-    gateway's invalid-params error listing every candidate skill of the card."""
+    """A text message that fits several skills and names none: the SDK client gets a task the
+    gateway rejected, whose status message says how to name a skill and lists every candidate
+    (text, and a data part {"availableSkills": [{id, description}]})."""
     card = await s.card()
     skills = [sk.id for sk in card.skills]
     d['skills'] = skills
     client = s.client(card, streaming=False)
     try:
-        msg = s.message(s.args.ambiguous_text, None)
-        try:
-            task = await send_blocking(client, msg)
-        except Exception as e:  # noqa: BLE001 - the SDK's error type differs per binding
-            d['error_type'] = type(e).__name__
-            d['raised'] = str(e)
-        else:
-            raise CheckError(f'the message was routed (task {task.id}), want the listing error')
+        task = await send_blocking(client, s.message(s.args.ambiguous_text, None))
     finally:
         await client.close()
-    missing = [sk for sk in skills if sk not in d['raised']]
-    check(not missing, f'the error does not list {missing}: {d["raised"]!r}')
-    check('metadata.skillId' in d['raised'], f'the error does not say how to name a skill: {d["raised"]!r}')
+    d.update(task_id=task.id, state=state_name(task.status.state))
+    check(task.status.state == TaskState.TASK_STATE_REJECTED, f'state {d["state"]}, want rejected')
+    parts = task.status.message.parts
+    text = ' '.join(p.text for p in parts if p.HasField('text'))
+    listed = [
+        item['id']
+        for p in parts
+        if p.HasField('data')
+        for item in json_format.MessageToDict(p.data).get('availableSkills', [])
+    ]
+    d.update(text=text[:300], listed=listed)
+    missing = [sk for sk in skills if sk not in text or sk not in listed]
+    check(not missing, f'the rejection does not list {missing}: {text!r} {listed}')
+    check('metadata.skillId' in text, f'the rejection does not say how to name a skill: {text!r}')
 
 
 async def flow_context(s: Session, d: dict[str, Any]) -> None:

@@ -61,7 +61,7 @@ fn mapping(error: &A2aError) -> Mapping {
         A2aError::Parse(_) => Mapping { reason: "INVALID_REQUEST", ..spec(ErrorKind::Parse, "INVALID_ARGUMENT") },
         A2aError::InvalidRequest(_) => spec(ErrorKind::InvalidRequest, "INVALID_ARGUMENT"),
         A2aError::MethodNotFound(_) => spec(ErrorKind::MethodNotFound, "NOT_FOUND"),
-        A2aError::InvalidParams { .. } | A2aError::Validation { .. } => {
+        A2aError::InvalidParams { .. } | A2aError::Validation { .. } | A2aError::SkillUndecided { .. } => {
             spec(ErrorKind::InvalidParams, "INVALID_ARGUMENT")
         }
         // Refusals of the gateway's own policies. JSON-RPC callers get the real HTTP status too: the
@@ -196,6 +196,10 @@ pub fn rest_error_body(http: u16, status: &str, message: Value, details: Value) 
 fn error_info(error: &A2aError, m: &Mapping) -> Value {
     let metadata = match error {
         A2aError::InvalidParams { detail: Some(Value::Object(map)), .. } => Value::Object(map.clone()),
+        A2aError::SkillUndecided { candidates, .. } => {
+            let ids: Vec<&str> = candidates.iter().map(|(id, _)| id.as_str()).collect();
+            json!({ "availableSkills": ids.join(",") })
+        }
         A2aError::AgentFailed { request_id, .. } => json!({ "requestId": request_id }),
         A2aError::AgentConnectionLost { task_id, .. } => match task_id {
             Some(id) => json!({ "taskMayExist": "true", "taskId": id }),

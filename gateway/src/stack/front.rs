@@ -114,13 +114,19 @@ where
                 }
             };
             let binding = decoded.call.binding;
+            let context_id = decoded.call.context_id.clone();
             let (result, answering, request_id) = run_inner(inner, parts, decoded, Some(early_ids)).await;
             let v03_rest_subscribe = answering.dialect == Dialect::V03
                 && binding == Binding::Rest
                 && answering.operation == Operation::SubscribeToTask;
-            let mut response = match result {
-                Ok(response) => bridge::answer(answering, response).await,
-                Err(error) => {
+            let undecided = result.as_ref().err().and_then(|error| {
+                let rpc_id = answering.rpc_id.as_ref();
+                super::undecided::answer(error, answering.operation, binding, rpc_id, context_id.as_deref())
+            });
+            let mut response = match (result, undecided) {
+                (_, Some(rejected)) => bridge::answer(answering, rejected).await,
+                (Ok(response), None) => bridge::answer(answering, response).await,
+                (Err(error), None) => {
                     tracing::debug!(%error, "request refused");
                     render_in(&error, answering.dialect, binding, answering.rpc_id.as_ref()).into_response()
                 }
@@ -211,17 +217,23 @@ where
     // The caller's grpc-timeout bounds the whole call, its stream included; the call itself runs on
     // inside to its end (as for a caller that hangs up).
     let deadline = grpc::deadline::of(&parts.headers).map(|d| tokio::time::Instant::now() + d);
+    let context_id = decoded.call.context_id.clone();
     let run = run_inner(inner, parts, decoded, None);
-    let (result, _, request_id) = match deadline {
+    let (result, answering, request_id) = match deadline {
         None => run.await,
         Some(at) => match tokio::time::timeout_at(at, run).await {
             Ok(done) => done,
             Err(_) => return Ok(grpc::front::status_response(&grpc::deadline::exceeded())),
         },
     };
-    let mut response = match result {
-        Ok(response) => grpc::front::answer(&method, response, deadline).await,
-        Err(error) => {
+    let undecided = result.as_ref().err().and_then(|error| {
+        let rpc_id = answering.rpc_id.as_ref();
+        super::undecided::answer(error, answering.operation, Binding::JsonRpc, rpc_id, context_id.as_deref())
+    });
+    let mut response = match (result, undecided) {
+        (_, Some(rejected)) => grpc::front::answer(&method, rejected, deadline).await,
+        (Ok(response), None) => grpc::front::answer(&method, response, deadline).await,
+        (Err(error), None) => {
             tracing::debug!(%error, "gRPC request refused");
             grpc::front::refusal(&error)
         }

@@ -6,6 +6,7 @@
 mod forward;
 mod front;
 mod media_type;
+mod undecided;
 
 pub use self::forward::ForwardService;
 pub use self::front::{DecodeLayer, DecodeService};
