@@ -32,6 +32,10 @@ pub enum A2aError {
     Validation { message: String, violations: Vec<Violation> },
     #[error("Task not found")]
     TaskNotFound,
+    /// A message that names no skill fits several (`candidates`: id and description of each): the
+    /// gateway answers it with a rejected task that lists them, in the protocol's own terms.
+    #[error("{message}")]
+    SkillUndecided { message: String, candidates: Vec<(String, String)> },
     /// A per-agent path names no configured agent.
     #[error("no agent named '{0}' behind this gateway")]
     AgentNotFound(String),
@@ -51,6 +55,9 @@ pub enum A2aError {
     UnsupportedOperation(String),
     #[error("{0}")]
     VersionNotSupported(String),
+    /// The request's media type is not one the binding takes (A2A's ContentTypeNotSupportedError).
+    #[error("{0}")]
+    ContentTypeNotSupported(String),
     /// No credential, or one that is not valid. `challenge` is the `WWW-Authenticate` value.
     #[error("{message}")]
     Unauthenticated { message: String, challenge: String },
@@ -126,6 +133,7 @@ impl A2aError {
             A2aError::InvalidRequest(_) => "INVALID_REQUEST",
             A2aError::MethodNotFound(_) => "METHOD_NOT_FOUND",
             A2aError::InvalidParams { .. } => "INVALID_PARAMS",
+            A2aError::SkillUndecided { .. } => "SKILL_UNDECIDED",
             A2aError::Validation { .. } => "VALIDATION_FAILED",
             A2aError::TaskNotFound => "TASK_NOT_FOUND",
             A2aError::AgentNotFound(_) => "AGENT_NOT_FOUND",
@@ -135,6 +143,7 @@ impl A2aError {
             A2aError::RequestTimeout(_) => "REQUEST_TIMEOUT",
             A2aError::UnsupportedOperation(_) => "UNSUPPORTED_OPERATION",
             A2aError::VersionNotSupported(_) => "VERSION_NOT_SUPPORTED",
+            A2aError::ContentTypeNotSupported(_) => "CONTENT_TYPE_NOT_SUPPORTED",
             A2aError::Unauthenticated { .. } => "UNAUTHENTICATED",
             A2aError::PermissionDenied(_) => "PERMISSION_DENIED",
             A2aError::RateLimited { .. } => "RATE_LIMITED",

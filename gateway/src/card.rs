@@ -14,11 +14,12 @@ use serde_json::{Map, Value, json};
 
 use crate::config::CardInfo;
 use crate::protocol::PROTOCOL_VERSION;
+use crate::protocol::translate::v03;
 use crate::redact::Redactor;
 
 /// A card serialised once, with its ETag, ready to serve many times, in two forms: as built (with
-/// the 0.3 top-level interface fields, for clients that name no 1.x version) and `strict` (without
-/// them, for 1.x clients, valid against the 1.0 card schema).
+/// the 0.3 top-level interface fields and the 0.3 form of its authentication, for clients that name
+/// no 1.x version) and `strict` (without them, for 1.x clients, valid against the 1.0 card schema).
 #[derive(Debug, Clone)]
 pub struct CardDoc {
     pub body: Bytes,
@@ -33,7 +34,12 @@ pub struct CardDoc {
 
 impl CardDoc {
     pub fn new(card: &Value) -> CardDoc {
-        let body = Bytes::from(serde_json::to_vec(card).unwrap_or_default());
+        let mut hybrid = card.clone();
+        if card.get("url").is_some() && card.get("supportedInterfaces").is_some() {
+            // The form for clients that may be 0.3: their authentication fields too.
+            v03::add_v03_security(&mut hybrid);
+        }
+        let body = Bytes::from(serde_json::to_vec(&hybrid).unwrap_or_default());
         let mut strict = card.clone();
         if let Value::Object(map) = &mut strict {
             for legacy in V03_TOP_LEVEL {
@@ -140,7 +146,7 @@ pub fn agent_base(public_base: &str, name: &str) -> String {
 /// gRPC (`grpc`: the public base, and the agent's name as `tenant` on its own card) comes after the
 /// JSON bindings: its address is the listener's, and a gRPC call names its agent by the protocol's own
 /// `tenant` field, which unmodified gRPC clients set from the interface.
-fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>, grpc: Option<(&str, Option<&str>)>) -> Value {
+fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>, grpc: Option<(String, Option<&str>)>) -> Value {
     let mut list = Vec::new();
     if let Some(url) = &jsonrpc_url {
         list.push(json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": PROTOCOL_VERSION}));
@@ -162,6 +168,18 @@ fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>, grpc: Optio
         list.push(json!({"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": V03_VERSION}));
     }
     Value::Array(list)
+}
+
+/// The gateway's gRPC interface URL: `HOST:PORT`, a gRPC target, as the reference SDK's own server
+/// publishes it. SDK clients hand the interface URL to their channel factory unchanged (the SDK
+/// documents `grpc.aio.insecure_channel(url)`), and gRPC resolves `http://HOST:PORT` as a host name
+/// and fails. The port is explicit, the scheme's default when the public URL names none.
+pub fn grpc_target(public_base: &str) -> String {
+    let Ok(url) = url::Url::parse(public_base) else { return public_base.to_string() };
+    let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+        return public_base.to_string();
+    };
+    format!("{host}:{port}")
 }
 
 /// The protocol version the 0.3 interface and top-level fields name.
@@ -224,7 +242,7 @@ pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Va
         "supportedInterfaces": interfaces(
             Some(format!("{public_base}/")),
             Some(public_base.to_string()),
-            settings.grpc.then_some((public_base, None)),
+            settings.grpc.then(|| (grpc_target(public_base), None)),
         ),
         "capabilities": {"streaming": true, "pushNotifications": settings.push},
         "defaultInputModes": input_modes,
@@ -262,7 +280,7 @@ pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
         "supportedInterfaces": interfaces(
             jsonrpc.clone(),
             rest.clone(),
-            (settings.grpc && backend.has_jsonrpc).then_some((settings.public_base.as_str(), Some(backend.name))),
+            (settings.grpc && backend.has_jsonrpc).then(|| (grpc_target(&settings.public_base), Some(backend.name))),
         ),
         "capabilities": capabilities(card.get("capabilities"), r),
         "defaultInputModes": modes(card.get("defaultInputModes"), r),

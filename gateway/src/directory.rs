@@ -51,6 +51,11 @@ pub trait TaskDirectory: Send + Sync + 'static {
     fn task(&self, task_id: &str) -> BoxFuture<'_, Lookup<Option<TaskEntry>>>;
     /// The owner of a context, if the gateway has seen it.
     fn context(&self, context_id: &str) -> BoxFuture<'_, Lookup<Option<ContextEntry>>>;
+    /// Claims a context a caller named before the gateway saw it (a client-chosen contextId,
+    /// adopted as the caller's own on first use): `true` when it is now `entry.owner`'s — claimed
+    /// here, or already theirs — `false` when another owner holds it. Atomic: of two callers naming
+    /// the same unseen context at once, one wins.
+    fn claim_context(&self, context_id: &str, entry: ContextEntry) -> BoxFuture<'_, Lookup<bool>>;
     /// Records a sighting. Never waits: implementations with I/O queue it. The first backend (and
     /// owner) to report a task or context owns it; a later claim by another is ignored.
     fn record(&self, sighting: &Sighting<'_>);
@@ -121,6 +126,16 @@ impl TaskDirectory for MemoryDirectory {
     fn context(&self, context_id: &str) -> BoxFuture<'_, Lookup<Option<ContextEntry>>> {
         let found = self.contexts.get(context_id).map(|e| e.value.clone());
         futures::future::ready(Ok(found)).boxed()
+    }
+
+    fn claim_context(&self, context_id: &str, entry: ContextEntry) -> BoxFuture<'_, Lookup<bool>> {
+        let owner = entry.owner.clone();
+        let seen = self.contexts.entry(context_id.to_owned()).or_insert_with(|| Seen {
+            value: entry,
+            at: Instant::now(),
+            seq: 0,
+        });
+        futures::future::ready(Ok(seen.value.owner == owner)).boxed()
     }
 
     fn record(&self, sighting: &Sighting<'_>) {
@@ -307,6 +322,20 @@ mod tests {
         assert_eq!(entry.skill.as_deref(), Some("echo"));
         assert_eq!(dir.context("c1").await.unwrap().map(|c| c.backend), Some(echo));
         assert_eq!(dir.task("t2").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_claimed_context_is_its_first_claimants_only() {
+        let dir = MemoryDirectory::new(Duration::from_secs(60));
+        let claim =
+            |owner: &str| ContextEntry { backend: Arc::from("echo"), owner: Some(Arc::from(owner)), skill: None };
+        assert!(dir.claim_context("mine", claim("alice")).await.unwrap());
+        assert!(dir.claim_context("mine", claim("alice")).await.unwrap());
+        assert!(!dir.claim_context("mine", claim("bob")).await.unwrap());
+        assert_eq!(dir.context("mine").await.unwrap().and_then(|c| c.owner).as_deref(), Some("alice"));
+        // An answer's later sighting by another owner changes nothing.
+        record(&dir, &Arc::from("echo"), &fact("t1", "mine", Some(TaskState::Working)));
+        assert_eq!(dir.context("mine").await.unwrap().and_then(|c| c.owner).as_deref(), Some("alice"));
     }
 
     #[tokio::test]

@@ -16,7 +16,7 @@ use http::Request;
 use serde_json::json;
 use tower::{Layer, Service, ServiceExt};
 
-use crate::directory::TaskDirectory;
+use crate::directory::{ContextEntry, TaskDirectory};
 use crate::protocol::decode::{Checked, encode};
 use crate::protocol::early_ids::{EarlyIds, EarlyScope};
 use crate::registry::{Backend, Registry, Snapshot};
@@ -139,16 +139,33 @@ impl Router<'_> {
             Err(undecided) if undecided.candidates.is_empty() => {
                 Err(self.no_route("name a skill in the message's metadata.skillId"))
             }
-            Err(undecided) => {
+            Err(undecided) if resolving.mode == ResolveMode::Explicit => {
+                let ids: Vec<&str> = undecided.candidates.iter().map(|(id, _)| &**id).collect();
                 let listing: Vec<String> =
                     undecided.candidates.iter().map(|(id, description)| format!("{id}: {description}")).collect();
-                let ids: Vec<&str> = undecided.candidates.iter().map(|(id, _)| &**id).collect();
                 Err(A2aError::InvalidParams {
+                    message: format!(
+                        "this gateway routes only by a named skill; name one in the message's metadata.skillId: [{}]",
+                        listing.join("; ")
+                    ),
+                    detail: Some(json!({ "availableSkills": ids.join(",") })),
+                })
+            }
+            Err(undecided) => {
+                let candidates: Vec<(String, String)> = undecided
+                    .candidates
+                    .iter()
+                    .map(|(id, description)| (id.to_string(), description.to_string()))
+                    .collect();
+                let listing: Vec<String> =
+                    candidates.iter().map(|(id, description)| format!("{id}: {description}")).collect();
+                // Answered as a rejected task that lists the skills (see `stack::undecided`).
+                Err(A2aError::SkillUndecided {
                     message: format!(
                         "this message names no skill and could be meant for more than one; name one in the message's metadata.skillId: [{}]",
                         listing.join("; ")
                     ),
-                    detail: Some(json!({ "availableSkills": ids.join(",") })),
+                    candidates,
                 })
             }
         }
@@ -312,8 +329,9 @@ fn usable(backend: &Arc<Backend>) -> Result<Arc<Backend>, A2aError> {
 /// chosen; `Ok(true)` when the request changed (its body must then be written again):
 /// - an early caller's task id becomes the agent's task it stands for, among the caller's own ids
 ///   (a new task may not reuse an id of the same caller);
-/// - a context the caller does not own — another caller's, or one never seen — is not passed on
-///   (the agent starts a new one), so a foreign context is indistinguishable from a fresh one;
+/// - a context is kept, never replaced (A2A §3.4.1): the caller's own goes on, one never seen goes
+///   on and becomes the caller's once routed ([`claim_context`]), another caller's is refused with
+///   [`context_not_available`] — two callers naming the same string never share a context;
 /// - every task a message refers to must be the caller's.
 pub async fn amend(
     state: &RouteState,
@@ -341,13 +359,10 @@ pub async fn amend(
         // Without identities (no authentication configured) there is nothing to isolate by.
         return Ok(changed);
     }
-    if let Some(context_id) = &send.message.context_id {
-        let owned = state.directory.context(context_id).await?.is_some_and(|entry| entry.owner.as_ref() == owner);
-        if !owned {
-            send.message.context_id = None;
-            call.context_id = None;
-            changed = true;
-        }
+    if let Some(context_id) = &send.message.context_id
+        && state.directory.context(context_id).await?.is_some_and(|entry| entry.owner.as_ref() != owner)
+    {
+        return Err(context_not_available());
     }
     for task_id in &send.message.reference_task_ids {
         let owned = state.directory.task(task_id).await?.is_some_and(|entry| entry.owner.as_ref() == owner);
@@ -356,6 +371,38 @@ pub async fn amend(
         }
     }
     Ok(changed)
+}
+
+/// The refusal of a contextId that another caller holds (or won a moment ago). The specification
+/// has an agent that cannot accept a client's contextId reject the request, never replace the id.
+fn context_not_available() -> A2aError {
+    A2aError::invalid_params(
+        "this contextId is not available to you; leave it out to start a new context, or choose another id",
+    )
+}
+
+/// Makes a message's contextId the caller's once its route is known: an unseen context is adopted
+/// (first use), the caller's own is kept, and one another caller claimed first is refused. Anonymous
+/// callers own nothing and claim nothing.
+pub async fn claim_context(
+    directory: &dyn TaskDirectory,
+    owner: Option<&Arc<str>>,
+    call: &A2aCall,
+    route: &Route,
+) -> Result<(), A2aError> {
+    let (Some(owner), Some(context_id)) = (owner, &call.context_id) else { return Ok(()) };
+    if !call.operation.is_send() {
+        return Ok(());
+    }
+    let entry = ContextEntry {
+        backend: route.backend.name.clone(),
+        owner: Some(owner.clone()),
+        skill: route.skill.as_deref().map(Arc::from),
+    };
+    match directory.claim_context(context_id, entry).await? {
+        true => Ok(()),
+        false => Err(context_not_available()),
+    }
 }
 
 /// Writes the skill the resolver chose into the message's metadata (`skillId`).

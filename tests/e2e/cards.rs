@@ -18,7 +18,9 @@ async fn gateway_card_is_the_union_of_backend_skills_and_hides_backends() {
     assert_eq!(interfaces.len(), 5);
     assert_eq!((&interfaces[3]["url"], &interfaces[3]["protocolVersion"]), (&interfaces[0]["url"], &json!("0.3")));
     assert_eq!((&interfaces[4]["url"], &interfaces[4]["protocolVersion"]), (&interfaces[1]["url"], &json!("0.3")));
-    assert_eq!(interfaces[2], json!({"url": gw.url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}));
+    // gRPC: a target, no scheme (what gRPC channels dial).
+    let target = gw.url.trim_start_matches("http://");
+    assert_eq!(interfaces[2], json!({"url": target, "protocolBinding": "GRPC", "protocolVersion": "1.0"}));
     assert_eq!(interfaces[0]["url"], format!("{}/", gw.url));
     assert_eq!(interfaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(interfaces[1]["url"], gw.url);
@@ -48,7 +50,8 @@ async fn per_agent_card_points_at_the_agent_path_behind_the_gateway() {
         card["supportedInterfaces"].as_array().unwrap().iter().map(|i| i["url"].as_str().unwrap()).collect();
     let rpc = format!("{}/agents/echo/", gw.url);
     let rest = format!("{}/agents/echo", gw.url);
-    assert_eq!(urls, [rpc.clone(), rest.clone(), gw.url.clone(), rpc, rest]);
+    let target = gw.url.trim_start_matches("http://");
+    assert_eq!(urls, [rpc.clone(), rest.clone(), target.to_owned(), rpc, rest]);
     // gRPC has no paths: the agent is the request's tenant.
     assert_eq!(card["supportedInterfaces"][2]["tenant"], "echo");
     assert_eq!(card["skills"][0]["id"], "echo");
@@ -100,7 +103,9 @@ async fn cards_carry_no_spelling_of_a_backends_address() {
     let (_, agent) = get_json(&format!("{}/agents/lab/.well-known/agent-card.json", gw.url)).await;
     for card in [served, agent] {
         // The gateway's own URLs are on 127.0.0.1 too: take them out before looking.
-        let text = card.to_string().replace(&gw.url, "GATEWAY").to_lowercase();
+        // (the gRPC interface names it as HOST:PORT).
+        let target = gw.url.trim_start_matches("http://");
+        let text = card.to_string().replace(&gw.url, "GATEWAY").replace(target, "GATEWAY").to_lowercase();
         for leak in ["127.0.0.1", "localhost", "::1", &port.to_string(), "internal-rpc", "127%2e", "%3a%2f%2f"] {
             assert!(!text.contains(leak), "'{leak}' leaked: {text}");
         }

@@ -757,3 +757,27 @@ async fn matrix_every_caller_dialect_to_1_0_agents_with_one_binding() {
         matrix_row(&gw.url, "echo", "clarify").await;
     }
 }
+
+/// An HTTP+JSON answer the gateway bridged from an agent's JSON-RPC answer keeps the agent's media
+/// type, `application/json` (it was `application/a2a+json`, which the conformance kit's
+/// HTTP_JSON-SVC-001 refuses); the agent's own `application/a2a+json` stays so.
+#[tokio::test]
+async fn a_bridged_http_json_answer_keeps_the_agents_json_media_type() {
+    let agent = python_agent("echo", &["--v03"]).await;
+    let entry = format!("  - name: py\n    url: {}\n", agent.url);
+    let yaml = config(&[("py", &agent.url)], "").replace(&entry, &format!("{entry}    dialect: \"0.3\"\n"));
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["py-echo"]).await;
+    let body = json!({"message": {"messageId": "m-ct", "role": "ROLE_USER", "parts": [{"text": "hi"}],
+        "metadata": {"skillId": "py-echo"}}});
+    let response = client()
+        .post(format!("{}/message:send", gw.url))
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+    assert_eq!(response.status(), 200);
+    assert!(content_type.starts_with("application/json"), "{content_type}");
+}

@@ -92,3 +92,39 @@ async fn an_oversize_body_is_refused_before_it_is_read() {
     let answer: Value = response.json().await.unwrap();
     assert_eq!(answer["error"]["details"][0]["reason"], "PAYLOAD_TOO_LARGE");
 }
+
+/// A2A's JSON bindings take JSON: a body declared as another media type is refused with
+/// ContentTypeNotSupportedError before it is parsed — JSON-RPC `-32005` (it was a parse error,
+/// `-32700`), HTTP+JSON 415 — in 1.0 and in 0.3, as the conformance kit's JSONRPC-SSE-002 and
+/// HTTP_JSON-STATUS-001 ask. A body without Content-Type is still read as JSON.
+#[tokio::test]
+async fn a_body_declared_as_not_json_is_an_unsupported_media_type() {
+    let (_echo, gw) = setup().await;
+    let send = |url: String, content_type: &'static str, version: Option<&'static str>, body: &'static str| async move {
+        let mut request = client().post(url).header("content-type", content_type).body(body);
+        if let Some(version) = version {
+            request = request.header("A2A-Version", version);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json::<Value>().await.unwrap_or(Value::Null))
+    };
+    let root = format!("{}/", gw.url);
+    // The kit's probe: a Python repr (not JSON) declared as text/plain.
+    let (status, body) = send(root.clone(), "text/plain", Some("1.0"), "{'jsonrpc': '2.0', 'id': 1}").await;
+    assert_eq!((status, &body["error"]["code"]), (200, &Value::from(-32005)), "{body}");
+    let rpc03 = r#"{"jsonrpc":"2.0","id":3,"method":"message/send","params":{}}"#;
+    let (status, body) = send(root.clone(), "text/plain", None, rpc03).await;
+    assert_eq!((status, &body["error"]["code"]), (200, &Value::from(-32005)), "{body}");
+    let message = r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#;
+    let (status, body) = send(format!("{}/message:send", gw.url), "text/plain", Some("1.0"), message).await;
+    assert_eq!(status, 415, "{body}");
+    assert_eq!(body["error"]["details"][0]["reason"], "CONTENT_TYPE_NOT_SUPPORTED", "{body}");
+    let (status, body) = send(format!("{}/v1/message:send", gw.url), "application/xml", None, message).await;
+    assert_eq!((status, &body["type"]), (415, &Value::from("ContentTypeNotSupportedError")), "{body}");
+    // JSON media types pass.
+    let echo =
+        r#"{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"hi"}],"metadata":{"skillId":"echo"}}}"#;
+    let (status, body) = send(format!("{}/message:send", gw.url), "application/a2a+json", Some("1.0"), echo).await;
+    assert_eq!((status, &body["task"]["status"]["state"]), (200, &Value::from("TASK_STATE_COMPLETED")), "{body}");
+}

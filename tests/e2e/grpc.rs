@@ -49,10 +49,13 @@ async fn sdk_grpc_client_reaches_json_agents_through_the_gateway() {
     let slow = example_agent(BIN, "slow", &["--slow-secs", "30"]).await;
     let gw = gateway(BIN, &config(&[("echo", &echo.url), ("clarify", &clarify.url), ("slow", &slow.url)], "")).await;
     let card = wait_for_skills(&gw.url, &["echo", "clarify", "slow"]).await;
-    let grpc = json!({"url": gw.url, "protocolBinding": "GRPC", "protocolVersion": "1.0"});
+    // A gRPC target (`HOST:PORT`), as the SDK's own server publishes it: the SDK client hands the URL
+    // to `grpc.aio.insecure_channel` unchanged, and a scheme there fails name resolution.
+    let target = host_port(&gw.url);
+    let grpc = json!({"url": target, "protocolBinding": "GRPC", "protocolVersion": "1.0"});
     assert!(card["supportedInterfaces"].as_array().unwrap().contains(&grpc), "{card}");
     let (_, agent_card) = get_json(&format!("{}/agents/echo/.well-known/agent-card.json", gw.url)).await;
-    let grpc = json!({"url": gw.url, "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "echo"});
+    let grpc = json!({"url": target, "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "echo"});
     assert!(agent_card["supportedInterfaces"].as_array().unwrap().contains(&grpc), "{agent_card}");
 
     // Per agent: the card's GRPC interface names the agent as its tenant, which the SDK sends.
@@ -123,10 +126,11 @@ async fn sdk_grpc_agents_serve_behind_the_gateway_in_every_binding() {
     drop((echo, clarify, slow));
 }
 
-const ISSUER: &str = "https://idp-grpc.test/";
-const SECRET: &str = "0123456789abcdef0123456789abcdef-grpc";
+pub(crate) const ISSUER: &str = "https://idp-grpc.test/";
+pub(crate) const SECRET: &str = "0123456789abcdef0123456789abcdef-grpc";
 
-fn token(sub: &str, scope: &str) -> String {
+/// A token of `ISSUER` for `sub` (its own tenant) with `scope`.
+pub(crate) fn token(sub: &str, scope: &str) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     hs256_token(
         SECRET,

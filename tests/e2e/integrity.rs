@@ -372,22 +372,27 @@ async fn attack_matrix_holds_in_every_dialect_and_binding() {
         cases.check(&format!("list by alice's context {endpoint}"), !leaked(&text), &text);
     }
 
-    // 3. Contexts: naming alice's context joins nothing, and looks exactly like naming a fresh one.
+    // 3. Contexts: naming alice's context is refused and joins nothing (A2A §3.4.1: a client's
+    //    contextId is kept or refused, never replaced); a fresh one becomes mallory's own.
     let fresh = uuid::Uuid::new_v4().to_string();
     for (label, context) in [("alice's", victim_context.as_str()), ("fresh", fresh.as_str())] {
+        let adopted = label == "fresh";
         for (endpoint, named) in [(&root, skill), (&per_agent, ""), (&per_agent, skill)] {
             for field in ["contextId", "context_id"] {
                 let extra = format!(r#","{field}":"{context}"{named}"#);
                 let params = format!(r#"{{"message":{}}}"#, message(&extra, "mallory-in-context"));
                 let (_, text) = send("POST", endpoint, m, v1, &rpc_body("SendMessage", &params)).await;
-                let joined = contexts_in(&text).iter().any(|c| c == context);
-                cases.check(&format!("context {label} {field} {endpoint} {named}"), !joined && !leaked(&text), &text);
+                let kept = contexts_in(&text).iter().any(|c| c == context);
+                let refused = text.contains("\"error\"") && text.contains("contextId is not available");
+                let expected = if adopted { kept && !refused } else { refused && !kept };
+                cases.check(&format!("context {label} {field} {endpoint} {named}"), expected && !leaked(&text), &text);
             }
         }
         let params = format!(r#"{{"message":{}}}"#, message03(&format!(r#","contextId":"{context}""#), "m"));
         let (_, text) =
             send("POST", &format!("{}/agents/py03/", gw.url), m, None, &rpc_body("message/send", &params)).await;
-        cases.check(&format!("context 0.3 {label}"), !contexts_in(&text).iter().any(|c| c == context), &text);
+        let kept = contexts_in(&text).iter().any(|c| c == context);
+        cases.check(&format!("context 0.3 {label}"), kept == adopted && !leaked(&text), &text);
     }
 
     // 4. Tenants belong to their issuer: issuer B's "acme" is not issuer A's.

@@ -114,3 +114,55 @@ async fn sdk_agents_serve_behind_the_gateway() {
     assert_eq!(status, 200, "{canceled}");
     assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED", "{canceled}");
 }
+
+/// A client-chosen contextId (a CLI's `--context-id`) is kept: the SDK client's two messages in it
+/// stay in it and ListTasks finds both (A2A §3.4.1: an agent that cannot accept a client's contextId
+/// rejects the request; it never makes up another). Before, with authentication on, every message
+/// got a new context and the listing came back empty. The caller adopts the unseen context on first
+/// use; another caller naming the same string is refused and never joins it, in every binding.
+#[tokio::test]
+async fn sdk_client_keeps_the_context_it_chose_and_no_other_caller_joins_it() {
+    use crate::grpc::{ISSUER, SECRET, token};
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let policy = format!(
+        "auth:\n  jwt:\n    issuers:\n      - issuer: {ISSUER}\n        audiences: [a2a-gateway]\n        hs256_secret: {SECRET}\npermissions:\n  default: allow\nrouting:\n  isolation: caller\n"
+    );
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], &policy)).await;
+    for _ in 0..100 {
+        let (_, card) = a2a_e2e::get_json(&format!("{}/agents/echo/.well-known/agent-card.json", gw.url)).await;
+        if card["skills"].is_array() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (alice, bob) = (token("alice", "all"), token("bob", "all"));
+    for binding in ["jsonrpc", "rest", "grpc"] {
+        let context = format!("my-conversation-{binding}");
+        let as_alice = [
+            "--base",
+            &gw.url,
+            "--binding",
+            binding,
+            "--flow",
+            "context",
+            "--context-id",
+            &context,
+            "--bearer",
+            &alice,
+        ];
+        sdk(&as_alice).await;
+        // Bob naming alice's context: refused, with an error that names nothing of hers.
+        let as_bob =
+            ["--base", &gw.url, "--binding", binding, "--flow", "context", "--context-id", &context, "--bearer", &bob];
+        let (ok, lines, report) = python_client(&as_bob).await;
+        assert!(!ok, "bob joined alice's context:\n{report}");
+        let error = lines[0]["detail"]["error"].as_str().unwrap_or_default();
+        assert!(error.contains("contextId is not available"), "{report}");
+        assert!(!error.contains("alice"), "{report}");
+        // Alice goes on in her context; bob's own context is his.
+        sdk(&as_alice).await;
+        let own = format!("bob-{context}");
+        sdk(&["--base", &gw.url, "--binding", binding, "--flow", "context", "--context-id", &own, "--bearer", &bob])
+            .await;
+    }
+}

@@ -63,13 +63,21 @@ async fn the_resolver_picks_by_media_type_and_words_or_lists_the_candidates() {
     // Words: a clear winner.
     let answer = send(&gw.url, message(json!([{"text": "please review pull request PR #123"}]))).await;
     assert!(answer["result"].is_object(), "{answer}");
-    // Nothing stands out: the candidates, with their descriptions.
+    // Nothing stands out: a task the gateway rejects, whose status message lists the candidates with
+    // their descriptions (text, and a data part).
     let answer = send(&gw.url, message(json!([{"text": "lorem ipsum"}]))).await;
-    assert_eq!(answer["error"]["code"], -32602, "{answer}");
-    let listing = answer["error"]["message"].as_str().unwrap_or("");
+    let status = &answer["result"]["task"]["status"];
+    assert_eq!(status["state"], "TASK_STATE_REJECTED", "{answer}");
+    let listing = status["message"]["parts"][0]["text"].as_str().unwrap_or("");
     for skill in ["echo: Echo the input text back.", "clarify", "slow", "review-pr"] {
         assert!(listing.contains(skill), "{skill} missing from {listing}");
     }
+    let listed = status["message"]["parts"][1]["data"]["availableSkills"].as_array().cloned().unwrap_or_default();
+    assert_eq!(listed.len(), 4, "{answer}");
+    // Nothing ran: the rejected task is not one to look up.
+    let id = answer["result"]["task"]["id"].clone();
+    let got = a2a_e2e::rpc(&format!("{}/", gw.url), "GetTask", json!({ "id": id })).await;
+    assert_eq!(got["error"]["code"], -32001, "{got}");
 
     // A resolved skill holds for the context: a later message there without skill or task goes to
     // the same agent and skill.
@@ -102,8 +110,9 @@ async fn the_resolver_picks_by_media_type_and_words_or_lists_the_candidates() {
 
 /// The acceptance scenario through the unmodified a2a-sdk client on the gateway's root
 /// card, example fleet, no skill named: a diff in a data part reaches review-pr (only it takes
-/// JSON; its findings come back), and a message that fits several skills gets the listing error
-/// through the SDK's own error path — on both bindings.
+/// JSON; its findings come back), and a message that fits several skills gets a rejected task
+/// listing them (it was an invalid-params error, which clients and linters read as a malformed
+/// request) — in every binding.
 #[tokio::test]
 async fn an_unmodified_sdk_client_sends_a_diff_to_review_pr_and_sees_the_listing_when_ambiguous() {
     let kinds = ["echo", "review", "clarify", "slow"];
@@ -114,7 +123,7 @@ async fn an_unmodified_sdk_client_sends_a_diff_to_review_pr_and_sees_the_listing
     let backends: Vec<(&str, &str)> = kinds.iter().zip(&agents).map(|(k, a)| (*k, a.url.as_str())).collect();
     let gw = gateway(BIN, &config(&backends, "")).await;
     wait_for_skills(&gw.url, &["echo", "review-pr", "clarify", "slow"]).await;
-    for binding in ["jsonrpc", "rest"] {
+    for binding in ["jsonrpc", "rest", "grpc"] {
         let args =
             ["--base", &gw.url, "--binding", binding, "--flow", "data", "--flow", "ambiguous", "--no-skill-metadata"];
         let (ok, _, report) = python_client(&args).await;

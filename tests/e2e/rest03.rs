@@ -232,15 +232,17 @@ async fn rest03_front_refuses_ambiguity_and_other_callers_tasks() {
     let (status, text) = call("POST", &format!("{v1}/tasks/own/pushNotificationConfigs"), &mallory, &push).await;
     check("push name vs path", status, &text, 422);
     assert_eq!(seen(), before, "a refused call reached the agent: {:?}", lab.seen.lock().unwrap());
-    // Another caller's task: not found, however named, and never continued.
-    for (method, path, body) in [
-        ("GET", format!("{v1}/tasks/{victim}"), String::new()),
-        ("GET", format!("{}/agents/lab/v1/tasks/{victim}?historyLength=5", gw.url), String::new()),
-        ("POST", format!("{v1}/tasks/{victim}:cancel"), String::new()),
-        ("GET", format!("{v1}/tasks/{victim}:subscribe"), String::new()),
+    // Another caller's task: not found, however named, and never continued. A subscription to it
+    // ends at once, as the 0.3 SDK's server ends one to a task it does not know (200, no event).
+    for (method, path, want) in [
+        ("GET", format!("{v1}/tasks/{victim}"), 404),
+        ("GET", format!("{}/agents/lab/v1/tasks/{victim}?historyLength=5", gw.url), 404),
+        ("POST", format!("{v1}/tasks/{victim}:cancel"), 404),
+        ("GET", format!("{v1}/tasks/{victim}:subscribe"), 200),
     ] {
-        let (status, text) = call(method, &path, &mallory, &body).await;
-        check(&format!("foreign {method} {path}"), status, &text, 404);
+        let (status, text) = call(method, &path, &mallory, "").await;
+        let want = if text.contains("data:") { 0 } else { want };
+        check(&format!("foreign {method} {path}"), status, &text, want);
     }
     let continued = send_body(&format!(r#","taskId":"{victim}""#), "mallory-was-here", "rec-a");
     let (status, text) = call("POST", &format!("{v1}/message:send"), &mallory, &continued).await;
@@ -251,4 +253,57 @@ async fn rest03_front_refuses_ambiguity_and_other_callers_tasks() {
     assert!(failed.is_empty(), "cases that did not hold:\n{}", failed.join("\n"));
     let bodies = lab.seen.lock().unwrap().clone();
     assert!(bodies.iter().all(|b| !b.contains("mallory-was-here")), "{bodies:?}");
+}
+
+/// A card served to a 0.3 client names the gateway's authentication in 0.3 form too (`{type,
+/// scheme}` schemes and a `security` list, as the reference SDK merges them into its cards): before,
+/// the a2a-sdk 0.3 client read the 1.0-only schemes as "no authentication required". With the
+/// bearer the card asks for, the same client then works.
+#[tokio::test]
+async fn sdk03_client_reads_the_gateways_authentication_from_its_card() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let policy = format!(
+        "auth:\n  jwt:\n    issuers:\n      - issuer: {ISSUER}\n        audiences: [a2a-gateway]\n        hs256_secret: {SECRET}\npermissions:\n  default: allow\n"
+    );
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], &policy)).await;
+    for _ in 0..100 {
+        let card = card03(&format!("{}/agents/echo/.well-known/agent-card.json", gw.url)).await;
+        if card["skills"].is_array() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    sdk03(&gw.url, &["auth-card"], &[]).await;
+    sdk03(&format!("{}/agents/echo", gw.url), &["auth-card"], &[]).await;
+    // The strict 1.0 card keeps the 1.0 form only (its schema allows no other).
+    let (_, strict) = a2a_e2e::get_json(&format!("{}/.well-known/agent-card.json", gw.url)).await;
+    assert!(strict.get("security").is_none(), "{strict}");
+    assert!(strict["securitySchemes"]["bearer"].get("type").is_none(), "{strict}");
+    let alice = token("alice", "acme", "all");
+    sdk03(&gw.url, &["send", "get"], &["--bearer", &alice]).await;
+}
+
+/// The 0.3 HTTP+JSON clients get through the gateway, from 1.0 agents, what an a2a-sdk 0.3 server
+/// gives them (each flow passes against `sdk03_rest.py agent` directly): an unknown task is 404 and
+/// a completed one's cancel 409 (the a2a-sdk 0.3 client reads only the status); a non-blocking send
+/// answers at once; a subscription streams a running task to its end, and one to an ended task is a
+/// stream that ends (the SDK's own server drops the connection there). The 1.x SDK's 0.3 transport
+/// reads the error's `type`: GetTask of an unknown task raises TaskNotFoundError (against the SDK's
+/// own server it raises MethodNotFoundError, which reads a bare 404).
+#[tokio::test]
+async fn sdk03_rest_clients_get_0_3_server_answers_from_1_0_agents() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "3"]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url), ("slow", &slow.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo", "slow"]).await;
+    let flows = ["get-unknown", "cancel-completed", "nonblocking", "subscribe", "subscribe-ended"];
+    sdk03(&gw.url, &flows, &[]).await;
+    sdk03(&format!("{}/agents/slow", gw.url), &["nonblocking", "subscribe"], &[]).await;
+    sdk03(&format!("{}/agents/echo", gw.url), &["get-unknown", "cancel-completed", "subscribe-ended"], &[]).await;
+    for base in [gw.url.clone(), format!("{}/agents/echo", gw.url)] {
+        let args = ["--base", &base, "--binding", "rest", "--protocol-version", "0.3", "--flow", "get-unknown"];
+        let (ok, lines, report) = python_client(&args).await;
+        assert!(ok && lines.iter().all(|l| l["ok"] == true), "{base}:\n{report}");
+    }
+    drop((echo, slow));
 }

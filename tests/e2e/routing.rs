@@ -88,11 +88,14 @@ async fn a_known_context_routes_a_message_without_a_skill() {
 async fn no_skill_no_context_lists_the_available_skills() {
     let (_echo, _review, gw) = two_backends("echo", "review").await;
     wait_for_skills(&gw.url, &["echo", "review-pr"]).await;
+    // A message that fits both: a rejected task whose status message lists them.
     let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("where?", None)})).await;
-    assert_eq!(answer["error"]["code"], -32602, "{answer}");
-    let message = answer["error"]["message"].as_str().unwrap();
+    let status = &answer["result"]["task"]["status"];
+    assert_eq!(status["state"], "TASK_STATE_REJECTED", "{answer}");
+    let message = status["message"]["parts"][0]["text"].as_str().unwrap();
     assert!(message.contains("echo") && message.contains("review-pr"), "{message}");
-    assert_eq!(answer["error"]["data"][0]["metadata"]["availableSkills"], "echo,review-pr");
+    let listed = &status["message"]["parts"][1]["data"]["availableSkills"];
+    assert_eq!((&listed[0]["id"], &listed[1]["id"]), (&json!("echo"), &json!("review-pr")), "{answer}");
 
     let (status, body) =
         rest_post(&format!("{}/message:send", gw.url), json!({"message": text_message("x", Some("nope"))})).await;

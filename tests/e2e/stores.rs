@@ -206,6 +206,24 @@ async fn early_ids_and_context_skills_written_by_one_replica_are_read_by_the_oth
     assert_eq!(context.skill.as_deref(), Some("rec-a"), "a follow-up in the context keeps to its skill");
 }
 
+/// A client-chosen context is claimed once across replicas: the first caller to name it through
+/// either replica owns it, and another caller naming it through the other replica is told no.
+#[tokio::test]
+async fn a_context_claimed_through_one_replica_is_that_callers_through_the_other() {
+    use a2a_gateway::directory::ContextEntry;
+    use a2a_gateway::state::redis_directory::RedisDirectory;
+    let server = RedisServer::start().await;
+    let (a, b) = pair(&server);
+    let ttl = Duration::from_secs(60);
+    let (dir_a, dir_b) = (RedisDirectory::new(a, ttl), RedisDirectory::new(b, ttl));
+    let claim = |owner: &str| ContextEntry { backend: Arc::from("lab"), owner: Some(Arc::from(owner)), skill: None };
+    assert!(dir_a.claim_context("my-conversation", claim("alice")).await.unwrap());
+    assert!(!dir_b.claim_context("my-conversation", claim("bob")).await.unwrap(), "bob joined alice's context");
+    assert!(dir_b.claim_context("my-conversation", claim("alice")).await.unwrap());
+    let seen = dir_b.context("my-conversation").await.unwrap().and_then(|c| c.owner);
+    assert_eq!(seen.as_deref(), Some("alice"));
+}
+
 #[tokio::test]
 async fn a_backend_ejected_by_one_replica_is_out_for_the_other_until_its_time_is_up() {
     use a2a_gateway::registry::SharedEjections;

@@ -3,14 +3,18 @@
 Runs in tests/.venv03 (a2a-sdk 0.3, made by ../setup-python.sh): the 1.x SDK of tests/.venv no
 longer has the 0.3 REST transport. Only the SDK's public API is used, unmodified.
 
-    python sdk03_rest.py client --base URL --flow send|stream|get|cancel (repeatable)
+    python sdk03_rest.py client --base URL --flow FLOW (repeatable) [--bearer TOKEN]
                                 [--skill-id ID] [--slow-skill ID] [--timeout 30]
     python sdk03_rest.py agent --port N [--host 127.0.0.1] [--kind echo|slow] [--duration 30]
 
 client: resolves the card at {base}/.well-known/agent-card.json and builds its client with
 ClientFactory, supported transports [HTTP+JSON] only, so every call goes over the 0.3 REST
 transport (`/v1/message:send`, ...). Flows: send (unary), stream, get (send, then GetTask),
-cancel (stream a task of --slow-skill, cancel it, expect canceled). One JSON line per flow,
+cancel (stream a task of --slow-skill, cancel it, expect canceled), auth-card (the card names its
+authentication in 0.3 form), get-unknown (404), cancel-completed (409), nonblocking (a --slow-skill
+task answered at once, not done), subscribe (a running --slow-skill task, streamed to its end),
+subscribe-ended (resubscribing to an ended task is a stream that ends; the SDK's own server drops the
+connection instead). One JSON line per flow,
 {"flow", "ok", "detail"}; exit status 0 only when every flow is ok.
 
 agent: an SDK 0.3 agent served by the SDK's REST app only (A2ARESTFastAPIApplication); its card
@@ -141,12 +145,112 @@ async def flow_cancel(args: argparse.Namespace, http: httpx.AsyncClient, detail:
     check(got.status.state.value == 'canceled', f'GetTask after cancel: {got.status.state.value}')
 
 
-FLOWS = {'send': flow_send, 'stream': flow_stream, 'get': flow_get, 'cancel': flow_cancel}
+async def flow_auth_card(args: argparse.Namespace, http: httpx.AsyncClient, detail: dict) -> None:
+    """The card as the 0.3 client reads it names how to authenticate: 0.3 `{type, ...}` schemes and
+    a `security` list (without them a 0.3 client reads "no authentication required")."""
+    from a2a.client import A2ACardResolver
+
+    card = await A2ACardResolver(http, args.base).get_agent_card()
+    schemes = {name: scheme.root.type for name, scheme in (card.security_schemes or {}).items()}
+    detail.update(schemes=schemes, security=card.security)
+    check(bool(schemes), 'the card names no security scheme')
+    check(all(kind in {'apiKey', 'http', 'oauth2', 'openIdConnect', 'mutualTLS'} for kind in schemes.values()), f'schemes {schemes}')
+    check(bool(card.security), 'the card has no security requirements')
+
+
+async def expect_http_error(call: Any, detail: dict) -> int:
+    """The HTTP status of the A2AClientHTTPError that `call` raises (the 0.3 client's only error)."""
+    from a2a.client.errors import A2AClientHTTPError
+
+    try:
+        await call
+    except A2AClientHTTPError as e:
+        detail.update(status=e.status_code, error=str(e)[:200])
+        return e.status_code
+    raise CheckError('the call succeeded; want an error')
+
+
+async def flow_get_unknown(args: argparse.Namespace, http: httpx.AsyncClient, detail: dict) -> None:
+    from a2a.types import TaskQueryParams
+
+    client = await make_client(args, http, streaming=False)
+    status = await expect_http_error(client.get_task(TaskQueryParams(id=f'no-such-{uuid.uuid4()}')), detail)
+    check(status == 404, f'status {status}, want 404 (task not found)')
+
+
+async def flow_cancel_completed(args: argparse.Namespace, http: httpx.AsyncClient, detail: dict) -> None:
+    from a2a.types import TaskIdParams
+
+    client = await make_client(args, http, streaming=False)
+    task = last_task(await collect(client, text_message('done soon', args.skill_id)))
+    check(task.status.state.value == 'completed', f'state {task.status.state.value}')
+    status = await expect_http_error(client.cancel_task(TaskIdParams(id=task.id)), detail)
+    check(status == 409, f'status {status}, want 409 (task not cancelable)')
+
+
+async def flow_nonblocking(args: argparse.Namespace, http: httpx.AsyncClient, detail: dict) -> None:
+    """A non-blocking send (`configuration.blocking: false`, the client's polling mode) of a slow
+    task answers at once with the task not yet done."""
+    from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+    from a2a.types import TransportProtocol
+
+    card = await A2ACardResolver(http, args.base).get_agent_card()
+    config = ClientConfig(httpx_client=http, supported_transports=[TransportProtocol.http_json], streaming=False, polling=True)
+    client = ClientFactory(config).create(card)
+    started = time.monotonic()
+    task = last_task(await collect(client, text_message('take your time', args.slow_skill)))
+    took = time.monotonic() - started
+    detail.update(task_id=task.id, state=task.status.state.value, seconds=round(took, 3))
+    check(task.status.state.value in ('submitted', 'working'), f'state {task.status.state.value}, want not yet done')
+    check(took < 5, f'answered after {took:.1f}s; want at once')
+
+
+async def flow_subscribe(args: argparse.Namespace, http: httpx.AsyncClient, detail: dict) -> None:
+    """Subscribing to a running task (--slow-skill, sent non-blocking) streams it to its end."""
+    from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+    from a2a.types import TaskIdParams, TaskStatusUpdateEvent, TransportProtocol
+
+    card = await A2ACardResolver(http, args.base).get_agent_card()
+    config = ClientConfig(httpx_client=http, supported_transports=[TransportProtocol.http_json], streaming=True, polling=True)
+    sender = ClientFactory(ClientConfig(httpx_client=http, supported_transports=[TransportProtocol.http_json], streaming=False, polling=True)).create(card)
+    task = last_task(await collect(sender, text_message('watch me', args.slow_skill)))
+    client = ClientFactory(config).create(card)
+    events = [event async for event in client.resubscribe(TaskIdParams(id=task.id))]
+    updates = [e[1] for e in events if isinstance(e, tuple) and isinstance(e[1], TaskStatusUpdateEvent)]
+    detail.update(task_id=task.id, events=len(events), last=updates[-1].status.state.value if updates else None)
+    check(bool(updates) and updates[-1].status.state.value == 'completed', f'the subscription did not see the end: {detail}')
+
+
+async def flow_subscribe_ended(args: argparse.Namespace, http: httpx.AsyncClient, detail: dict) -> None:
+    """Subscribing to a task that has ended is a stream that ends (the 0.3 server answers
+    `200 text/event-stream` and closes), not an error."""
+    from a2a.types import TaskIdParams
+
+    client = await make_client(args, http, streaming=True)
+    task = last_task(await collect(client, text_message('over quickly', args.skill_id)))
+    check(task.status.state.value == 'completed', f'state {task.status.state.value}')
+    events = [event async for event in client.resubscribe(TaskIdParams(id=task.id))]
+    detail.update(task_id=task.id, events=len(events))
+
+
+FLOWS = {
+    'send': flow_send,
+    'stream': flow_stream,
+    'get': flow_get,
+    'cancel': flow_cancel,
+    'auth-card': flow_auth_card,
+    'get-unknown': flow_get_unknown,
+    'cancel-completed': flow_cancel_completed,
+    'nonblocking': flow_nonblocking,
+    'subscribe': flow_subscribe,
+    'subscribe-ended': flow_subscribe_ended,
+}
 
 
 async def run_client(args: argparse.Namespace) -> int:
     ok_all = True
-    async with httpx.AsyncClient(timeout=args.timeout) as http:
+    headers = {'Authorization': f'Bearer {args.bearer}'} if args.bearer else None
+    async with httpx.AsyncClient(timeout=args.timeout, headers=headers) as http:
         for name in args.flow:
             detail: dict[str, Any] = {}
             started = time.monotonic()
@@ -238,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument('--base', required=True)
     c.add_argument('--flow', action='append', choices=sorted(FLOWS), required=True)
     c.add_argument('--skill-id', default='echo')
+    c.add_argument('--bearer', help='send Authorization: Bearer TOKEN on every request')
     c.add_argument('--slow-skill', default='slow')
     c.add_argument('--timeout', type=float, default=30.0)
     a = sub.add_parser('agent')

@@ -330,7 +330,7 @@ async def serve(args: argparse.Namespace) -> None:
 
         grpc_server = grpc.aio.server()
         grpc_port = grpc_server.add_insecure_port(f'{url_host}:0')
-        grpc_url = f'http://{url_host}:{grpc_port}'
+        grpc_url = f'{url_host}:{grpc_port}'  # a gRPC target, as the SDK's own examples publish it
     card = build_card(args.kind, name, base_url, args.v03, grpc_url)
     handler = DefaultRequestHandler(
         agent_executor=make_executor(args.kind, args.duration),

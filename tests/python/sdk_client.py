@@ -4,9 +4,11 @@ Only the SDK's public client API is used (A2ACardResolver, ClientFactory, Client
 unmodified, so whatever this script sees is what a stock SDK client sees.
 
     python sdk_client.py --base URL --binding jsonrpc|rest
-                         --flow card|send|stream|get|cancel|multiturn|push|data|ambiguous|all
+                         --flow card|send|stream|get|cancel|multiturn|push|data|ambiguous|context|get-unknown|all
                          (repeatable; data: a diff in a data part, ambiguous: a text that fits
-                         several skills, expecting the gateway's listing error)
+                         several skills, expecting a rejected task listing them; context: two
+                         messages in the client's own --context-id, then ListTasks by it; get-unknown:
+                         GetTask of a missing task raises TaskNotFoundError)
                          [--skill-id ID] [--echo-skill echo] [--clarify-skill clarify]
                          [--slow-skill slow] [--no-skill-metadata]
                          [--protocol-version any|1.0|0.3] [--cancel-mode both|immediate|stream]
@@ -88,7 +90,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--flow',
         action='append',
         required=True,
-        choices=[*FLOWS, 'push', 'data', 'ambiguous', 'all'],
+        choices=[*FLOWS, 'push', 'data', 'ambiguous', 'context', 'get-unknown', 'all'],
         help='flow to run; repeatable; "all" runs every flow in order',
     )
     p.add_argument(
@@ -105,6 +107,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default='lorem ipsum',
         help='ambiguous flow: a text that fits no skill better than another',
     )
+    p.add_argument('--context-id', default='', help='context flow: the contextId the client chooses')
     p.add_argument('--no-skill-metadata', action='store_true', help='send no skillId metadata')
     p.add_argument(
         '--protocol-version',

@@ -25,6 +25,7 @@ from a2a.types.a2a_pb2 import (
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
     Message,
     Part,
     Role,
@@ -45,11 +46,13 @@ BINDINGS = {
 
 
 def grpc_channel(url: str, headers: dict[str, str]) -> Any:
-    """An insecure grpc.aio channel to a card's GRPC interface URL (scheme optional), sending
-    `headers` (e.g. Authorization) as metadata on every call."""
+    """The SDK's documented channel factory, `grpc.aio.insecure_channel(url)`, given the card's GRPC
+    interface URL unchanged (a gRPC target, `HOST:PORT`: a URL the gateway publishes must be dialable
+    as it is), sending `headers` (e.g. Authorization) as metadata on every call."""
     import grpc  # the a2a-sdk[grpc] extra
 
-    target = url.split('://', 1)[-1].rstrip('/')
+    if not headers:
+        return grpc.aio.insecure_channel(url)
     metadata = [(k.lower(), v) for k, v in headers.items()]
 
     class WithMetadata(
@@ -65,7 +68,7 @@ def grpc_channel(url: str, headers: dict[str, str]) -> Any:
         async def intercept_unary_stream(self, continuation, details, request):  # noqa: ANN001
             return await continuation(self._details(details), request)
 
-    return grpc.aio.insecure_channel(target, interceptors=[WithMetadata()] if metadata else None)
+    return grpc.aio.insecure_channel(url, interceptors=[WithMetadata()])
 FLOWS = ('card', 'send', 'stream', 'get', 'cancel', 'multiturn')
 TERMINAL = {
     TaskState.TASK_STATE_COMPLETED,
@@ -543,26 +546,77 @@ async def flow_data(s: Session, d: dict[str, Any]) -> None:
 
 
 async def flow_ambiguous(s: Session, d: dict[str, Any]) -> None:
-    """A text message that fits several skills and names none: the SDK client must surface the
-    gateway's invalid-params error listing every candidate skill of the card."""
+    """A text message that fits several skills and names none: the SDK client gets a task the
+    gateway rejected, whose status message says how to name a skill and lists every candidate
+    (text, and a data part {"availableSkills": [{id, description}]})."""
     card = await s.card()
     skills = [sk.id for sk in card.skills]
     d['skills'] = skills
     client = s.client(card, streaming=False)
     try:
-        msg = s.message(s.args.ambiguous_text, None)
-        try:
-            task = await send_blocking(client, msg)
-        except Exception as e:  # noqa: BLE001 - the SDK's error type differs per binding
-            d['error_type'] = type(e).__name__
-            d['raised'] = str(e)
-        else:
-            raise CheckError(f'the message was routed (task {task.id}), want the listing error')
+        task = await send_blocking(client, s.message(s.args.ambiguous_text, None))
     finally:
         await client.close()
-    missing = [sk for sk in skills if sk not in d['raised']]
-    check(not missing, f'the error does not list {missing}: {d["raised"]!r}')
-    check('metadata.skillId' in d['raised'], f'the error does not say how to name a skill: {d["raised"]!r}')
+    d.update(task_id=task.id, state=state_name(task.status.state))
+    check(task.status.state == TaskState.TASK_STATE_REJECTED, f'state {d["state"]}, want rejected')
+    parts = task.status.message.parts
+    text = ' '.join(p.text for p in parts if p.HasField('text'))
+    listed = [
+        item['id']
+        for p in parts
+        if p.HasField('data')
+        for item in json_format.MessageToDict(p.data).get('availableSkills', [])
+    ]
+    d.update(text=text[:300], listed=listed)
+    missing = [sk for sk in skills if sk not in text or sk not in listed]
+    check(not missing, f'the rejection does not list {missing}: {text!r} {listed}')
+    check('metadata.skillId' in text, f'the rejection does not say how to name a skill: {text!r}')
+
+
+async def flow_context(s: Session, d: dict[str, Any]) -> None:
+    """Two messages in a context the client chose (--context-id), as a CLI's `--context-id` does:
+    both tasks keep that contextId (A2A §3.4.1: an agent must not replace it), and ListTasks with
+    that contextId finds them."""
+    context_id = s.args.context_id
+    check(bool(context_id), 'the context flow needs --context-id')
+    card = await s.card()
+    client = s.client(card, streaming=False)
+    try:
+        tasks = []
+        for n in range(2):
+            msg = s.message(f'{s.args.text} [context {n}]', s.skill(s.args.echo_skill))
+            msg.context_id = context_id
+            tasks.append(await send_blocking(client, msg))
+        listed = await client.list_tasks(ListTasksRequest(context_id=context_id))
+    finally:
+        await client.close()
+    d.update(
+        contexts=[t.context_id for t in tasks],
+        task_ids=[t.id for t in tasks],
+        listed=sorted(t.id for t in listed.tasks),
+    )
+    check(all(t.context_id == context_id for t in tasks), f'contextId replaced: {d["contexts"]}')
+    missing = [t.id for t in tasks if t.id not in d['listed']]
+    check(not missing, f'ListTasks(contextId) does not find {missing}: {d["listed"]}')
+
+
+async def flow_get_unknown(s: Session, d: dict[str, Any]) -> None:
+    """GetTask of a task that does not exist raises the SDK's TaskNotFoundError, in every binding
+    and version (the 0.3 HTTP+JSON transport reads the error's `type`; a bare 404 it reads as
+    "method not found")."""
+    from a2a.utils.errors import TaskNotFoundError
+
+    card = await s.card()
+    client = s.client(card, streaming=False)
+    try:
+        await client.get_task(GetTaskRequest(id=f'no-such-{uuid.uuid4()}'))
+    except Exception as e:  # noqa: BLE001 - the type is the check
+        d.update(error_type=type(e).__name__, raised=str(e)[:200])
+    else:
+        raise CheckError('GetTask of an unknown task succeeded')
+    finally:
+        await client.close()
+    check(d['error_type'] == TaskNotFoundError.__name__, f'raised {d["error_type"]}, want TaskNotFoundError')
 
 
 FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
@@ -575,4 +629,6 @@ FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'push': flow_push,
     'data': flow_data,
     'ambiguous': flow_ambiguous,
+    'context': flow_context,
+    'get-unknown': flow_get_unknown,
 }

@@ -246,3 +246,33 @@ fn the_strict_form_drops_only_the_0_3_fields_and_dates_survive_unchanged_rebuild
     assert_eq!(CardDoc::new(&card).since(Some(&doc)).modified, UNIX_EPOCH);
     assert_ne!(CardDoc::new(&json!({"name": "m"})).since(Some(&doc)).modified, UNIX_EPOCH);
 }
+
+#[test]
+fn grpc_interface_is_a_grpc_target() {
+    assert_eq!(super::grpc_target("http://127.0.0.1:8080"), "127.0.0.1:8080");
+    assert_eq!(super::grpc_target("https://gw.example"), "gw.example:443");
+    assert_eq!(super::grpc_target("http://[::1]:9000"), "[::1]:9000");
+}
+
+/// The card a 0.3 client reads carries the gateway's authentication in 0.3 form too (as the reference
+/// SDK merges both forms); the strict 1.0 card only the 1.0 form.
+#[test]
+fn the_0_3_form_carries_authentication_the_strict_form_does_not() {
+    let scheme = json!({"httpAuthSecurityScheme": {"scheme": "Bearer", "bearerFormat": "JWT"}});
+    let security =
+        Security { schemes: json!({"bearer": scheme}), requirements: json!([{"schemes": {"bearer": {"list": []}}}]) };
+    let locked = CardSettings { security: Some(security), ..settings("http://gw") };
+    let doc = CardDoc::new(&gateway_card(&locked, &[]));
+    let hybrid: Value = serde_json::from_slice(&doc.body).unwrap();
+    let bearer = &hybrid["securitySchemes"]["bearer"];
+    assert_eq!(
+        (&bearer["type"], &bearer["scheme"], &bearer["bearerFormat"]),
+        (&json!("http"), &json!("Bearer"), &json!("JWT"))
+    );
+    assert_eq!(bearer["httpAuthSecurityScheme"], scheme["httpAuthSecurityScheme"]);
+    assert_eq!(hybrid["security"], json!([{"bearer": []}]));
+    assert_eq!(hybrid["supportsAuthenticatedExtendedCard"], true);
+    let strict: Value = serde_json::from_slice(&doc.strict).unwrap();
+    assert_eq!(strict["securitySchemes"], json!({"bearer": scheme}));
+    assert!(strict.get("security").is_none() && strict.get("supportsAuthenticatedExtendedCard").is_none());
+}

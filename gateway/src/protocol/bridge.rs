@@ -230,8 +230,8 @@ fn unary_v03(answering: &Answering, body: &[u8]) -> Bytes {
 /// as the 0.3 binding's status and `{"message"}`.
 fn unary_v03_rest(answering: &Answering, status: http::StatusCode, body: &[u8]) -> (http::StatusCode, Bytes) {
     if !status.is_success() {
-        let (status, message) = rest_error_v03(status, body);
-        return (status, Bytes::from(to_json(&serde_json::json!({ "message": message }))));
+        let (status, error) = rest_error_v03(status, body);
+        return (status, Bytes::from(to_json(&error)));
     }
     let translated = serde_json::from_slice::<&serde_json::value::RawValue>(body)
         .map_err(|e| TranslateError::Json(e.to_string()))
@@ -247,17 +247,19 @@ fn unary_v03_rest(answering: &Answering, status: http::StatusCode, body: &[u8]) 
     }
 }
 
-/// A 1.0 HTTP+JSON error (google.rpc.Status with ErrorInfo) as the 0.3 binding's status and message.
-fn rest_error_v03(status: http::StatusCode, body: &[u8]) -> (http::StatusCode, String) {
+/// A 1.0 HTTP+JSON error (google.rpc.Status with ErrorInfo) as the 0.3 binding's status and body.
+fn rest_error_v03(status: http::StatusCode, body: &[u8]) -> (http::StatusCode, Value) {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let error = parsed.as_ref().and_then(|v| v.get("error"));
-    let message = error.and_then(|e| e["message"].as_str()).unwrap_or("the agent failed").to_owned();
+    let message = error.and_then(|e| e["message"].as_str()).unwrap_or("the agent failed");
     let reason = error.and_then(|e| e["details"].as_array()?.iter().find_map(|d| d["reason"].as_str()));
-    let status = match reason.and_then(model::ErrorKind::from_reason).filter(|k| k.known_to_v03()) {
-        Some(kind) => http::StatusCode::from_u16(v03::rest::status_of(kind.code())).unwrap_or(status),
-        None => status,
-    };
-    (status, message)
+    match reason.and_then(model::ErrorKind::from_reason).filter(|k| k.known_to_v03()) {
+        Some(kind) => (
+            http::StatusCode::from_u16(v03::rest::status_of(kind.code())).unwrap_or(status),
+            v03::rest::error_body(kind.code(), message),
+        ),
+        None => (status, serde_json::json!({ "message": message })),
+    }
 }
 
 /// One 1.0 HTTP+JSON stream event (a bare StreamResponse, or an error) as the 0.3 HTTP+JSON event.
@@ -269,9 +271,9 @@ fn event_v03_rest(data: &[u8]) -> Bytes {
     match translated {
         Ok(event) => Bytes::from(to_json(&v03::rest::event_to_rest(event))),
         Err(_) => {
-            let (status, message) = rest_error_v03(http::StatusCode::INTERNAL_SERVER_ERROR, data);
+            let (status, error) = rest_error_v03(http::StatusCode::INTERNAL_SERVER_ERROR, data);
             let code = v03::rest::code_of(status.as_u16(), Operation::SendStreamingMessage);
-            Bytes::from(to_json(&serde_json::json!({"error": {"code": code, "message": message}})))
+            Bytes::from(to_json(&serde_json::json!({"error": {"code": code, "message": error["message"]}})))
         }
     }
 }

@@ -61,7 +61,7 @@ fn mapping(error: &A2aError) -> Mapping {
         A2aError::Parse(_) => Mapping { reason: "INVALID_REQUEST", ..spec(ErrorKind::Parse, "INVALID_ARGUMENT") },
         A2aError::InvalidRequest(_) => spec(ErrorKind::InvalidRequest, "INVALID_ARGUMENT"),
         A2aError::MethodNotFound(_) => spec(ErrorKind::MethodNotFound, "NOT_FOUND"),
-        A2aError::InvalidParams { .. } | A2aError::Validation { .. } => {
+        A2aError::InvalidParams { .. } | A2aError::Validation { .. } | A2aError::SkillUndecided { .. } => {
             spec(ErrorKind::InvalidParams, "INVALID_ARGUMENT")
         }
         // Refusals of the gateway's own policies. JSON-RPC callers get the real HTTP status too: the
@@ -107,6 +107,11 @@ fn mapping(error: &A2aError) -> Mapping {
         },
         A2aError::UnsupportedOperation(_) => spec(ErrorKind::UnsupportedOperation, "FAILED_PRECONDITION"),
         A2aError::VersionNotSupported(_) => spec(ErrorKind::VersionNotSupported, "FAILED_PRECONDITION"),
+        // 415, the HTTP status of an unsupported media type (the table's 400 says less).
+        A2aError::ContentTypeNotSupported(_) => Mapping {
+            http: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ..spec(ErrorKind::ContentTypeNotSupported, "INVALID_ARGUMENT")
+        },
         // 502, not the table's 500: the fault is the agent's, not the gateway's.
         A2aError::InvalidAgentResponse(_) => {
             Mapping { http: StatusCode::BAD_GATEWAY, ..spec(ErrorKind::InvalidAgentResponse, "INTERNAL") }
@@ -191,6 +196,10 @@ pub fn rest_error_body(http: u16, status: &str, message: Value, details: Value) 
 fn error_info(error: &A2aError, m: &Mapping) -> Value {
     let metadata = match error {
         A2aError::InvalidParams { detail: Some(Value::Object(map)), .. } => Value::Object(map.clone()),
+        A2aError::SkillUndecided { candidates, .. } => {
+            let ids: Vec<&str> = candidates.iter().map(|(id, _)| id.as_str()).collect();
+            json!({ "availableSkills": ids.join(",") })
+        }
         A2aError::AgentFailed { request_id, .. } => json!({ "requestId": request_id }),
         A2aError::AgentConnectionLost { task_id, .. } => match task_id {
             Some(id) => json!({ "taskMayExist": "true", "taskId": id }),
@@ -283,14 +292,18 @@ pub fn render_in(error: &A2aError, dialect: Dialect, binding: Binding, rpc_id: O
     let m = mapping(error);
     let message = error.to_string();
     if dialect == Dialect::V03 && binding == Binding::Rest {
-        // 0.3 HTTP+JSON: the SDK's status for the 0.3 error, and `{"message"}`; the gateway's own
-        // errors (authentication, quotas, availability) keep their status.
-        let status = if known_to_v03(m.code) && ErrorKind::from_code(i64::from(m.code)).known_to_v03() {
-            StatusCode::from_u16(v03::rest::status_of(i64::from(m.code))).unwrap_or(m.http)
-        } else {
-            m.http
+        // 0.3 HTTP+JSON: the SDK's status for the 0.3 error, and `{"message", "type"}`; the gateway's
+        // own errors (authentication, quotas, availability) keep their status.
+        let spec_error = known_to_v03(m.code) && ErrorKind::from_code(i64::from(m.code)).known_to_v03();
+        let status = match spec_error {
+            true => StatusCode::from_u16(v03::rest::status_of(i64::from(m.code))).unwrap_or(m.http),
+            false => m.http,
         };
-        return ErrorResponse { status, headers: error_headers(error), body: to_bytes(&json!({ "message": message })) };
+        let body = match spec_error {
+            true => v03::rest::error_body(i64::from(m.code), &message),
+            false => json!({ "message": message }),
+        };
+        return ErrorResponse { status, headers: error_headers(error), body: to_bytes(&body) };
     }
     if dialect == Dialect::V03 {
         let code = if known_to_v03(m.code) { m.code } else { -32603 };

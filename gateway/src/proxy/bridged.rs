@@ -82,10 +82,12 @@ impl Forwarder {
         if status.is_success() {
             self.observers.observe_json(&exchange, &v1, Source::Response);
         }
+        // The agent's own JSON media type: `application/a2a+json` only when it said so (a JSON-RPC
+        // agent says `application/json`, and HTTP+JSON clients and the conformance kit read that).
+        let agent_a2a_json = content_type.as_deref().is_some_and(|t| t.starts_with(crate::protocol::A2A_JSON));
         let content_type = match call.binding {
-            Binding::JsonRpc => "application/json",
-            Binding::Rest if status.is_success() => crate::protocol::A2A_JSON,
-            Binding::Rest => "application/json",
+            Binding::Rest if status.is_success() && agent_a2a_json => crate::protocol::A2A_JSON,
+            Binding::JsonRpc | Binding::Rest => "application/json",
         };
         out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         Ok(build_response(status, out_headers, Body::from(v1)))

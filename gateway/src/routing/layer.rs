@@ -93,6 +93,7 @@ where
                     }),
                 };
                 let route = router.route(&call).await?;
+                claim_context(state.directory.as_ref(), owner.as_ref(), &call, &route).await?;
                 let info = request.extensions().get::<RequestInfo>().cloned();
                 if let Some(decision) = &route.decision {
                     metrics::counter!(crate::metrics::SKILL_RESOLUTIONS, "rule" => decision.rule()).increment(1);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_core::{A2aError, Binding, RequestInfo};
+use a2a_core::{A2aError, Binding, Dialect, Operation, RequestInfo};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -95,6 +95,7 @@ where
             let (parts, body) = request.into_parts();
             let binding = binding_of(&parts.method, parts.uri.path());
             let read = read_body_in_time(&parts.headers, body, max_body, body_timeout).await;
+            let read = read.and_then(|b| super::media_type::check(&parts.method, &parts.headers, &b).map(|()| b));
             let bytes = match read.and_then(|b| crate::protocol::json_limits::check_depth(&b, max_depth).map(|()| b)) {
                 Ok(bytes) => bytes,
                 Err(error) => {
@@ -113,14 +114,26 @@ where
                 }
             };
             let binding = decoded.call.binding;
+            let context_id = decoded.call.context_id.clone();
             let (result, answering, request_id) = run_inner(inner, parts, decoded, Some(early_ids)).await;
-            let mut response = match result {
-                Ok(response) => bridge::answer(answering, response).await,
-                Err(error) => {
+            let v03_rest_subscribe = answering.dialect == Dialect::V03
+                && binding == Binding::Rest
+                && answering.operation == Operation::SubscribeToTask;
+            let undecided = result.as_ref().err().and_then(|error| {
+                let rpc_id = answering.rpc_id.as_ref();
+                super::undecided::answer(error, answering.operation, binding, rpc_id, context_id.as_deref())
+            });
+            let mut response = match (result, undecided) {
+                (_, Some(rejected)) => bridge::answer(answering, rejected).await,
+                (Ok(response), None) => bridge::answer(answering, response).await,
+                (Err(error), None) => {
                     tracing::debug!(%error, "request refused");
                     render_in(&error, answering.dialect, binding, answering.rpc_id.as_ref()).into_response()
                 }
             };
+            if v03_rest_subscribe {
+                response = v03_rest_subscribe_refusal(response).await;
+            }
             if let Some(id) = request_id {
                 response.headers_mut().insert("x-request-id", id);
             }
@@ -213,17 +226,23 @@ where
     // The caller's grpc-timeout bounds the whole call, its stream included; the call itself runs on
     // inside to its end (as for a caller that hangs up).
     let deadline = grpc::deadline::of(&parts.headers).map(|d| tokio::time::Instant::now() + d);
+    let context_id = decoded.call.context_id.clone();
     let run = run_inner(inner, parts, decoded, None);
-    let (result, _, request_id) = match deadline {
+    let (result, answering, request_id) = match deadline {
         None => run.await,
         Some(at) => match tokio::time::timeout_at(at, run).await {
             Ok(done) => done,
             Err(_) => return Ok(grpc::front::status_response(&grpc::deadline::exceeded())),
         },
     };
-    let mut response = match result {
-        Ok(response) => grpc::front::answer(&method, response, deadline).await,
-        Err(error) => {
+    let undecided = result.as_ref().err().and_then(|error| {
+        let rpc_id = answering.rpc_id.as_ref();
+        super::undecided::answer(error, answering.operation, Binding::JsonRpc, rpc_id, context_id.as_deref())
+    });
+    let mut response = match (result, undecided) {
+        (_, Some(rejected)) => grpc::front::answer(&method, rejected, deadline).await,
+        (Ok(response), None) => grpc::front::answer(&method, response, deadline).await,
+        (Err(error), None) => {
             tracing::debug!(%error, "gRPC request refused");
             grpc::front::refusal(&error)
         }
@@ -298,6 +317,30 @@ async fn settle_abandoned(response: Response<Body>) {
         }
     })
     .await;
+}
+
+/// A 0.3 HTTP+JSON `:subscribe` refused with an A2A error (the task is unknown, or has ended): the
+/// 0.3 SDK's server answers `200 text/event-stream` and ends the stream without an event, which its
+/// client reads as a subscription that is over; an error status instead makes that client fail
+/// ("expected text/event-stream") where it works against the SDK's server. The error stays readable
+/// as an SSE comment, which clients ignore. The gateway's own refusals (401, 403, 429, 503) keep
+/// their status.
+async fn v03_rest_subscribe_refusal(response: Response<Body>) -> Response<Body> {
+    if !matches!(response.status().as_u16(), 400 | 404 | 409 | 422 | 501) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let bytes = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+    let message = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|error| error["message"].as_str().map(|m| m.replace(['\r', '\n'], " ")))
+        .unwrap_or_default();
+    let comment = format!(": error {}: {message}\n\n", parts.status.as_u16());
+    parts.status = http::StatusCode::OK;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
+    parts.headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Response::from_parts(parts, Body::from(comment))
 }
 
 /// The binding a request uses, known from its method and path alone (before the body is read).

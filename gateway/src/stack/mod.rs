@@ -5,6 +5,8 @@
 
 mod forward;
 mod front;
+mod media_type;
+mod undecided;
 
 pub use self::forward::ForwardService;
 pub use self::front::{DecodeLayer, DecodeService};

@@ -61,6 +61,19 @@ redis.call('EXPIRE', KEYS[1], ttl)
 return 1
 ";
 
+/// Claims an unseen context for an owner (KEYS: context; ARGV: backend, owner, skill, ttl seconds;
+/// owner and skill written like RECORD's). Returns 1 when the context is now the owner's, 0 when
+/// another owner holds it.
+const CLAIM: &str = r"
+if redis.call('HSETNX', KEYS[1], 'b', ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'o', ARGV[2], 'k', ARGV[3])
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+  return 1
+end
+if redis.call('HGET', KEYS[1], 'o') == ARGV[2] then return 1 end
+return 0
+";
+
 /// How many sightings may wait for the writer; past it they are dropped (and counted).
 const QUEUE: usize = 16_384;
 /// The most sightings sent in one pipeline.
@@ -223,6 +236,38 @@ impl TaskDirectory for RedisDirectory {
         }
         let context_id = context_id.to_owned();
         async move { self.context_uncached(&context_id).await }.boxed()
+    }
+
+    fn claim_context(&self, context_id: &str, entry: ContextEntry) -> BoxFuture<'_, Lookup<bool>> {
+        if let Some(cached) = self.contexts.get(context_id) {
+            // A context's owner never changes: what this replica knows settles it.
+            return futures::future::ready(Ok(cached.value.owner == entry.owner)).boxed();
+        }
+        let context_id = context_id.to_owned();
+        async move {
+            let mut claim = redis::cmd("EVAL");
+            claim
+                .arg(CLAIM)
+                .arg(1)
+                .arg(self.redis.key(&format!("ctx:{context_id}")))
+                .arg(&*entry.backend)
+                .arg(encode(entry.owner.as_deref()))
+                .arg(encode(entry.skill.as_deref()))
+                .arg(self.ttl.as_secs().max(1));
+            match self.redis.query::<i64>(&claim).await {
+                Ok(1) => {
+                    self.contexts.insert(context_id, Cached { value: entry, at: Instant::now() });
+                    Ok(true)
+                }
+                Ok(_) => Ok(false),
+                // Answering from this replica's state (when the operator chose it): claimed here.
+                Err(error) => self.degrade(error, || {
+                    self.contexts.insert(context_id, Cached { value: entry, at: Instant::now() });
+                    true
+                }),
+            }
+        }
+        .boxed()
     }
 
     fn record(&self, sighting: &Sighting<'_>) {

@@ -343,6 +343,37 @@ pub fn card_from_v1(card: model::AgentCard) -> AgentCard {
     }
 }
 
+/// Adds the 0.3 form of a 1.0 card's authentication to the card served to clients that may be 0.3
+/// (as the reference SDK merges its 0.3 card into the 1.0 one): every security scheme also carries
+/// its `type`-tagged 0.3 fields beside the 1.0 member (`{"httpAuthSecurityScheme": {…}, "type":
+/// "http", "scheme": "bearer"}`), the requirements are listed again as `security`, and an extended
+/// card is announced as `supportsAuthenticatedExtendedCard`. Without them a 0.3 client reads "no
+/// authentication required". The strict 1.0 card never carries them (its schema allows neither).
+pub fn add_v03_security(card: &mut Value) {
+    let Value::Object(map) = card else { return };
+    if let Some(Value::Object(schemes)) = map.get_mut("securitySchemes") {
+        for scheme in schemes.values_mut() {
+            let Value::Object(v03) = security_scheme_from_v1(scheme.clone()) else { continue };
+            let Value::Object(entry) = scheme else { continue };
+            if v03.contains_key("type") {
+                for (key, value) in v03 {
+                    entry.entry(key).or_insert(value);
+                }
+            }
+        }
+    }
+    let requirements = map.get("securityRequirements").cloned().map(serde_json::from_value::<Vec<SecurityRequirement>>);
+    if let Some(Ok(requirements)) = requirements
+        && !requirements.is_empty()
+    {
+        let security = requirements_from_v1(requirements);
+        map.insert("security".into(), serde_json::to_value(security).unwrap_or(Value::Null));
+    }
+    if map.get("capabilities").and_then(|c| c.get("extendedAgentCard")) == Some(&Value::Bool(true)) {
+        map.insert("supportsAuthenticatedExtendedCard".into(), Value::Bool(true));
+    }
+}
+
 /// The card the reference SDK serves to both generations: the 1.0 card plus the 0.3 top-level
 /// interface fields (`url`, `preferredTransport`, `protocolVersion`, `additionalInterfaces`), taken
 /// from its 0.x interfaces (or from all of them when it has none).

@@ -20,8 +20,8 @@ pub mod rest;
 mod results;
 
 pub use card::{
-    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, DEFAULT_VERSION, card_from_v1, card_to_v1, hybrid_card,
-    security_scheme_from_v1, security_scheme_to_v1,
+    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, DEFAULT_VERSION, add_v03_security, card_from_v1,
+    card_to_v1, hybrid_card, security_scheme_from_v1, security_scheme_to_v1,
 };
 pub use enums::{Role, TaskState};
 pub use error::{Error03, error_from_v1, error_to_v1};

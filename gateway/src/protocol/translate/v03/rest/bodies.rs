@@ -332,6 +332,8 @@ pub(super) fn configuration_to_rpc(value: Value) -> Result<Value, TranslateError
     if let Some(push) = take(&mut from, "pushNotification")?.or(take(&mut from, "pushNotificationConfig")?) {
         out.insert("pushNotificationConfig".into(), push);
     }
+    // ProtoJSON leaves out a false `blocking`: absent, the caller asked not to wait.
+    out.entry("blocking").or_insert(Value::Bool(false));
     Ok(Value::Object(out))
 }
 
@@ -339,6 +341,10 @@ pub(super) fn configuration_to_rest(value: Value) -> Value {
     let Value::Object(mut from) = value else { return value };
     if let Some(push) = from.remove("pushNotificationConfig") {
         from.insert("pushNotification".into(), push);
+    }
+    // JSON-RPC's absent (or null) `blocking` waits; in this binding absent means not to.
+    if !from.get("blocking").is_some_and(Value::is_boolean) {
+        from.insert("blocking".into(), Value::Bool(true));
     }
     Value::Object(from)
 }

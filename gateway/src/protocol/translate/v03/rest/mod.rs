@@ -16,5 +16,5 @@ mod routes;
 mod tests;
 
 pub use bodies::{event_to_rest, event_to_rpc, message_to_rest, message_to_rpc, result_to_rest, result_to_rpc};
-pub use errors::{code_of, status_of};
+pub use errors::{code_of, error_body, status_of};
 pub use routes::{Route, params_of, request_to_rest};

@@ -92,7 +92,14 @@ pub fn params_of(
             let message = message.ok_or_else(|| TranslateError::invalid("/message", "'message' is required"))?;
             let mut params = Map::new();
             params.insert("message".into(), message_to_rpc(message, "/message")?);
-            if let Some(configuration) = take(&mut body, "configuration")? {
+            // A send's absent `blocking` is proto3's false here (the SDK's 0.3 server answers at
+            // once), and true in JSON-RPC: it is always written out.
+            let configuration = take(&mut body, "configuration")?;
+            let configuration = match route {
+                Route::Send => Some(configuration.unwrap_or_else(|| json!({}))),
+                _ => configuration,
+            };
+            if let Some(configuration) = configuration {
                 params.insert("configuration".into(), configuration_to_rpc(configuration)?);
             }
             if let Some(metadata) = take(&mut body, "metadata")? {
@@ -209,7 +216,13 @@ pub fn request_to_rest(operation: Operation, params: Value) -> Result<(Method, S
             if let Some(message) = from.remove("message") {
                 body.insert("message".into(), message_to_rest(message));
             }
-            if let Some(configuration) = from.remove("configuration") {
+            // A send's absent `blocking` means true in JSON-RPC, false here: it is written out.
+            let configuration = from.remove("configuration");
+            let configuration = match operation {
+                Operation::SendMessage => Some(configuration.unwrap_or_else(|| json!({}))),
+                _ => configuration,
+            };
+            if let Some(configuration) = configuration {
                 body.insert("configuration".into(), configuration_to_rest(configuration));
             }
             if let Some(metadata) = from.remove("metadata") {

@@ -92,3 +92,26 @@ fn answers_travel_both_ways() {
     assert_eq!(result_to_rpc(Operation::GetTaskPushNotificationConfig, rest).expect("rpc"), config);
     assert_eq!((status_of(-32001), code_of(404, Operation::GetTask)), (404, -32001));
 }
+
+/// ProtoJSON leaves a false `blocking` out, and the SDK's 0.3 server answers such a send at once
+/// (`tests/fixtures/wire-samples/rest-0.3.26-30-send-without-blocking-answers-at-once.txt`: no
+/// `configuration`, the task comes back submitted); JSON-RPC's absent `blocking` waits. So a send
+/// is translated with `blocking` written out, both ways.
+#[test]
+fn a_send_without_blocking_does_not_wait_in_either_direction() {
+    let capture = std::fs::read_to_string(
+        a2a_e2e::repo_root()
+            .join("tests/fixtures/wire-samples/rest-0.3.26-30-send-without-blocking-answers-at-once.txt"),
+    )
+    .expect("capture");
+    assert!(!capture.contains("blocking") && capture.contains("TASK_STATE_SUBMITTED"), "{capture}");
+    let body = json!({"message": {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "hi"}]}});
+    let Value::Object(body) = body else { unreachable!() };
+    let params = params_of(&Route::Send, body.clone(), None).unwrap();
+    assert_eq!(params["configuration"]["blocking"], false, "{params}");
+    let params = params_of(&Route::Stream, body, None).unwrap();
+    assert!(params.get("configuration").is_none(), "a stream has nothing to wait for: {params}");
+    let rpc = json!({"message": {"messageId": "m", "role": "user", "parts": [{"kind": "text", "text": "hi"}]}});
+    let (_, _, rest) = request_to_rest(Operation::SendMessage, rpc).unwrap();
+    assert_eq!(rest.unwrap()["configuration"]["blocking"], true);
+}
