@@ -122,6 +122,10 @@ pub struct BackendStatus {
     /// `probing` (half-open: one request at a time tries it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ejected: Option<&'static str>,
+    /// A self-registered agent's grant: the credential that registered it and the skills it may
+    /// offer (`skills` above are those of its card the grant allows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill_grant: Option<config::SkillGrant>,
 }
 
 pub struct Registry {
@@ -324,23 +328,18 @@ impl Registry {
     pub fn status(&self) -> Vec<BackendStatus> {
         let snapshot = self.snapshot();
         let Ok(states) = self.states.lock() else { return Vec::new() };
+        let granted = granted_cards(&states);
         states
             .iter()
-            .map(|state| {
+            .zip(&granted)
+            .map(|(state, card)| {
                 let backend = snapshot.backend(&state.config.name);
                 let dialect = state.card.as_ref().map(|_| match backend.map(|b| b.dialect) {
                     Some(Dialect::V03) => "0.3",
                     Some(Dialect::Early) => "early",
                     _ => "1.0",
                 });
-                let skills = state
-                    .card
-                    .as_deref()
-                    .and_then(|c| c.get("skills")?.as_array())
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|s| Some(s.get("id")?.as_str()?.to_string()))
-                    .collect();
+                let skills = card.as_deref().map(|c| skill_ids(c).collect()).unwrap_or_default();
                 BackendStatus {
                     name: state.config.name.clone(),
                     url: state.config.url.clone(),
@@ -352,6 +351,7 @@ impl Registry {
                     last_card_error: state.last_error.clone(),
                     consecutive_failures: state.failures,
                     ejected: state.ejection.map(|e| if e.half_open { "probing" } else { "request_failures" }),
+                    skill_grant: state.config.skill_grant.as_deref().cloned(),
                 }
             })
             .collect()
@@ -511,7 +511,7 @@ impl SkillCatalog for RegistryCatalog {
 mod agent_card;
 mod snapshot;
 
-pub use self::agent_card::probe_card;
+pub use self::agent_card::{endpoints, probe_card};
 use self::agent_card::*;
 pub use self::snapshot::Snapshot;
 use self::snapshot::*;

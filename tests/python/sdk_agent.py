@@ -6,6 +6,7 @@ implementation's wire behaviour rather than a hand-written imitation.
 
     python sdk_agent.py --port N [--host 127.0.0.1] [--kind echo|clarify|slow]
                         [--name NAME] [--v03] [--grpc-only] [--duration SECONDS] [--log-level LEVEL]
+                        [--extra-skill ID ...]
 
 Endpoints on http://HOST:PORT:
     GET  /.well-known/agent-card.json   the card
@@ -22,6 +23,9 @@ Kinds and their skill ids:
                         with an artifact "answer" holding the follow-up text
     slow    py-slow     working for --duration seconds (default 10) with a status update every
                         second, then artifact "slow" and completed; cancel ends it as canceled
+
+--extra-skill ID (repeatable) lists further skills on the card, served like the kind's own (a
+card claiming another backend's skill, for the registration tests).
 
 Once the server accepts connections it prints exactly one line to stdout,
 `READY http://HOST:PORT` (the real port, also with --port 0), and flushes. Logs go to stderr.
@@ -171,7 +175,12 @@ class SlowExecutor(BaseExecutor):
 
 
 def build_card(
-    kind: str, name: str, base_url: str, v03: bool, grpc_url: str | None = None
+    kind: str,
+    name: str,
+    base_url: str,
+    v03: bool,
+    grpc_url: str | None = None,
+    extra_skills: tuple[str, ...] = (),
 ) -> AgentCard:
     spec = KINDS[kind]
     jsonrpc_url, rest_url = f'{base_url}{JSONRPC_PATH}', f'{base_url}{REST_PATH}'
@@ -217,6 +226,10 @@ def build_card(
                 tags=['test', kind],
                 examples=list(spec.examples),
             )
+        ]
+        + [
+            AgentSkill(id=extra, name=extra, description=spec.description, tags=['test', kind])
+            for extra in extra_skills
         ],
     )
 
@@ -264,6 +277,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--duration', type=float, default=10.0, help='slow kind: seconds of work (default 10)'
     )
     p.add_argument('--log-level', default='warning', help='uvicorn/SDK log level (default warning)')
+    p.add_argument(
+        '--extra-skill', action='append', default=[], help='another skill id for the card'
+    )
     p.add_argument('--register', metavar='ADMIN_URL', help="a gateway's admin listener to join")
     p.add_argument('--register-name', help='the backend name to register as')
     p.add_argument('--register-key-file', help='file holding the registration key')
@@ -331,7 +347,7 @@ async def serve(args: argparse.Namespace) -> None:
         grpc_server = grpc.aio.server()
         grpc_port = grpc_server.add_insecure_port(f'{url_host}:0')
         grpc_url = f'http://{url_host}:{grpc_port}'
-    card = build_card(args.kind, name, base_url, args.v03, grpc_url)
+    card = build_card(args.kind, name, base_url, args.v03, grpc_url, tuple(args.extra_skill))
     handler = DefaultRequestHandler(
         agent_executor=make_executor(args.kind, args.duration),
         task_store=InMemoryTaskStore(),

@@ -18,6 +18,11 @@ pub struct AdminConfig {
     /// Required when `auth` has `jwt` or `introspection`: an issuer's every token is not an admin.
     #[serde(default)]
     pub required_scope: Option<String>,
+    /// Further `Host` names the admin API answers to (`ops.internal`, `ops.internal:9443`), besides
+    /// the admin listener's own address (and `localhost` when it is bound to loopback). Requests
+    /// naming any other host are refused: a DNS-rebinding page cannot reach the API.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
     /// Agents that may register themselves at `/admin/v1/registrations`.
     #[serde(default)]
     pub registration: Option<RegistrationConfig>,
@@ -47,7 +52,7 @@ pub struct RegistrationCredential {
     /// The key's id, as printed by `a2a-gateway hash-key --id <id>`.
     pub id: String,
     /// `sha256$<salt>$<hash>` of the key.
-    pub hash: String,
+    pub hash: a2a_policies::auth::Secret,
     /// Backend names this credential may register; `*` matches any run of characters
     /// (`team-a-*`).
     pub names: Vec<String>,
@@ -58,6 +63,26 @@ pub struct RegistrationCredential {
     /// link-local …; cloud metadata only when listed by itself): `10.0.0.0/8`, `127.0.0.1`.
     #[serde(default)]
     pub allow_addresses: Vec<String>,
+    /// Skill ids the agents registered with this credential may offer; `*` matches any run of
+    /// characters (`team-a-*`). A card claiming any other skill is refused at registration, and a
+    /// card changed later loses the skills it was not granted.
+    pub skills: Vec<String>,
+    /// Of `skills`, those the agents may offer although a file-configured or admin-registered
+    /// backend serves them too (joining its load balancing). Default none: a self-registered
+    /// agent cannot take over another backend's skill.
+    #[serde(default)]
+    pub shared_skills: Vec<String>,
+}
+
+impl RegistrationCredential {
+    /// The grant an agent registered with this credential carries.
+    pub fn skill_grant(&self) -> crate::config::SkillGrant {
+        crate::config::SkillGrant {
+            credential: self.id.clone(),
+            skills: self.skills.clone(),
+            shared_skills: self.shared_skills.clone(),
+        }
+    }
 }
 
 impl AdminConfig {
@@ -84,6 +109,12 @@ impl AdminConfig {
                 let at = |key: &str| format!("admin.registration.credentials[{i}].{key}");
                 if credential.names.is_empty() {
                     return Err((at("names"), "list at least one name pattern".into()));
+                }
+                if credential.skills.is_empty() {
+                    return Err((at("skills"), "list at least one skill id pattern".into()));
+                }
+                if let Some(bad) = credential.shared_skills.iter().find(|s| !credential.skills.iter().any(|p| glob_match(p, s))) {
+                    return Err((at("shared_skills"), format!("'{bad}' is not granted by skills")));
                 }
                 if credential.origins.is_empty() {
                     return Err((at("origins"), "list at least one origin pattern".into()));
