@@ -511,8 +511,8 @@ impl SkillCatalog for RegistryCatalog {
 mod agent_card;
 mod snapshot;
 
-pub use self::agent_card::{endpoints, probe_card};
 use self::agent_card::*;
+pub use self::agent_card::{endpoints, probe_card};
 pub use self::snapshot::Snapshot;
 use self::snapshot::*;
 

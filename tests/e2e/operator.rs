@@ -61,9 +61,12 @@ async fn a_registered_agent_cannot_take_over_a_skill_it_was_not_granted() {
 
     // Other callers' echo messages all reach the file backend.
     for i in 0..6 {
-        let answer =
-            rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message(&format!("m{i}"), Some("echo"))}))
-                .await;
+        let answer = rpc(
+            &format!("{}/", gw.url),
+            "SendMessage",
+            json!({"message": text_message(&format!("m{i}"), Some("echo"))}),
+        )
+        .await;
         assert!(answer["result"]["task"]["id"].is_string(), "{answer}");
     }
     let backends = task_backends(&admin).await;
@@ -91,8 +94,7 @@ async fn card_path_cannot_steer_the_registration_probe() {
     let echo = example_agent(BIN, "echo", &[]).await;
     let agent = python_agent("echo", &[]).await;
     let (key, hash) = new_key("team-a");
-    let extra =
-        format!("admin:\n  registration:\n    credentials:\n{}", credential("team-a", &hash, "['py-*']", "[]"));
+    let extra = format!("admin:\n  registration:\n    credentials:\n{}", credential("team-a", &hash, "['py-*']", "[]"));
     let gw = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
     let url = format!("{}/admin/v1/registrations", gw.admin.clone().unwrap());
     let other = echo.url.trim_start_matches("http://");
@@ -140,7 +142,8 @@ async fn a_web_page_cannot_drive_the_admin_api() {
     let review = example_agent(BIN, "review", &[]).await;
     let (key, hash) = new_key("ops");
     let open = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
-    let with_auth = format!("admin:\n  auth:\n    api_keys:\n      keys:\n        - {{id: ops, hash: '{hash}', caller: ops}}\n");
+    let with_auth =
+        format!("admin:\n  auth:\n    api_keys:\n      keys:\n        - {{id: ops, hash: '{hash}', caller: ops}}\n");
     let guarded = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], &with_auth)).await;
     let register = json!({"name": "review", "url": review.url}).to_string();
     let bearer = format!("Bearer {key}");
@@ -154,13 +157,14 @@ async fn a_web_page_cannot_drive_the_admin_api() {
             }
             all
         };
-        let call = |method: &'static str, path: &'static str, headers: Vec<(&'static str, String)>, body: Option<String>| {
-            let url = format!("{admin}{path}");
-            async move {
-                let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
-                admin_raw(method, &url, &headers, body.as_deref()).await
-            }
-        };
+        let call =
+            |method: &'static str, path: &'static str, headers: Vec<(&'static str, String)>, body: Option<String>| {
+                let url = format!("{admin}{path}");
+                async move {
+                    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+                    admin_raw(method, &url, &headers, body.as_deref()).await
+                }
+            };
         // A form-like cross-site POST (a simple request: no preflight).
         let (status, body) = call(
             "POST",
@@ -188,7 +192,8 @@ async fn a_web_page_cannot_drive_the_admin_api() {
         let (status, _) = call("GET", "/admin/", with(&[("host", format!("evil.example:{port}"))]), None).await;
         assert_eq!(status, 403, "the status page too");
         // The operator's own calls still work: the listener's address or localhost, JSON bodies.
-        let (status, body) = call("GET", "/admin/v1/tasks?all=true", with(&[("host", format!("localhost:{port}"))]), None).await;
+        let (status, body) =
+            call("GET", "/admin/v1/tasks?all=true", with(&[("host", format!("localhost:{port}"))]), None).await;
         assert_eq!(status, 200, "{body}");
         let (status, body) = call(
             "POST",
@@ -239,4 +244,75 @@ async fn an_issuer_cannot_take_a_reserved_authority_name() {
         std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
         assert!(stderr.contains("reserved"), "{stderr}");
     }
+}
+
+/// Finding 4: `/admin/v1/config` shows no secret, whatever its field is called: the audit chain
+/// key, an issuer's shared secret, a backend's bearer token, key hashes — all `[redacted]`.
+#[tokio::test]
+async fn the_effective_config_shows_no_secret() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let audit = std::env::temp_dir().join(format!("a2a-redact-audit-{}.jsonl", uuid::Uuid::new_v4().simple()));
+    let _audit = a2a_e2e::TempFile(audit.clone());
+    let (_, hash) = new_key("team-a");
+    let chain_key = "chain-key-0123456789abcdef0123456789abcdef";
+    let hs256 = "hs256-secret-0123456789abcdef0123456789";
+    let extra = format!(
+        "audit:\n  chain_key: '{chain_key}'\n  file: {{path: '{}'}}\nauth:\n  jwt:\n    issuers:\n      - issuer: https://idp.example\n        audiences: [gw]\n        hs256_secret: '{hs256}'\nadmin:\n  registration:\n    credentials:\n{}",
+        audit.display(),
+        credential("team-a", &hash, "['py-*']", "[]"),
+    );
+    let yaml = config(&[("echo", &echo.url)], &extra).replace(
+        &format!("    url: {}\n", echo.url),
+        &format!("    url: {}\n    auth: {{bearer: backend-token-xyz}}\n", echo.url),
+    );
+    let gw = a2a_e2e::gateway(BIN, &yaml).await;
+    let (status, effective) =
+        admin_call("GET", &format!("{}/admin/v1/config", gw.admin.clone().unwrap()), None, None).await;
+    assert_eq!(status, 200, "{effective}");
+    let text = effective.to_string();
+    for secret in [chain_key, hs256, "backend-token-xyz", &hash] {
+        assert!(!text.contains(secret), "{secret} is shown: {text}");
+    }
+    assert_eq!(effective["file"]["audit"]["chain_key"], "[redacted]", "{text}");
+    assert_eq!(effective["file"]["auth"]["jwt"]["issuers"][0]["issuer"], "https://idp.example", "{text}");
+}
+
+/// Admission probes: an a2a-sdk agent whose card offers HTTP+JSON that it does not serve is
+/// refused before it takes any traffic, with the reason in the answer and in the admin API; an
+/// agent whose every binding answers is admitted, and its refusal is forgotten.
+#[tokio::test]
+async fn an_agent_failing_its_admission_probe_stays_out_of_routing() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let liar = python_agent("echo", &["--unserved-rest"]).await;
+    let honest = python_agent("echo", &[]).await;
+    let (key, hash) = new_key("team-a");
+    let extra = format!("admin:\n  registration:\n    credentials:\n{}", credential("team-a", &hash, "['py-*']", "[]"));
+    let gw = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
+    let admin = gw.admin.clone().unwrap();
+    let url = format!("{admin}/admin/v1/registrations");
+    wait_for_skills(&gw.url, &["echo"]).await;
+
+    let (status, answer) =
+        admin_call("POST", &url, Some(&key), Some(json!({"name": "team-a-py", "url": liar.url}))).await;
+    assert_eq!(status, 422, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("admission probe") && message.contains("HTTP+JSON"), "{answer}");
+    let (_, list) = admin_call("GET", &format!("{admin}/admin/v1/backends"), None, None).await;
+    assert_eq!(list["backends"].as_array().map(Vec::len), Some(1), "never in routing: {list}");
+    let refused = &list["refused_agents"][0];
+    assert_eq!(
+        (refused["name"].as_str(), refused["credential"].as_str()),
+        (Some("team-a-py"), Some("team-a")),
+        "{list}"
+    );
+    assert!(refused["reason"].as_str().unwrap_or_default().contains("HTTP+JSON"), "{list}");
+    let card = a2a_e2e::get_json(&format!("{}/.well-known/agent-card.json", gw.url)).await.1;
+    assert!(!card.to_string().contains("py-echo"), "the refused agent's skill is not offered: {card}");
+
+    let (status, answer) =
+        admin_call("POST", &url, Some(&key), Some(json!({"name": "team-a-py", "url": honest.url}))).await;
+    assert_eq!(status, 201, "{answer}");
+    wait_for_skills(&gw.url, &["echo", "py-echo"]).await;
+    let (_, list) = admin_call("GET", &format!("{admin}/admin/v1/backends"), None, None).await;
+    assert_eq!(list["refused_agents"], json!([]), "{list}");
 }

@@ -6,7 +6,7 @@ implementation's wire behaviour rather than a hand-written imitation.
 
     python sdk_agent.py --port N [--host 127.0.0.1] [--kind echo|clarify|slow]
                         [--name NAME] [--v03] [--grpc-only] [--duration SECONDS] [--log-level LEVEL]
-                        [--extra-skill ID ...]
+                        [--extra-skill ID ...] [--unserved-rest]
 
 Endpoints on http://HOST:PORT:
     GET  /.well-known/agent-card.json   the card
@@ -23,6 +23,9 @@ Kinds and their skill ids:
                         with an artifact "answer" holding the follow-up text
     slow    py-slow     working for --duration seconds (default 10) with a status update every
                         second, then artifact "slow" and completed; cancel ends it as canceled
+
+--unserved-rest lists the HTTP+JSON interface on the card without serving it (a card offering a
+binding the agent does not serve, for the admission-probe tests).
 
 --extra-skill ID (repeatable) lists further skills on the card, served like the kind's own (a
 card claiming another backend's skill, for the registration tests).
@@ -235,7 +238,11 @@ def build_card(
 
 
 def build_app(
-    card: AgentCard, handler: DefaultRequestHandler, v03: bool, grpc_only: bool
+    card: AgentCard,
+    handler: DefaultRequestHandler,
+    v03: bool,
+    grpc_only: bool,
+    serve_rest: bool = True,
 ) -> Starlette:
 
     @contextlib.asynccontextmanager
@@ -246,10 +253,9 @@ def build_app(
 
     routes = [*create_agent_card_routes(card, card_url=CARD_PATH)]
     if not grpc_only:
-        routes += [
-            *create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=v03),
-            *create_rest_routes(handler, enable_v0_3_compat=v03, path_prefix=REST_PATH),
-        ]
+        routes += [*create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=v03)]
+        if serve_rest:
+            routes += [*create_rest_routes(handler, enable_v0_3_compat=v03, path_prefix=REST_PATH)]
     return Starlette(routes=routes, lifespan=lifespan)
 
 
@@ -279,6 +285,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument('--log-level', default='warning', help='uvicorn/SDK log level (default warning)')
     p.add_argument(
         '--extra-skill', action='append', default=[], help='another skill id for the card'
+    )
+    p.add_argument(
+        '--unserved-rest', action='store_true', help='list HTTP+JSON on the card, do not serve it'
     )
     p.add_argument('--register', metavar='ADMIN_URL', help="a gateway's admin listener to join")
     p.add_argument('--register-name', help='the backend name to register as')
@@ -356,7 +365,7 @@ async def serve(args: argparse.Namespace) -> None:
     if grpc_server is not None:
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
         await grpc_server.start()
-    app = build_app(card, handler, args.v03, args.grpc_only)
+    app = build_app(card, handler, args.v03, args.grpc_only, not args.unserved_rest)
     config = uvicorn.Config(
         app,
         log_level=args.log_level,

@@ -16,7 +16,12 @@ const MAX_ANSWER: usize = 64 * 1024;
 
 /// Probes each endpoint of the agent at `base` whose card is `card`; the bindings that answered,
 /// or why one did not.
-pub async fn probe(client: &reqwest::Client, base: &Url, card: &Value, timeout: Duration) -> Result<Vec<String>, String> {
+pub async fn probe(
+    client: &reqwest::Client,
+    base: &Url,
+    card: &Value,
+    timeout: Duration,
+) -> Result<Vec<String>, String> {
     let (dialect, jsonrpc, rest) = crate::registry::endpoints(card, base);
     let unknown = format!("a2a-gateway-admission-{}", uuid::Uuid::new_v4().simple());
     let mut probed = Vec::new();
@@ -60,8 +65,17 @@ async fn probe_rest(
     let prefix = if dialect == Dialect::V1 { "" } else { "/v1" };
     let mut url = base;
     url.set_path(&format!("{}{prefix}/tasks/{unknown}", url.path().trim_end_matches('/')));
-    let (status, _) = send(client.get(url), dialect, timeout).await?;
-    if status == 404 { Ok(()) } else { Err(format!("GetTask of an unknown task answered HTTP {status}, not 404")) }
+    let (status, body) = send(client.get(url), dialect, timeout).await?;
+    if status != 404 {
+        return Err(format!("GetTask of an unknown task answered HTTP {status}, not 404"));
+    }
+    // A bare 404 is also what a missing route answers: the error must say the task is unknown
+    // (1.0: a google.rpc.Status with ErrorInfo reason TASK_NOT_FOUND).
+    let text = String::from_utf8_lossy(&body);
+    if dialect == Dialect::V1 && !text.contains("TASK_NOT_FOUND") {
+        return Err("GetTask of an unknown task answered 404 without TASK_NOT_FOUND: no A2A endpoint there".into());
+    }
+    Ok(())
 }
 
 /// Sends a probe with the dialect's version header; its status and (capped) body.

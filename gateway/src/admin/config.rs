@@ -113,7 +113,9 @@ impl AdminConfig {
                 if credential.skills.is_empty() {
                     return Err((at("skills"), "list at least one skill id pattern".into()));
                 }
-                if let Some(bad) = credential.shared_skills.iter().find(|s| !credential.skills.iter().any(|p| glob_match(p, s))) {
+                if let Some(bad) =
+                    credential.shared_skills.iter().find(|s| !credential.skills.iter().any(|p| glob_match(p, s)))
+                {
                     return Err((at("shared_skills"), format!("'{bad}' is not granted by skills")));
                 }
                 if credential.origins.is_empty() {

@@ -165,7 +165,8 @@ impl Overlay {
     pub fn refuse_admission(&self, name: &str, credential: &str, reason: &str) {
         let mut refused = self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if refused.len() >= MAX_REFUSED && !refused.contains_key(name) {
-            let oldest = refused.iter().min_by_key(|(_, v)| v["at"].as_str().map(str::to_owned)).map(|(k, _)| k.clone());
+            let oldest =
+                refused.iter().min_by_key(|(_, v)| v["at"].as_str().map(str::to_owned)).map(|(k, _)| k.clone());
             oldest.map(|k| refused.remove(&k));
         }
         let at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();

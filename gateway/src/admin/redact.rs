@@ -46,9 +46,10 @@ fn redact_with(value: &mut Value, schema: Option<&Value>) {
 pub fn is_secret(schema: &Value) -> bool {
     schema.get("writeOnly") == Some(&Value::Bool(true))
         || ["anyOf", "oneOf"].iter().any(|c| {
-            schema.get(*c).and_then(Value::as_array).is_some_and(|branches| {
-                branches.iter().any(|b| b.get("writeOnly") == Some(&Value::Bool(true)))
-            })
+            schema
+                .get(*c)
+                .and_then(Value::as_array)
+                .is_some_and(|branches| branches.iter().any(|b| b.get("writeOnly") == Some(&Value::Bool(true))))
         })
 }
 

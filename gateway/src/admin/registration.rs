@@ -153,7 +153,11 @@ async fn admission(
 /// Refuses a card that claims a skill the credential does not grant, or one a file-configured or
 /// admin-registered backend serves that the grant does not share. Refused rather than trimmed: an
 /// agent admitted with fewer skills than it announces would fail its callers quietly.
-fn check_skills(gateway: &crate::gateway::Gateway, grant: &SkillGrant, card: &serde_json::Value) -> Result<(), AdminError> {
+fn check_skills(
+    gateway: &crate::gateway::Gateway,
+    grant: &SkillGrant,
+    card: &serde_json::Value,
+) -> Result<(), AdminError> {
     let overlay = &gateway.shared.overlay;
     let served: Vec<(String, String)> = gateway
         .registry
@@ -166,7 +170,10 @@ fn check_skills(gateway: &crate::gateway::Gateway, grant: &SkillGrant, card: &se
     for id in ids.filter_map(|s| s.get("id")?.as_str()) {
         let owner = served.iter().find(|(skill, _)| skill == id).map(|(_, backend)| backend);
         if !grant.allows(id, false) {
-            return Err(AdminError::Forbidden(format!("this credential does not grant the skill '{id}' (its skills: {})", grant.skills.join(", "))));
+            return Err(AdminError::Forbidden(format!(
+                "this credential does not grant the skill '{id}' (its skills: {})",
+                grant.skills.join(", ")
+            )));
         }
         if let Some(backend) = owner
             && !grant.allows(id, true)
@@ -213,8 +220,8 @@ fn card_url(base: &Url, card_path: &str) -> Result<Url, AdminError> {
     if card_path.split('/').any(|segment| segment == "..") {
         return Err(bad("no '..' segments"));
     }
-    let url = Url::parse(&format!("{}{card_path}", base.as_str().trim_end_matches('/')))
-        .map_err(|e| bad(&e.to_string()))?;
+    let url =
+        Url::parse(&format!("{}{card_path}", base.as_str().trim_end_matches('/'))).map_err(|e| bad(&e.to_string()))?;
     if url.origin() != base.origin() {
         return Err(bad("must stay on the agent's origin"));
     }

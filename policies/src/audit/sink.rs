@@ -176,8 +176,7 @@ impl SinkHandle {
         self.counters.refused_total.fetch_add(1, Ordering::Relaxed);
         let now = SystemTime::now();
         let mut pending = self.counters.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let refusals =
-            pending.get_or_insert_with(|| Refusals { count: 0, first: now, last: now, reasons: Vec::new() });
+        let refusals = pending.get_or_insert_with(|| Refusals { count: 0, first: now, last: now, reasons: Vec::new() });
         if refusals.count == 0 {
             // The entry may hold only the reasons the writer noted so far.
             refusals.first = now;
@@ -433,11 +432,14 @@ impl Writer {
                 if self.counters.fail_closed {
                     // Why calls are being refused, for the `audit.refused` record.
                     let reason = format!("{}: {error}", self.targets[i].describe());
-                    let mut pending =
-                        self.counters.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut pending = self.counters.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     let now = SystemTime::now();
-                    let refusals = pending
-                        .get_or_insert_with(|| Refusals { count: 0, first: now, last: now, reasons: Vec::new() });
+                    let refusals = pending.get_or_insert_with(|| Refusals {
+                        count: 0,
+                        first: now,
+                        last: now,
+                        reasons: Vec::new(),
+                    });
                     if !refusals.reasons.contains(&reason) && refusals.reasons.len() < 8 {
                         refusals.reasons.push(reason);
                     }
