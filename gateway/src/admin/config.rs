@@ -60,7 +60,8 @@ pub struct RegistrationCredential {
     /// characters (`https://*.agents.internal`, `http://127.0.0.1:*`).
     pub origins: Vec<String>,
     /// Networks the agent's addresses may be in although they are not public (loopback, private,
-    /// link-local …; cloud metadata only when listed by itself): `10.0.0.0/8`, `127.0.0.1`.
+    /// link-local …; cloud metadata only when listed by itself): `10.0.0.0/8`, `127.0.0.1`, or an
+    /// address and port (`127.0.0.1:8080`). The same screen as push webhooks' (`crate::screen`).
     #[serde(default)]
     pub allow_addresses: Vec<String>,
     /// Skill ids the agents registered with this credential may offer; `*` matches any run of
@@ -124,7 +125,9 @@ impl AdminConfig {
                 if let Some(bad) = credential.origins.iter().find(|o| !o.contains("://")) {
                     return Err((at("origins"), format!("'{bad}' is not scheme://host[:port]")));
                 }
-                crate::screen::Screen::parse(&credential.allow_addresses).map_err(|e| (at("allow_addresses"), e))?;
+                for entry in &credential.allow_addresses {
+                    entry.parse::<crate::screen::AllowRule>().map_err(|e| (at("allow_addresses"), e))?;
+                }
             }
         }
         Ok(())

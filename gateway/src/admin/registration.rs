@@ -26,12 +26,12 @@ use super::config::{RegistrationConfig, RegistrationCredential, glob_match};
 use super::overlay::{Origin, Source};
 use super::{Admin, AdminError, Host, audit, change_fleet};
 use crate::config::{Backend, SkillGrant};
-use crate::screen::{Screen, resolve};
+use crate::screen::{AllowRule, ScreenError, ScreenPolicy, SystemResolver, screen_url};
 
 /// The registration credentials of one configuration generation.
 pub struct Registrations {
     authenticator: Authenticator,
-    credentials: Vec<(RegistrationCredential, Screen)>,
+    credentials: Vec<(RegistrationCredential, ScreenPolicy)>,
     heartbeat_ttl: Duration,
 }
 
@@ -40,13 +40,18 @@ impl Registrations {
         let authenticator = Authenticator::new(&config.auth_config(), http, stop)?;
         let mut credentials = Vec::new();
         for credential in &config.credentials {
-            let screen = Screen::parse(&credential.allow_addresses).map_err(anyhow::Error::msg)?;
-            credentials.push((credential.clone(), screen));
+            let allow = credential
+                .allow_addresses
+                .iter()
+                .map(|entry| entry.parse::<AllowRule>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(anyhow::Error::msg)?;
+            credentials.push((credential.clone(), ScreenPolicy { allow_http: true, allow }));
         }
         Ok(Registrations { authenticator, credentials, heartbeat_ttl: config.heartbeat_ttl })
     }
 
-    async fn credential(&self, headers: &HeaderMap) -> Result<&(RegistrationCredential, Screen), AdminError> {
+    async fn credential(&self, headers: &HeaderMap) -> Result<&(RegistrationCredential, ScreenPolicy), AdminError> {
         let caller = self.authenticator.authenticate(headers).await.map_err(|failure| {
             tracing::info!(reason = %failure, "registration refused a credential");
             if failure.presented() { AdminError::InvalidCredentials } else { AdminError::MissingCredentials }
@@ -228,13 +233,14 @@ fn card_url(base: &Url, card_path: &str) -> Result<Url, AdminError> {
     Ok(url)
 }
 
-/// Screens every address the final URL's host resolves to; the addresses to connect to.
-async fn screen_addresses(url: &Url, screen: &Screen) -> Result<Vec<std::net::SocketAddr>, AdminError> {
-    let host = url.host_str().ok_or_else(|| AdminError::BadRequest("url: no host".into()))?;
-    let port = url.port_or_known_default().unwrap_or(80);
-    let addresses = resolve(host, port).await.map_err(AdminError::Unprocessable)?;
-    screen.check_all(&addresses).map_err(|e| AdminError::Forbidden(format!("url: {e}")))?;
-    Ok(addresses.into_iter().map(|ip| std::net::SocketAddr::new(ip, port)).collect())
+/// Screens every address the final URL's host resolves to (the gateway's one address screen,
+/// `crate::screen`); the addresses to connect to.
+async fn screen_addresses(url: &Url, policy: &ScreenPolicy) -> Result<Vec<std::net::SocketAddr>, AdminError> {
+    screen_url(url.as_str(), policy, &SystemResolver).await.map_err(|error| match error {
+        ScreenError::Refused(_) => AdminError::Forbidden(format!("url: {error}")),
+        ScreenError::Unresolved => AdminError::Unprocessable(format!("url: {error}")),
+        _ => AdminError::BadRequest(format!("url: {error}")),
+    })
 }
 
 /// The credential of the agent `name`, if the caller presented the one that registered it.

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::{PushConfig, PushStore, StoredConfig};
 use crate::gateway::Gateway;
 use crate::observers::Exchange;
-use crate::push::screen::{ScreeningResolver, SystemResolver};
+use crate::screen::{ScreeningResolver, SystemResolver};
 
 #[cfg(test)]
 mod tests;
