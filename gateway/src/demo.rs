@@ -40,6 +40,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
             forward_caller_token: false,
             dialect: None,
             skill_grant: None,
+            screen: None,
         });
     }
     let config = Config {

@@ -64,6 +64,9 @@ struct BackendState {
     config: config::Backend,
     base: Url,
     card_url: Url,
+    /// A self-registered agent's card is fetched through its screen; others through the registry's
+    /// client.
+    client: Option<reqwest::Client>,
     card: Option<Arc<Value>>,
     healthy: bool,
     failures: u32,
@@ -182,6 +185,7 @@ impl Registry {
                 config: backend.clone(),
                 base,
                 card_url,
+                client: backend.screen.as_ref().map(screened_client).transpose()?,
                 card: before.and_then(|b| b.card.clone()),
                 healthy: before.is_some_and(|b| b.healthy),
                 failures: before.map_or(0, |b| b.failures),
@@ -412,12 +416,9 @@ impl Registry {
     }
 
     async fn check(&self, index: usize) {
-        let Some((card_url, name)) = self
-            .states
-            .lock()
-            .ok()
-            .and_then(|states| states.get(index).map(|s| (s.card_url.clone(), s.config.name.clone())))
-        else {
+        let Some((card_url, name, client)) = self.states.lock().ok().and_then(|states| {
+            states.get(index).map(|s| (s.card_url.clone(), s.config.name.clone(), s.client.clone()))
+        }) else {
             return;
         };
         // Another replica's ejection (a failing store is not one: this replica judges by itself).
@@ -425,7 +426,8 @@ impl Registry {
             Some(shared) => shared.ejected_for(&name).await.ok().flatten(),
             None => None,
         };
-        let result = self.fetch_card(card_url).await;
+        let client = client.as_ref().unwrap_or(&self.client);
+        let result = fetch_card(client, card_url, self.health.timeout, self.max_card_bytes).await;
         let changed = {
             let Ok(mut states) = self.states.lock() else { return };
             let state = &mut states[index];
@@ -493,10 +495,11 @@ impl Registry {
         };
         let _ = changed;
     }
+}
 
-    async fn fetch_card(&self, url: Url) -> Result<Value, CheckError> {
-        fetch_card(&self.client, url, self.health.timeout, self.max_card_bytes).await
-    }
+/// A client that connects only to addresses `policy` passes, however the name resolves by then.
+fn screened_client(policy: &Arc<crate::screen::ScreenPolicy>) -> anyhow::Result<reqwest::Client> {
+    Ok(crate::screen::client_builder(policy.clone()).build()?)
 }
 
 /// The registry as input validation's skill catalog: always the current snapshot.

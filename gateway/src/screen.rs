@@ -17,7 +17,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 
 /// What a screened URL may be.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScreenPolicy {
     /// `http` URLs too (otherwise `https` only).
     pub allow_http: bool,
@@ -262,6 +262,14 @@ fn in_network(ip: IpAddr, network: IpAddr, prefix: u8) -> bool {
         }
         _ => false,
     }
+}
+
+/// A client builder for calls on someone's say-so: it connects only to addresses `policy` passes
+/// (resolved and screened again at connect time), follows no redirect and ignores any proxy in the
+/// environment (a proxy would connect for it, unscreened).
+pub fn client_builder(policy: Arc<ScreenPolicy>) -> reqwest::ClientBuilder {
+    let resolver = ScreeningResolver { policy, resolver: Arc::new(SystemResolver) };
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy().dns_resolver(Arc::new(resolver))
 }
 
 /// A `reqwest` DNS resolver that screens every resolution: the connect-time check. A client built

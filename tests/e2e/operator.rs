@@ -316,3 +316,35 @@ async fn an_agent_failing_its_admission_probe_stays_out_of_routing() {
     let (_, list) = admin_call("GET", &format!("{admin}/admin/v1/backends"), None, None).await;
     assert_eq!(list["refused_agents"], json!([]), "{list}");
 }
+
+/// A self-registered agent named by a host name (not an IP literal) is fetched, probed and
+/// refreshed through the address screen, which judges the name at each connection: with its
+/// addresses allow-listed it is admitted and stays healthy.
+#[tokio::test]
+async fn an_agent_named_by_host_name_is_refreshed_through_the_screen() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let agent = python_agent("echo", &[]).await;
+    let (key, hash) = new_key("team-a");
+    let extra = format!(
+        "admin:\n  registration:\n    credentials:\n{}",
+        credential("team-a", &hash, "['py-*']", "[]")
+            .replace("['http://127.0.0.1:*']", "['http://localhost:*']")
+            .replace("['127.0.0.0/8']", "['127.0.0.0/8', '::1']")
+    );
+    let gw = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
+    let admin = gw.admin.clone().unwrap();
+    let url = agent.url.replace("127.0.0.1", "localhost");
+    let (status, answer) = admin_call(
+        "POST",
+        &format!("{admin}/admin/v1/registrations"),
+        Some(&key),
+        Some(json!({"name": "team-a-py", "url": url})),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
+    wait_for_skills(&gw.url, &["echo", "py-echo"]).await;
+    // Several health rounds (200 ms) later its card still refreshes.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let (_, backend) = admin_call("GET", &format!("{admin}/admin/v1/backends/team-a-py"), None, None).await;
+    assert_eq!((backend["healthy"].as_bool(), backend["last_card_error"].is_null()), (Some(true), true), "{backend}");
+}

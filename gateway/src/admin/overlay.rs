@@ -224,6 +224,7 @@ mod tests {
             forward_caller_token: false,
             dialect: None,
             skill_grant: None,
+            screen: None,
         }
     }
 

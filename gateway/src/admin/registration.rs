@@ -94,7 +94,7 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
     let url = agent_url(&body.url, credential)?;
     let card_path = body.card_path.clone().unwrap_or_else(|| "/.well-known/agent-card.json".into());
     let card_url = card_url(&url, &card_path)?;
-    let pinned = screen_addresses(&card_url, screen).await?;
+    screen_addresses(&card_url, screen).await?;
     let ttl = registrations.heartbeat_ttl;
     let overlay = &gateway.shared.overlay;
     let answer = |status| {
@@ -108,7 +108,7 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
         return Err(AdminError::Conflict(format!("the name '{}' is taken", body.name)));
     }
     let grant = credential.skill_grant();
-    if let Err(refusal) = admission(&gateway, &url, card_url, &pinned, &grant).await {
+    if let Err(refusal) = admission(&gateway, &url, card_url, screen, &grant).await {
         overlay.refuse_admission(&body.name, &credential.id, &refusal.to_string());
         return Err(refusal);
     }
@@ -122,6 +122,7 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
         forward_caller_token: false,
         dialect: None,
         skill_grant: Some(Arc::new(grant)),
+        screen: Some(Arc::new(screen.clone())),
     };
     let origin = Origin::Agent { credential: credential.id.clone(), last_heartbeat: Instant::now() };
     change_fleet(host.as_ref(), |overlay| overlay.add(backend, origin)).await?;
@@ -129,19 +130,17 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
     Ok(answer(StatusCode::CREATED))
 }
 
-/// What a new agent must pass before it enters routing: its card (fetched from the screened
-/// addresses only, whatever the name resolves to by now), the skills it claims, and a probe of
+/// What a new agent must pass before it enters routing: its card (fetched through the address
+/// screen, which judges the name again at connect time), the skills it claims, and a probe of
 /// every binding the gateway would call it on.
 async fn admission(
     gateway: &crate::gateway::Gateway,
     url: &Url,
     card_url: Url,
-    pinned: &[std::net::SocketAddr],
+    screen: &ScreenPolicy,
     grant: &SkillGrant,
 ) -> Result<(), AdminError> {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .resolve_to_addrs(card_url.host_str().unwrap_or_default(), pinned)
+    let client = crate::screen::client_builder(Arc::new(screen.clone()))
         .build()
         .map_err(|e| AdminError::Unprocessable(format!("the card probe could not start: {e}")))?;
     let timeout = gateway.config.health.timeout;
@@ -234,9 +233,9 @@ fn card_url(base: &Url, card_path: &str) -> Result<Url, AdminError> {
 }
 
 /// Screens every address the final URL's host resolves to (the gateway's one address screen,
-/// `crate::screen`); the addresses to connect to.
-async fn screen_addresses(url: &Url, policy: &ScreenPolicy) -> Result<Vec<std::net::SocketAddr>, AdminError> {
-    screen_url(url.as_str(), policy, &SystemResolver).await.map_err(|error| match error {
+/// `crate::screen`), for a clear refusal before anything is fetched.
+async fn screen_addresses(url: &Url, policy: &ScreenPolicy) -> Result<(), AdminError> {
+    screen_url(url.as_str(), policy, &SystemResolver).await.map(drop).map_err(|error| match error {
         ScreenError::Refused(_) => AdminError::Forbidden(format!("url: {error}")),
         ScreenError::Unresolved => AdminError::Unprocessable(format!("url: {error}")),
         _ => AdminError::BadRequest(format!("url: {error}")),

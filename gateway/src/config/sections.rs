@@ -439,6 +439,11 @@ pub struct Backend {
     #[serde(skip)]
     #[schemars(skip)]
     pub skill_grant: Option<std::sync::Arc<SkillGrant>>,
+    /// Set only for a self-registered agent: the address screen its card refreshes go through
+    /// (its credential's `allow_addresses`), so a name rebound after admission reaches nothing new.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub screen: Option<std::sync::Arc<crate::screen::ScreenPolicy>>,
 }
 
 /// What a self-registered agent may offer: the skill patterns of the credential that registered it.
