@@ -6,7 +6,7 @@
 //! Who may call it: with `admin.auth` configured, a credential it accepts (and, with
 //! `admin.required_scope`, carrying that scope); without it, anyone who can reach the admin
 //! listener — allowed only when that listener is bound to a loopback address. Either way a web
-//! page cannot drive it: see [`origin`].
+//! page cannot drive it: see `admin/origin.rs`.
 
 mod admission;
 mod api;

@@ -1,8 +1,11 @@
 //! Agent self-registration: an agent presents a registration credential and its base URL at
 //! `POST /admin/v1/registrations`; the gateway checks the name against the credential's patterns,
-//! the URL's origin against its allow-list, every address the host resolves to against the
-//! address screen, then fetches and checks the agent's card before admitting it. Repeating the
-//! registration is the heartbeat. An agent about to stop drains itself first with
+//! the URL's origin against its allow-list, `card_path` (before the card's URL is built), every
+//! address the final URL's host resolves to against the address screen ([`crate::screen`]), then,
+//! in [`admission`], fetches the card through the screen, refuses skills the credential does not
+//! grant (or a file/admin backend's skill it does not share), and probes every binding the card
+//! offers ([`super::admission`]) before the agent enters routing. Repeating the registration is
+//! the heartbeat. An agent about to stop drains itself first with
 //! `POST /admin/v1/registrations/{name}/drain` (no new tasks reach it; calls on its tasks still
 //! do) and leaves with `DELETE /admin/v1/registrations/{name}`; it is also dropped when its
 //! heartbeats stop for `heartbeat_ttl` or its health checks fail.
