@@ -3,9 +3,10 @@
 //! cross-site without asking first. Applied before any credential check, with or without
 //! `admin.auth`:
 //!
-//! - `Host` must name the listener: its own address, `localhost` when it is bound to loopback, any
-//!   IP literal when it is bound to every interface (an IP literal cannot be rebound), always with
-//!   the listener's port — or be in `admin.allowed_hosts`. This stops DNS rebinding.
+//! - `Host` must name the listener: its own address, `localhost` (or any loopback address) when it
+//!   is bound to loopback, any IP literal when it is bound to every interface — with any port, as
+//!   neither an IP literal nor `localhost` can be rebound and port forwards change the port — or be
+//!   in `admin.allowed_hosts`. A name an attacker controls (DNS rebinding) is refused.
 //! - A state-changing call (any method but GET, HEAD, OPTIONS) must carry `Content-Type:
 //!   application/json` or an `Authorization`, `X-API-Key` or `X-A2A-Admin` header: a cross-site
 //!   page cannot send those without a CORS preflight, which this API never grants.
@@ -85,7 +86,7 @@ fn deliberate(headers: &HeaderMap) -> bool {
 /// Whether `authority` (`host[:port]`) names the admin listener.
 fn host_accepted(authority: &str, listener: Option<SocketAddr>, allowed: &[String]) -> bool {
     let authority = authority.to_ascii_lowercase();
-    let (name, port) = split_authority(&authority);
+    let name = host_name(&authority);
     let listed = allowed.iter().any(|entry| {
         let entry = entry.to_ascii_lowercase();
         entry == authority || entry == name
@@ -93,10 +94,9 @@ fn host_accepted(authority: &str, listener: Option<SocketAddr>, allowed: &[Strin
     if listed {
         return true;
     }
+    // Rebinding needs a name the attacker controls: an IP literal or `localhost` cannot be rebound,
+    // so their port is not judged (a port forward such as `docker -p 19090:9090` changes it).
     let Some(listener) = listener else { return false };
-    if port != Some(listener.port()) {
-        return false;
-    }
     let bound = listener.ip();
     match name.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
         Ok(ip) => ip == bound || bound.is_unspecified() || (bound.is_loopback() && ip.is_loopback()),
@@ -104,13 +104,12 @@ fn host_accepted(authority: &str, listener: Option<SocketAddr>, allowed: &[Strin
     }
 }
 
-/// `host[:port]` split; an IPv6 literal keeps its brackets.
-fn split_authority(authority: &str) -> (&str, Option<u16>) {
-    let colon = match authority.rfind(':') {
-        Some(at) if !authority[at..].contains(']') => at,
-        _ => return (authority, None),
-    };
-    (&authority[..colon], authority[colon + 1..].parse().ok())
+/// The host of `host[:port]`; an IPv6 literal keeps its brackets.
+fn host_name(authority: &str) -> &str {
+    match authority.rfind(':') {
+        Some(at) if !authority[at..].contains(']') => &authority[..at],
+        _ => authority,
+    }
 }
 
 #[cfg(test)]
@@ -123,15 +122,18 @@ mod tests {
 
     #[test]
     fn only_the_listeners_own_names_pass() {
-        for good in ["127.0.0.1:9090", "localhost:9090", "LOCALHOST:9090", "127.0.0.2:9090", "[::1]:9090"] {
+        for good in
+            ["127.0.0.1:9090", "localhost:9090", "LOCALHOST:9090", "127.0.0.2:9090", "[::1]:9090", "localhost:19090"]
+        {
             assert!(host_accepted(good, loopback(), &[]), "{good}");
         }
-        for bad in ["evil.example:9090", "127.0.0.1:80", "127.0.0.1", "localhost", "", "10.0.0.1:9090"] {
+        for bad in ["evil.example:9090", "evil.example", "localhost.evil.example:9090", "", "10.0.0.1:9090"] {
             assert!(!host_accepted(bad, loopback(), &[]), "{bad}");
         }
         assert!(host_accepted("ops.internal", loopback(), &["ops.internal".into()]));
         assert!(host_accepted("ops.internal:9090", loopback(), &["ops.internal".into()]));
         assert!(!host_accepted("ops.internal:1", loopback(), &["ops.internal:9090".into()]));
+        assert!(host_accepted("localhost", loopback(), &[]), "the default port may be left out");
         let any = Some("0.0.0.0:9090".parse().unwrap());
         assert!(host_accepted("10.0.0.1:9090", any, &[]));
         assert!(!host_accepted("localhost:9090", any, &[]), "a name needs admin.allowed_hosts");
