@@ -46,6 +46,10 @@ pub struct Caller {
     pub auth: AuthMethod,
 }
 
+/// The tenant authorities that are not JWT issuers (see [`Caller::tenant_authority`]): no issuer
+/// may be named so, or its tokens would share their tenants.
+pub const RESERVED_AUTHORITIES: [&str; 3] = ["api-key", "introspection", "anonymous"];
+
 impl Caller {
     /// The caller of a gateway without authentication, known by its address.
     pub fn anonymous(address: IpAddr) -> Caller {
@@ -63,9 +67,9 @@ impl Caller {
     pub fn tenant_authority(&self) -> &str {
         match &self.auth {
             AuthMethod::Jwt { issuer } => issuer,
-            AuthMethod::ApiKey { .. } => "api-key",
-            AuthMethod::Introspection => "introspection",
-            AuthMethod::Anonymous => "anonymous",
+            AuthMethod::ApiKey { .. } => RESERVED_AUTHORITIES[0],
+            AuthMethod::Introspection => RESERVED_AUTHORITIES[1],
+            AuthMethod::Anonymous => RESERVED_AUTHORITIES[2],
         }
     }
 

@@ -39,6 +39,8 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
             auth: None,
             forward_caller_token: false,
             dialect: None,
+            skill_grant: None,
+            screen: None,
         });
     }
     let config = Config {
@@ -84,7 +86,7 @@ fn demo_auth() -> AuthConfig {
             header: "X-API-Key".into(),
             keys: vec![ApiKeyConfig {
                 id: "demo".into(),
-                hash: hash_key(DEMO_TOKEN),
+                hash: hash_key(DEMO_TOKEN).into(),
                 caller: "demo".into(),
                 tenant: None,
                 scopes: Vec::new(),

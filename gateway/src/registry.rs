@@ -64,6 +64,9 @@ struct BackendState {
     config: config::Backend,
     base: Url,
     card_url: Url,
+    /// A self-registered agent's card is fetched through its screen; others through the registry's
+    /// client.
+    client: Option<reqwest::Client>,
     card: Option<Arc<Value>>,
     healthy: bool,
     failures: u32,
@@ -122,6 +125,10 @@ pub struct BackendStatus {
     /// `probing` (half-open: one request at a time tries it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ejected: Option<&'static str>,
+    /// A self-registered agent's grant: the credential that registered it and the skills it may
+    /// offer (`skills` above are those of its card the grant allows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill_grant: Option<config::SkillGrant>,
 }
 
 pub struct Registry {
@@ -178,6 +185,7 @@ impl Registry {
                 config: backend.clone(),
                 base,
                 card_url,
+                client: backend.screen.as_ref().map(screened_client).transpose()?,
                 card: before.and_then(|b| b.card.clone()),
                 healthy: before.is_some_and(|b| b.healthy),
                 failures: before.map_or(0, |b| b.failures),
@@ -324,23 +332,18 @@ impl Registry {
     pub fn status(&self) -> Vec<BackendStatus> {
         let snapshot = self.snapshot();
         let Ok(states) = self.states.lock() else { return Vec::new() };
+        let granted = granted_cards(&states);
         states
             .iter()
-            .map(|state| {
+            .zip(&granted)
+            .map(|(state, card)| {
                 let backend = snapshot.backend(&state.config.name);
                 let dialect = state.card.as_ref().map(|_| match backend.map(|b| b.dialect) {
                     Some(Dialect::V03) => "0.3",
                     Some(Dialect::Early) => "early",
                     _ => "1.0",
                 });
-                let skills = state
-                    .card
-                    .as_deref()
-                    .and_then(|c| c.get("skills")?.as_array())
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|s| Some(s.get("id")?.as_str()?.to_string()))
-                    .collect();
+                let skills = card.as_deref().map(|c| skill_ids(c).collect()).unwrap_or_default();
                 BackendStatus {
                     name: state.config.name.clone(),
                     url: state.config.url.clone(),
@@ -352,6 +355,7 @@ impl Registry {
                     last_card_error: state.last_error.clone(),
                     consecutive_failures: state.failures,
                     ejected: state.ejection.map(|e| if e.half_open { "probing" } else { "request_failures" }),
+                    skill_grant: state.config.skill_grant.as_deref().cloned(),
                 }
             })
             .collect()
@@ -412,12 +416,9 @@ impl Registry {
     }
 
     async fn check(&self, index: usize) {
-        let Some((card_url, name)) = self
-            .states
-            .lock()
-            .ok()
-            .and_then(|states| states.get(index).map(|s| (s.card_url.clone(), s.config.name.clone())))
-        else {
+        let Some((card_url, name, client)) = self.states.lock().ok().and_then(|states| {
+            states.get(index).map(|s| (s.card_url.clone(), s.config.name.clone(), s.client.clone()))
+        }) else {
             return;
         };
         // Another replica's ejection (a failing store is not one: this replica judges by itself).
@@ -425,7 +426,8 @@ impl Registry {
             Some(shared) => shared.ejected_for(&name).await.ok().flatten(),
             None => None,
         };
-        let result = self.fetch_card(card_url).await;
+        let client = client.as_ref().unwrap_or(&self.client);
+        let result = fetch_card(client, card_url, self.health.timeout, self.max_card_bytes).await;
         let changed = {
             let Ok(mut states) = self.states.lock() else { return };
             let state = &mut states[index];
@@ -493,10 +495,11 @@ impl Registry {
         };
         let _ = changed;
     }
+}
 
-    async fn fetch_card(&self, url: Url) -> Result<Value, CheckError> {
-        fetch_card(&self.client, url, self.health.timeout, self.max_card_bytes).await
-    }
+/// A client that connects only to addresses `policy` passes, however the name resolves by then.
+fn screened_client(policy: &Arc<crate::screen::ScreenPolicy>) -> anyhow::Result<reqwest::Client> {
+    Ok(crate::screen::client_builder(policy.clone()).build()?)
 }
 
 /// The registry as input validation's skill catalog: always the current snapshot.
@@ -511,8 +514,8 @@ impl SkillCatalog for RegistryCatalog {
 mod agent_card;
 mod snapshot;
 
-pub use self::agent_card::probe_card;
 use self::agent_card::*;
+pub use self::agent_card::{endpoints, probe_card};
 pub use self::snapshot::Snapshot;
 use self::snapshot::*;
 

@@ -1,260 +1,299 @@
-//! Screening of addresses the gateway is asked to call on someone else's behalf (self-registering
-//! agents; later push-notification webhooks): every address a URL's host resolves to must be an
-//! ordinary public one, or be on the operator's allow-list. Cloud metadata endpoints, link-local,
-//! loopback, private, unspecified, multicast and reserved ranges are refused by default.
+//! The one address screen for URLs the gateway calls on someone else's say-so — a caller's
+//! push-notification webhook, a self-registering agent's card and admission probes: which schemes,
+//! and which network addresses, a stranger may make the gateway connect to. Only globally routable
+//! unicast addresses pass, unless an operator allow-list names them; a cloud metadata address
+//! (169.254.169.254, 100.100.100.200, fd00:ec2::254) passes only a rule naming it alone, never a
+//! range that contains it. The screen judges the final URL, after it was built and validated.
+//!
+//! The screen resolves the host itself ([`Resolver`], stubbed in tests) and returns the addresses
+//! it judged: the caller connects to those, never to the host name again, so that a name that
+//! resolves to a public address when screened and to an internal one a moment later (DNS
+//! rebinding) cannot reach inside. [`ScreeningResolver`] does this for a `reqwest` client.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 
-use ipnet::IpNet;
+use futures::future::BoxFuture;
+use serde::Deserialize;
 
-/// What kind of address an IP is, as far as screening cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AddressClass {
-    Public,
-    /// Cloud instance metadata (169.254.169.254, fd00:ec2::254, 100.100.100.200).
-    Metadata,
-    /// 169.254.0.0/16, fe80::/10.
-    LinkLocal,
-    /// 127.0.0.0/8, ::1.
-    Loopback,
-    /// RFC 1918, 100.64.0.0/10 (shared), fc00::/7 (unique local).
-    Private,
-    /// 0.0.0.0/8, ::.
-    Unspecified,
-    /// 224.0.0.0/4, 255.255.255.255, ff00::/8.
-    Multicast,
-    /// Documentation, benchmarking and reserved ranges (192.0.2.0/24, 240.0.0.0/4, 2001:db8::/32, …).
-    Reserved,
+/// What a screened URL may be.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScreenPolicy {
+    /// `http` URLs too (otherwise `https` only).
+    pub allow_http: bool,
+    /// Addresses that pass though not global (a receiver on the operator's own network).
+    pub allow: Vec<AllowRule>,
 }
 
-impl AddressClass {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AddressClass::Public => "public",
-            AddressClass::Metadata => "cloud metadata",
-            AddressClass::LinkLocal => "link-local",
-            AddressClass::Loopback => "loopback",
-            AddressClass::Private => "private",
-            AddressClass::Unspecified => "unspecified",
-            AddressClass::Multicast => "multicast",
-            AddressClass::Reserved => "reserved",
+/// One allow-list entry: a network (`10.1.0.0/16`, `127.0.0.1`, `::1/128`), or an address and port
+/// (`127.0.0.1:8080`, `[::1]:8080`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowRule {
+    network: IpAddr,
+    prefix: u8,
+    port: Option<u16>,
+}
+
+impl AllowRule {
+    /// Names one address (a /32 or /128), not a range.
+    fn is_exact(&self) -> bool {
+        self.prefix == if self.network.is_ipv4() { 32 } else { 128 }
+    }
+
+    fn matches(&self, addr: SocketAddr) -> bool {
+        // Port 0 is a connect-time resolution, whose port the URL screen already judged.
+        (addr.port() == 0 || self.port.is_none_or(|p| p == addr.port()))
+            && in_network(addr.ip(), self.network, self.prefix)
+    }
+}
+
+impl std::str::FromStr for AllowRule {
+    type Err = String;
+    fn from_str(text: &str) -> Result<AllowRule, String> {
+        let bad = || format!("{text:?} is neither a CIDR network nor an address:port");
+        if let Ok(addr) = text.parse::<SocketAddr>() {
+            let prefix = if addr.is_ipv4() { 32 } else { 128 };
+            return Ok(AllowRule { network: addr.ip(), prefix, port: Some(addr.port()) });
         }
-    }
-}
-
-/// An address refused by the screen.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{address} is a {} address and not on the allow-list", class.as_str())]
-pub struct Refused {
-    pub address: IpAddr,
-    pub class: AddressClass,
-}
-
-/// The class of `address`; IPv4-mapped and IPv4-compatible IPv6 addresses are judged as IPv4.
-pub fn classify(address: IpAddr) -> AddressClass {
-    match address {
-        IpAddr::V4(v4) => classify_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => classify_v4(v4),
-            None => classify_v6(v6),
-        },
-    }
-}
-
-fn classify_v4(ip: Ipv4Addr) -> AddressClass {
-    let o = ip.octets();
-    if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
-        AddressClass::Metadata
-    } else if o[0] == 0 {
-        AddressClass::Unspecified
-    } else if ip.is_loopback() {
-        AddressClass::Loopback
-    } else if ip.is_link_local() {
-        AddressClass::LinkLocal
-    } else if ip.is_private() || (o[0] == 100 && (o[1] & 0xc0) == 64) {
-        AddressClass::Private
-    } else if ip.is_multicast() || ip.is_broadcast() {
-        AddressClass::Multicast
-    } else if ip.is_documentation()
-        || o[0] >= 240
-        || (o[0] == 192 && o[1] == 0 && o[2] == 0)
-        || (o[0] == 198 && (o[1] & 0xfe) == 18)
-    {
-        AddressClass::Reserved
-    } else {
-        AddressClass::Public
-    }
-}
-
-fn classify_v6(ip: Ipv6Addr) -> AddressClass {
-    let s = ip.segments();
-    if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
-        AddressClass::Metadata
-    } else if ip.is_unspecified() {
-        AddressClass::Unspecified
-    } else if ip.is_loopback() {
-        AddressClass::Loopback
-    } else if (s[0] & 0xffc0) == 0xfe80 {
-        AddressClass::LinkLocal
-    } else if (s[0] & 0xfe00) == 0xfc00 {
-        AddressClass::Private
-    } else if ip.is_multicast() {
-        AddressClass::Multicast
-    } else if (s[0] == 0x2001 && s[1] == 0x0db8) || (s[0] & 0xe000) != 0x2000 {
-        // Outside 2000::/3 nothing is globally routed unicast (this covers NAT64 and the deprecated
-        // IPv4-compatible form, which could otherwise smuggle an IPv4 address past the screen).
-        AddressClass::Reserved
-    } else {
-        AddressClass::Public
-    }
-}
-
-/// The screen: public addresses pass; any other passes only inside an allow-listed network. A
-/// metadata address passes only when allow-listed by itself (a /32 or /128), never as part of a
-/// wider range such as 169.254.0.0/16.
-#[derive(Debug, Clone, Default)]
-pub struct Screen {
-    allow: Vec<IpNet>,
-}
-
-impl Screen {
-    pub fn new(allow: Vec<IpNet>) -> Screen {
-        Screen { allow }
-    }
-
-    /// Parses allow-list entries (`127.0.0.0/8`, `10.1.2.3`, `::1`).
-    pub fn parse(entries: &[String]) -> Result<Screen, String> {
-        let mut allow = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let net = entry
-                .parse::<IpNet>()
-                .or_else(|_| entry.parse::<IpAddr>().map(IpNet::from))
-                .map_err(|_| format!("'{entry}' is not an address or network (10.0.0.0/8, ::1)"))?;
-            allow.push(net);
-        }
-        Ok(Screen { allow })
-    }
-
-    pub fn check(&self, address: IpAddr) -> Result<(), Refused> {
-        let class = classify(address);
-        if class == AddressClass::Public {
-            return Ok(());
-        }
-        let judged = match address {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),
-            v4 => v4,
+        let (ip, prefix) = match text.split_once('/') {
+            Some((ip, prefix)) => (ip, Some(prefix.parse::<u8>().map_err(|_| bad())?)),
+            None => (text, None),
         };
-        let allowed = self.allow.iter().any(|net| {
-            net.contains(&judged) && (class != AddressClass::Metadata || net.prefix_len() == net.max_prefix_len())
-        });
-        if allowed { Ok(()) } else { Err(Refused { address, class }) }
-    }
-
-    /// Checks every address in `addresses`; none at all is refused too.
-    pub fn check_all(&self, addresses: &[IpAddr]) -> Result<(), String> {
-        if addresses.is_empty() {
-            return Err("the host resolves to no address".into());
+        let network: IpAddr = ip.parse().map_err(|_| bad())?;
+        let max = if network.is_ipv4() { 32 } else { 128 };
+        let prefix = prefix.unwrap_or(max);
+        if prefix > max {
+            return Err(bad());
         }
-        for address in addresses {
-            self.check(*address).map_err(|e| e.to_string())?;
-        }
-        Ok(())
+        Ok(AllowRule { network, prefix, port: None })
     }
 }
 
-/// Resolves `host` (an IP literal is taken as it is) to the addresses a connection could use.
-pub async fn resolve(host: &str, port: u16) -> Result<Vec<IpAddr>, String> {
-    let literal = host.trim_start_matches('[').trim_end_matches(']');
-    if let Ok(ip) = literal.parse::<IpAddr>() {
-        return Ok(vec![ip]);
+impl<'de> Deserialize<'de> for AllowRule {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AllowRule, D::Error> {
+        String::deserialize(deserializer)?.parse().map_err(serde::de::Error::custom)
     }
-    let lookup = tokio::time::timeout(std::time::Duration::from_secs(5), tokio::net::lookup_host((host, port)))
-        .await
-        .map_err(|_| format!("resolving '{host}' timed out"))?
-        .map_err(|_| format!("'{host}' does not resolve"))?;
-    Ok(lookup.map(|a| a.ip()).collect())
+}
+
+/// Why a URL was refused. The messages name the class of address, never the address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScreenError {
+    #[error("the URL is not a valid absolute URL")]
+    Malformed,
+    #[error("the URL scheme must be https{0}")]
+    Scheme(&'static str),
+    #[error("the URL must not carry credentials")]
+    Credentials,
+    #[error("the URL's host could not be resolved")]
+    Unresolved,
+    #[error("the URL's host resolves to a {0} address, which the gateway does not call")]
+    Refused(&'static str),
+}
+
+/// Turns a host name into addresses: the system's resolver, or a stub in tests.
+pub trait Resolver: Send + Sync + 'static {
+    fn resolve<'a>(&'a self, host: &'a str, port: u16) -> BoxFuture<'a, std::io::Result<Vec<SocketAddr>>>;
+}
+
+/// The operating system's resolver (through tokio's blocking pool).
+pub struct SystemResolver;
+
+impl Resolver for SystemResolver {
+    fn resolve<'a>(&'a self, host: &'a str, port: u16) -> BoxFuture<'a, std::io::Result<Vec<SocketAddr>>> {
+        Box::pin(async move { Ok(tokio::net::lookup_host((host, port)).await?.collect()) })
+    }
+}
+
+/// Parses and screens `url`: the addresses it may be reached at (every one the host resolves to
+/// passed; one refused address refuses the URL, since a client might pick it).
+pub async fn screen_url(
+    url: &str,
+    policy: &ScreenPolicy,
+    resolver: &dyn Resolver,
+) -> Result<Vec<SocketAddr>, ScreenError> {
+    let url = reqwest::Url::parse(url).map_err(|_| ScreenError::Malformed)?;
+    match url.scheme() {
+        "https" => {}
+        "http" if policy.allow_http => {}
+        _ => return Err(ScreenError::Scheme(if policy.allow_http { " or http" } else { "" })),
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(ScreenError::Credentials);
+    }
+    let port = url.port_or_known_default().ok_or(ScreenError::Malformed)?;
+    let addrs = match url.host().ok_or(ScreenError::Malformed)? {
+        url::Host::Ipv4(ip) => vec![SocketAddr::new(IpAddr::V4(ip), port)],
+        url::Host::Ipv6(ip) => vec![SocketAddr::new(IpAddr::V6(ip), port)],
+        url::Host::Domain(host) => resolver.resolve(host, port).await.map_err(|_| ScreenError::Unresolved)?,
+    };
+    screen_addrs(addrs, policy)
+}
+
+/// Screens resolved addresses (see [`screen_url`]).
+pub fn screen_addrs(addrs: Vec<SocketAddr>, policy: &ScreenPolicy) -> Result<Vec<SocketAddr>, ScreenError> {
+    if addrs.is_empty() {
+        return Err(ScreenError::Unresolved);
+    }
+    for addr in &addrs {
+        let metadata = is_metadata(addr.ip());
+        if policy.allow.iter().any(|rule| rule.matches(*addr) && (!metadata || rule.is_exact())) {
+            continue;
+        }
+        if metadata {
+            return Err(ScreenError::Refused("cloud metadata"));
+        }
+        if let Some(class) = non_global(addr.ip()) {
+            return Err(ScreenError::Refused(class));
+        }
+    }
+    Ok(addrs)
+}
+
+/// Cloud instance metadata endpoints (IPv4-mapped forms included).
+fn is_metadata(ip: IpAddr) -> bool {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    ip == IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254))
+        || ip == IpAddr::V4(Ipv4Addr::new(100, 100, 100, 200))
+        || ip == IpAddr::V6(Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254))
+}
+
+/// The class of a non-global address, or `None` for a global unicast one.
+pub fn non_global(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(ip) => v4_class(ip),
+        IpAddr::V6(ip) => {
+            // An IPv4-mapped or IPv4-compatible address reaches its IPv4 address.
+            if let Some(v4) = ip.to_ipv4_mapped() {
+                return v4_class(v4);
+            }
+            v6_class(ip)
+        }
+    }
+}
+
+fn v4_class(ip: Ipv4Addr) -> Option<&'static str> {
+    let [a, b, c, _] = ip.octets();
+    let class = if ip.is_unspecified() || a == 0 {
+        "unspecified"
+    } else if ip.is_loopback() {
+        "loopback"
+    } else if ip.is_private() {
+        "private"
+    } else if ip.is_link_local() {
+        // 169.254.0.0/16, where cloud metadata services live.
+        "link-local"
+    } else if a == 100 && (b & 0xc0) == 64 {
+        "shared (carrier-grade NAT)"
+    } else if ip.is_broadcast() {
+        "broadcast"
+    } else if ip.is_multicast() {
+        "multicast"
+    } else if ip.is_documentation() {
+        "documentation"
+    } else if a == 192 && b == 0 && c == 0 {
+        "protocol-assignment"
+    } else if a == 198 && (b & 0xfe) == 18 {
+        "benchmarking"
+    } else if a == 192 && b == 88 && c == 99 {
+        "6to4-relay"
+    } else if a >= 240 {
+        "reserved"
+    } else {
+        return None;
+    };
+    Some(class)
+}
+
+fn v6_class(ip: Ipv6Addr) -> Option<&'static str> {
+    let segments = ip.segments();
+    let class = if ip.is_unspecified() {
+        "unspecified"
+    } else if ip.is_loopback() {
+        "loopback"
+    } else if ip.is_multicast() {
+        "multicast"
+    } else if (segments[0] & 0xffc0) == 0xfe80 {
+        "link-local"
+    } else if (segments[0] & 0xffc0) == 0xfec0 {
+        "site-local"
+    } else if (segments[0] & 0xfe00) == 0xfc00 {
+        "unique-local"
+    } else if segments[0] == 0x64 && segments[1] == 0xff9b {
+        // NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48) translates to IPv4 addresses.
+        "NAT64"
+    } else if segments[0] == 0x2001 && segments[1] == 0xdb8 {
+        "documentation"
+    } else if segments[..6] == [0; 6] {
+        // IPv4-compatible (deprecated) and the rest of ::/96.
+        "reserved"
+    } else if segments[0] == 0x0100 && segments[1..4] == [0; 3] {
+        "discard-only"
+    } else if segments[0] == 0x2001 && segments[1] < 0x200 {
+        // Teredo, benchmarking, ORCHID and other IETF protocol assignments.
+        "protocol-assignment"
+    } else if segments[0] == 0x2002 {
+        // 6to4 embeds an IPv4 address the relay would reach.
+        "6to4"
+    } else if (segments[0] & 0xe000) != 0x2000 {
+        // Only 2000::/3 is global unicast.
+        "reserved"
+    } else {
+        return None;
+    };
+    Some(class)
+}
+
+fn in_network(ip: IpAddr, network: IpAddr, prefix: u8) -> bool {
+    let ip = match ip {
+        IpAddr::V6(v6) if network.is_ipv4() => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        other => other,
+    };
+    match (ip, network) {
+        (IpAddr::V4(ip), IpAddr::V4(net)) => {
+            let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+            u32::from(ip) & mask == u32::from(net) & mask
+        }
+        (IpAddr::V6(ip), IpAddr::V6(net)) => {
+            let mask = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+            u128::from(ip) & mask == u128::from(net) & mask
+        }
+        _ => false,
+    }
+}
+
+/// A client builder for calls on someone's say-so: it connects only to addresses `policy` passes
+/// (resolved and screened again at connect time), follows no redirect and ignores any proxy in the
+/// environment (a proxy would connect for it, unscreened).
+pub fn client_builder(policy: Arc<ScreenPolicy>) -> reqwest::ClientBuilder {
+    let resolver = ScreeningResolver { policy, resolver: Arc::new(SystemResolver) };
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy().dns_resolver(Arc::new(resolver))
+}
+
+/// A `reqwest` DNS resolver that screens every resolution: the connect-time check. A client built
+/// with it connects only to addresses that passed, whatever the name resolves to by then.
+/// (IP-literal URLs are not resolved; [`screen_url`] judged them, and they cannot change.)
+pub struct ScreeningResolver {
+    pub policy: Arc<ScreenPolicy>,
+    pub resolver: Arc<dyn Resolver>,
+}
+
+impl reqwest::dns::Resolve for ScreeningResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.policy.clone();
+        let resolver = self.resolver.clone();
+        Box::pin(async move {
+            // The port is the connector's; the screen judges it only through port-bound allow rules,
+            // which the URL screen applied already.
+            let addrs = resolver.resolve(name.as_str(), 0).await?;
+            let addrs =
+                screen_addrs(addrs, &policy).map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)?;
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ip(text: &str) -> IpAddr {
-        text.parse().unwrap()
-    }
-
-    #[test]
-    fn every_class_is_recognised() {
-        let cases = [
-            ("8.8.8.8", AddressClass::Public),
-            ("2606:4700::1111", AddressClass::Public),
-            ("169.254.169.254", AddressClass::Metadata),
-            ("100.100.100.200", AddressClass::Metadata),
-            ("fd00:ec2::254", AddressClass::Metadata),
-            ("::ffff:169.254.169.254", AddressClass::Metadata),
-            ("169.254.1.1", AddressClass::LinkLocal),
-            ("fe80::1", AddressClass::LinkLocal),
-            ("127.0.0.1", AddressClass::Loopback),
-            ("127.1.2.3", AddressClass::Loopback),
-            ("::1", AddressClass::Loopback),
-            ("::ffff:127.0.0.1", AddressClass::Loopback),
-            ("10.0.0.1", AddressClass::Private),
-            ("172.16.5.4", AddressClass::Private),
-            ("192.168.1.1", AddressClass::Private),
-            ("100.64.0.1", AddressClass::Private),
-            ("fd12:3456::1", AddressClass::Private),
-            ("0.0.0.0", AddressClass::Unspecified),
-            ("::", AddressClass::Unspecified),
-            ("224.0.0.1", AddressClass::Multicast),
-            ("255.255.255.255", AddressClass::Multicast),
-            ("ff02::1", AddressClass::Multicast),
-            ("192.0.2.1", AddressClass::Reserved),
-            ("240.0.0.1", AddressClass::Reserved),
-            ("2001:db8::1", AddressClass::Reserved),
-            ("64:ff9b::a9fe:a9fe", AddressClass::Reserved),
-        ];
-        for (text, class) in cases {
-            assert_eq!(classify(ip(text)), class, "{text}");
-        }
-    }
-
-    #[test]
-    fn only_public_addresses_pass_an_empty_screen() {
-        let screen = Screen::default();
-        assert!(screen.check(ip("8.8.8.8")).is_ok());
-        for text in ["127.0.0.1", "10.0.0.1", "169.254.169.254", "fd00:ec2::254", "0.0.0.0", "ff02::1", "::1"] {
-            assert!(screen.check(ip(text)).is_err(), "{text}");
-        }
-        let refused = screen.check(ip("169.254.169.254")).unwrap_err();
-        assert_eq!(refused.class, AddressClass::Metadata);
-        assert!(refused.to_string().contains("metadata"), "{refused}");
-    }
-
-    #[test]
-    fn the_allow_list_admits_its_networks_but_metadata_only_by_itself() {
-        let screen = Screen::parse(&["127.0.0.0/8".into(), "169.254.0.0/16".into(), "::1".into()]).unwrap();
-        assert!(screen.check(ip("127.0.0.1")).is_ok());
-        assert!(screen.check(ip("::ffff:127.0.0.1")).is_ok(), "mapped addresses judged as IPv4");
-        assert!(screen.check(ip("::1")).is_ok());
-        assert!(screen.check(ip("169.254.1.1")).is_ok());
-        assert!(screen.check(ip("169.254.169.254")).is_err(), "a wide range does not admit metadata");
-        assert!(screen.check(ip("10.0.0.1")).is_err());
-        let exact = Screen::parse(&["169.254.169.254".into()]).unwrap();
-        assert!(exact.check(ip("169.254.169.254")).is_ok());
-        assert!(Screen::parse(&["not-an-ip".into()]).is_err());
-    }
-
-    #[test]
-    fn check_all_refuses_when_any_address_is_refused() {
-        let screen = Screen::parse(&["127.0.0.0/8".into()]).unwrap();
-        assert!(screen.check_all(&[ip("127.0.0.1")]).is_ok());
-        assert!(screen.check_all(&[ip("127.0.0.1"), ip("169.254.169.254")]).is_err());
-        assert!(screen.check_all(&[]).is_err());
-    }
-
-    #[tokio::test]
-    async fn literals_resolve_without_a_lookup() {
-        assert_eq!(resolve("127.0.0.1", 80).await.unwrap(), [ip("127.0.0.1")]);
-        assert_eq!(resolve("[::1]", 80).await.unwrap(), [ip("::1")]);
-    }
-}
+mod tests;

@@ -445,6 +445,8 @@ async fn scrape(State(runtime): State<Arc<Runtime>>) -> Response<Body> {
         metrics::gauge!("a2a_audit_queue_depth").set(stats.queue_depth as f64);
         metrics::gauge!("a2a_audit_dropped_total").set(stats.dropped_total as f64);
         metrics::gauge!("a2a_audit_write_errors_total").set(stats.write_errors_total as f64);
+        metrics::gauge!("a2a_audit_lost_total").set(stats.lost_total as f64);
+        metrics::gauge!("a2a_audit_refused_total").set(stats.refused_total as f64);
         metrics::gauge!("a2a_audit_writable").set(if stats.writable { 1.0 } else { 0.0 });
     }
     let mut response = Response::new(Body::from(handle.render()));

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::BIN;
 
 /// A fresh key and its config hash, from `a2a-gateway hash-key`.
-fn new_key(id: &str) -> (String, String) {
+pub fn new_key(id: &str) -> (String, String) {
     let output = Command::new(BIN).args(["hash-key", "--id", id]).output().unwrap();
     let text = String::from_utf8_lossy(&output.stdout).to_string();
     let key = text.lines().find_map(|l| l.split("): ").nth(1)).unwrap().trim().to_string();
@@ -21,7 +21,7 @@ fn new_key(id: &str) -> (String, String) {
     (key, hash)
 }
 
-async fn admin_call(method: &str, url: &str, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
+pub async fn admin_call(method: &str, url: &str, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
     let mut request = client().request(method.parse().unwrap(), url);
     if let Some(token) = token {
         request = request.bearer_auth(token);
@@ -190,7 +190,7 @@ async fn a_self_registered_agent_receives_tasks_and_leaves_when_stopped() {
     let mut agent = example_agent(BIN, "review", &[]).await;
     let (key, hash) = new_key("team-a");
     let extra = format!(
-        "admin:\n  registration:\n    heartbeat_ttl: 30s\n    credentials:\n      - id: team-a\n        hash: '{hash}'\n        names: ['team-a-*']\n        origins: ['http://127.0.0.1:*']\n        allow_addresses: ['127.0.0.0/8']\n"
+        "admin:\n  registration:\n    heartbeat_ttl: 30s\n    credentials:\n      - id: team-a\n        hash: '{hash}'\n        names: ['team-a-*']\n        skills: ['review-*']\n        origins: ['http://127.0.0.1:*']\n        allow_addresses: ['127.0.0.0/8']\n"
     );
     let gw = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;
     let url = format!("{}/admin/v1/registrations", gw.admin.clone().unwrap());
@@ -247,7 +247,7 @@ async fn an_sdk_agent_registers_itself_takes_a_task_drains_and_leaves() {
     let audit = std::env::temp_dir().join(format!("a2a-reg-audit-{}.jsonl", uuid::Uuid::new_v4().simple()));
     let _audit_file = TempFile(audit.clone());
     let extra = format!(
-        "audit:\n  file: {{path: '{}'}}\nadmin:\n  registration:\n    heartbeat_ttl: 30s\n    credentials:\n      - id: team-py\n        hash: '{hash}'\n        names: ['team-py-*']\n        origins: ['http://127.0.0.1:*']\n        allow_addresses: ['127.0.0.0/8']\n",
+        "audit:\n  file: {{path: '{}'}}\nadmin:\n  registration:\n    heartbeat_ttl: 30s\n    credentials:\n      - id: team-py\n        hash: '{hash}'\n        names: ['team-py-*']\n        skills: ['py-*']\n        origins: ['http://127.0.0.1:*']\n        allow_addresses: ['127.0.0.0/8']\n",
         audit.display()
     );
     let gw = a2a_e2e::gateway(BIN, &config(&[("echo", &echo.url)], &extra)).await;

@@ -2,7 +2,9 @@
 //! mounting is not permitted): `fail_closed` refuses calls with a retryable error and loses no
 //! record; `fail_open` serves, and writes an `audit.dropped` record whose count is the exact loss;
 //! `audit verify` after recovery finds the chain whole and names the gap; and the log never says
-//! that writing resumed while the disk is still full.
+//! that writing resumed while the disk is still full. The refusals of `fail_closed` are reported
+//! in one `audit.refused` record once the log writes again, and `fail_open`'s loss is counted
+//! exactly by `a2a_audit_lost_total`.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -86,6 +88,12 @@ fn verify(path: &Path) -> (bool, String) {
     (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// A gauge of the gateway's `/metrics` (on the admin listener).
+async fn metric(admin: &str, name: &str) -> Option<u64> {
+    let text = client().get(format!("{admin}/metrics")).send().await.ok()?.text().await.ok()?;
+    text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse::<f64>().ok()).map(|v| v as u64)
+}
+
 fn log_says_writes_again(log: &Path) -> bool {
     std::fs::read_to_string(log).unwrap_or_default().contains("audit log writes again")
 }
@@ -119,6 +127,7 @@ async fn fail_closed_refuses_while_the_disk_is_full_and_loses_no_record() {
         assert!(Instant::now() < deadline, "calls are refused once the log cannot write");
     };
     let (status, retry, answer) = refused;
+    let mut refusals = 1;
     assert_eq!((status, retry.as_deref()), (503, Some("1")), "{answer}");
     assert_eq!(answer["error"]["code"], -32033, "{answer}");
     assert_eq!(answer["error"]["data"][0]["reason"], "AUDIT_UNAVAILABLE", "{answer}");
@@ -126,6 +135,7 @@ async fn fail_closed_refuses_while_the_disk_is_full_and_loses_no_record() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(!log_says_writes_again(&gw.log), "the log claims writes resumed while the disk is full");
     assert!(!served(&send(&gw.url, "still full").await.3), "still refused");
+    refusals += 1;
 
     disk.free();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -135,10 +145,13 @@ async fn fail_closed_refuses_while_the_disk_is_full_and_loses_no_record() {
             answered.push(id);
             break;
         }
+        refusals += 1;
         assert!(Instant::now() < deadline, "calls are served again once the log writes");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(log_says_writes_again(&gw.log));
+    let admin = gw.admin.clone().expect("admin listener");
+    assert_eq!(metric(&admin, "a2a_audit_refused_total").await, Some(refusals), "refusals are counted");
     gw.signal("TERM");
     assert_eq!(gw.wait(Duration::from_secs(30)).await, Some(0));
 
@@ -149,6 +162,14 @@ async fn fail_closed_refuses_while_the_disk_is_full_and_loses_no_record() {
         assert!(recorded.contains(id.as_str()), "the request record of served call {id} was kept and written");
     }
     assert!(written.iter().all(|r| r["event"] != "audit.dropped"), "nothing was lost");
+    // The refusals left evidence: one `audit.refused` record (or one per outage) counting them,
+    // with when and why.
+    let reports: Vec<&Value> = written.iter().filter(|r| r["event"] == "audit.refused").collect();
+    let reported: u64 = reports.iter().map(|r| r["count"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(reported, refusals, "every refused call is counted: {reports:?}");
+    let first = reports[0];
+    assert!(first["first_ts"].is_string() && first["last_ts"].is_string(), "{first}");
+    assert!(first["reasons"].to_string().contains("audit.jsonl"), "the failing target is named: {first}");
     let (ok, report) = verify(&audit);
     assert!(ok && report.starts_with("OK") && !report.contains("lost"), "{report}");
 }
@@ -187,6 +208,7 @@ async fn fail_open_serves_and_reports_the_exact_loss_which_verify_names() {
     }
     let (_, _, after, answer) = send(&gw.url, "after").await;
     assert!(served(&answer));
+    let lost_metric = metric(&gw.admin.clone().expect("admin listener"), "a2a_audit_lost_total").await;
     gw.signal("TERM");
     assert_eq!(gw.wait(Duration::from_secs(30)).await, Some(0));
 
@@ -202,6 +224,7 @@ async fn fail_open_serves_and_reports_the_exact_loss_which_verify_names() {
     assert!(drops.iter().all(|d| d["cause"] == "write_failed" && d["first_ts"].is_string()), "{drops:?}");
     let reported: u64 = drops.iter().map(|d| d["count"].as_u64().unwrap()).sum();
     assert_eq!(reported, lost, "the drop records count exactly the records that are missing");
+    assert_eq!(lost_metric, Some(lost), "a2a_audit_lost_total counts exactly the lost records");
 
     let (ok, report) = verify(&audit);
     assert!(ok, "the chain is whole: {report}");

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::BIN;
 
-fn check(yaml: &str) -> (bool, String) {
+pub fn check(yaml: &str) -> (bool, String) {
     let path = std::env::temp_dir().join(format!("a2a-check-{}.yaml", uuid::Uuid::new_v4().simple()));
     std::fs::write(&path, yaml).unwrap();
     let _cleanup = TempFile(path.clone());

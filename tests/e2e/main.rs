@@ -19,6 +19,7 @@ mod leaks;
 mod lifecycle;
 mod limits;
 mod observability;
+mod operator;
 mod outage;
 mod push;
 mod python_sdk;

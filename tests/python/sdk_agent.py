@@ -6,6 +6,7 @@ implementation's wire behaviour rather than a hand-written imitation.
 
     python sdk_agent.py --port N [--host 127.0.0.1] [--kind echo|clarify|slow]
                         [--name NAME] [--v03] [--grpc-only] [--duration SECONDS] [--log-level LEVEL]
+                        [--extra-skill ID ...] [--unserved-rest]
 
 Endpoints on http://HOST:PORT:
     GET  /.well-known/agent-card.json   the card
@@ -22,6 +23,12 @@ Kinds and their skill ids:
                         with an artifact "answer" holding the follow-up text
     slow    py-slow     working for --duration seconds (default 10) with a status update every
                         second, then artifact "slow" and completed; cancel ends it as canceled
+
+--unserved-rest lists the HTTP+JSON interface on the card without serving it (a card offering a
+binding the agent does not serve, for the admission-probe tests).
+
+--extra-skill ID (repeatable) lists further skills on the card, served like the kind's own (a
+card claiming another backend's skill, for the registration tests).
 
 Once the server accepts connections it prints exactly one line to stdout,
 `READY http://HOST:PORT` (the real port, also with --port 0), and flushes. Logs go to stderr.
@@ -171,7 +178,12 @@ class SlowExecutor(BaseExecutor):
 
 
 def build_card(
-    kind: str, name: str, base_url: str, v03: bool, grpc_url: str | None = None
+    kind: str,
+    name: str,
+    base_url: str,
+    v03: bool,
+    grpc_url: str | None = None,
+    extra_skills: tuple[str, ...] = (),
 ) -> AgentCard:
     spec = KINDS[kind]
     jsonrpc_url, rest_url = f'{base_url}{JSONRPC_PATH}', f'{base_url}{REST_PATH}'
@@ -217,12 +229,20 @@ def build_card(
                 tags=['test', kind],
                 examples=list(spec.examples),
             )
+        ]
+        + [
+            AgentSkill(id=extra, name=extra, description=spec.description, tags=['test', kind])
+            for extra in extra_skills
         ],
     )
 
 
 def build_app(
-    card: AgentCard, handler: DefaultRequestHandler, v03: bool, grpc_only: bool
+    card: AgentCard,
+    handler: DefaultRequestHandler,
+    v03: bool,
+    grpc_only: bool,
+    serve_rest: bool = True,
 ) -> Starlette:
 
     @contextlib.asynccontextmanager
@@ -233,10 +253,9 @@ def build_app(
 
     routes = [*create_agent_card_routes(card, card_url=CARD_PATH)]
     if not grpc_only:
-        routes += [
-            *create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=v03),
-            *create_rest_routes(handler, enable_v0_3_compat=v03, path_prefix=REST_PATH),
-        ]
+        routes += [*create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=v03)]
+        if serve_rest:
+            routes += [*create_rest_routes(handler, enable_v0_3_compat=v03, path_prefix=REST_PATH)]
     return Starlette(routes=routes, lifespan=lifespan)
 
 
@@ -264,6 +283,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--duration', type=float, default=10.0, help='slow kind: seconds of work (default 10)'
     )
     p.add_argument('--log-level', default='warning', help='uvicorn/SDK log level (default warning)')
+    p.add_argument(
+        '--extra-skill', action='append', default=[], help='another skill id for the card'
+    )
+    p.add_argument(
+        '--unserved-rest', action='store_true', help='list HTTP+JSON on the card, do not serve it'
+    )
     p.add_argument('--register', metavar='ADMIN_URL', help="a gateway's admin listener to join")
     p.add_argument('--register-name', help='the backend name to register as')
     p.add_argument('--register-key-file', help='file holding the registration key')
@@ -331,7 +356,7 @@ async def serve(args: argparse.Namespace) -> None:
         grpc_server = grpc.aio.server()
         grpc_port = grpc_server.add_insecure_port(f'{url_host}:0')
         grpc_url = f'{url_host}:{grpc_port}'  # a gRPC target, as the SDK's own examples publish it
-    card = build_card(args.kind, name, base_url, args.v03, grpc_url)
+    card = build_card(args.kind, name, base_url, args.v03, grpc_url, tuple(args.extra_skill))
     handler = DefaultRequestHandler(
         agent_executor=make_executor(args.kind, args.duration),
         task_store=InMemoryTaskStore(),
@@ -340,7 +365,7 @@ async def serve(args: argparse.Namespace) -> None:
     if grpc_server is not None:
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
         await grpc_server.start()
-    app = build_app(card, handler, args.v03, args.grpc_only)
+    app = build_app(card, handler, args.v03, args.grpc_only, not args.unserved_rest)
     config = uvicorn.Config(
         app,
         log_level=args.log_level,

@@ -74,7 +74,8 @@ async fn list_backends(
 ) -> Result<Response, AdminError> {
     let (gateway, _) = admit(&host, &headers, peer).await?;
     let backends: Vec<Value> = gateway.registry.status().iter().map(|s| backend_json(&gateway, s)).collect();
-    Ok(axum::Json(json!({"backends": backends})).into_response())
+    let refused = gateway.shared.overlay.refused_admissions();
+    Ok(axum::Json(json!({"backends": backends, "refused_agents": refused})).into_response())
 }
 
 async fn one_backend(
@@ -191,7 +192,7 @@ async fn effective_config(
 ) -> Result<Response, AdminError> {
     let (gateway, _) = admit(&host, &headers, peer).await?;
     let mut file = gateway.config.document.as_deref().cloned().unwrap_or(Value::Null);
-    super::redact::redact(&mut file);
+    super::redact::redact_config(&mut file);
     let backends: Vec<Value> = gateway
         .config
         .backends
@@ -207,7 +208,7 @@ async fn effective_config(
         })
         .collect();
     let mut body = json!({"file": file, "runtime": gateway.shared.overlay.describe(), "backends": backends});
-    super::redact::redact(&mut body["runtime"]);
+    super::redact::redact_urls(&mut body["runtime"]);
     Ok(axum::Json(body).into_response())
 }
 

@@ -82,7 +82,9 @@ async fn call(target: &Target, method: http::Method, url: &str, body: Option<Val
         .timeout(std::time::Duration::from_secs(30))
         .build()
         .map_err(|source| CliError::Unreachable { url: url.to_string(), source })?;
-    let mut request = client.request(method, url);
+    // Marks the call as deliberate: the admin API changes state only on requests a web page
+    // could not send cross-site.
+    let mut request = client.request(method, url).header(super::origin::ADMIN_HEADER, "cli");
     if let Some(token) = &target.token {
         request = request.bearer_auth(token);
     }

@@ -18,6 +18,11 @@ pub struct AdminConfig {
     /// Required when `auth` has `jwt` or `introspection`: an issuer's every token is not an admin.
     #[serde(default)]
     pub required_scope: Option<String>,
+    /// Further `Host` names the admin API answers to (`ops.internal`, `ops.internal:9443`), besides
+    /// the admin listener's own address (and `localhost` when it is bound to loopback). Requests
+    /// naming any other host are refused: a DNS-rebinding page cannot reach the API.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
     /// Agents that may register themselves at `/admin/v1/registrations`.
     #[serde(default)]
     pub registration: Option<RegistrationConfig>,
@@ -47,7 +52,7 @@ pub struct RegistrationCredential {
     /// The key's id, as printed by `a2a-gateway hash-key --id <id>`.
     pub id: String,
     /// `sha256$<salt>$<hash>` of the key.
-    pub hash: String,
+    pub hash: a2a_policies::auth::Secret,
     /// Backend names this credential may register; `*` matches any run of characters
     /// (`team-a-*`).
     pub names: Vec<String>,
@@ -55,9 +60,30 @@ pub struct RegistrationCredential {
     /// characters (`https://*.agents.internal`, `http://127.0.0.1:*`).
     pub origins: Vec<String>,
     /// Networks the agent's addresses may be in although they are not public (loopback, private,
-    /// link-local …; cloud metadata only when listed by itself): `10.0.0.0/8`, `127.0.0.1`.
+    /// link-local …; cloud metadata only when listed by itself): `10.0.0.0/8`, `127.0.0.1`, or an
+    /// address and port (`127.0.0.1:8080`). The same screen as push webhooks' (`crate::screen`).
     #[serde(default)]
     pub allow_addresses: Vec<String>,
+    /// Skill ids the agents registered with this credential may offer; `*` matches any run of
+    /// characters (`team-a-*`). A card claiming any other skill is refused at registration, and a
+    /// card changed later loses the skills it was not granted.
+    pub skills: Vec<String>,
+    /// Of `skills`, those the agents may offer although a file-configured or admin-registered
+    /// backend serves them too (joining its load balancing). Default none: a self-registered
+    /// agent cannot take over another backend's skill.
+    #[serde(default)]
+    pub shared_skills: Vec<String>,
+}
+
+impl RegistrationCredential {
+    /// The grant an agent registered with this credential carries.
+    pub fn skill_grant(&self) -> crate::config::SkillGrant {
+        crate::config::SkillGrant {
+            credential: self.id.clone(),
+            skills: self.skills.clone(),
+            shared_skills: self.shared_skills.clone(),
+        }
+    }
 }
 
 impl AdminConfig {
@@ -85,13 +111,23 @@ impl AdminConfig {
                 if credential.names.is_empty() {
                     return Err((at("names"), "list at least one name pattern".into()));
                 }
+                if credential.skills.is_empty() {
+                    return Err((at("skills"), "list at least one skill id pattern".into()));
+                }
+                if let Some(bad) =
+                    credential.shared_skills.iter().find(|s| !credential.skills.iter().any(|p| glob_match(p, s)))
+                {
+                    return Err((at("shared_skills"), format!("'{bad}' is not granted by skills")));
+                }
                 if credential.origins.is_empty() {
                     return Err((at("origins"), "list at least one origin pattern".into()));
                 }
                 if let Some(bad) = credential.origins.iter().find(|o| !o.contains("://")) {
                     return Err((at("origins"), format!("'{bad}' is not scheme://host[:port]")));
                 }
-                crate::screen::Screen::parse(&credential.allow_addresses).map_err(|e| (at("allow_addresses"), e))?;
+                for entry in &credential.allow_addresses {
+                    entry.parse::<crate::screen::AllowRule>().map_err(|e| (at("allow_addresses"), e))?;
+                }
             }
         }
         Ok(())

@@ -5,11 +5,14 @@
 //!
 //! Who may call it: with `admin.auth` configured, a credential it accepts (and, with
 //! `admin.required_scope`, carrying that scope); without it, anyone who can reach the admin
-//! listener — allowed only when that listener is bound to a loopback address.
+//! listener — allowed only when that listener is bound to a loopback address. Either way a web
+//! page cannot drive it: see `admin/origin.rs`.
 
+mod admission;
 mod api;
 pub mod cli;
 pub mod config;
+mod origin;
 pub mod overlay;
 mod redact;
 mod registration;
@@ -48,7 +51,10 @@ pub trait Host: Send + Sync + 'static {
 
 /// The admin router, mounted on the admin listener.
 pub fn router(host: Arc<dyn Host>) -> Router {
-    api::routes().merge(registration::routes()).with_state(host)
+    api::routes()
+        .merge(registration::routes())
+        .layer(axum::middleware::from_fn_with_state(host.clone(), origin::guard))
+        .with_state(host)
 }
 
 /// An authenticated operator (or, for registrations, agent).

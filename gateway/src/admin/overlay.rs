@@ -47,7 +47,13 @@ pub struct Overlay {
     layer: Mutex<Layer>,
     /// Held while a change is applied and its generation built, so changes do not interleave.
     pub(crate) changes: tokio::sync::Mutex<()>,
+    /// Agents whose last registration was refused after their credential was accepted, and why
+    /// (the newest [`MAX_REFUSED`]).
+    refused: Mutex<BTreeMap<String, serde_json::Value>>,
 }
+
+/// How many refused registrations the admin API remembers.
+const MAX_REFUSED: usize = 100;
 
 impl Overlay {
     fn lock(&self) -> std::sync::MutexGuard<'_, Layer> {
@@ -155,6 +161,29 @@ impl Overlay {
             .collect()
     }
 
+    /// Notes why the registration of `name` (with `credential`) was refused.
+    pub fn refuse_admission(&self, name: &str, credential: &str, reason: &str) {
+        let mut refused = self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if refused.len() >= MAX_REFUSED && !refused.contains_key(name) {
+            let oldest =
+                refused.iter().min_by_key(|(_, v)| v["at"].as_str().map(str::to_owned)).map(|(k, _)| k.clone());
+            oldest.map(|k| refused.remove(&k));
+        }
+        let at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let entry = serde_json::json!({"name": name, "credential": credential, "reason": reason, "at": at});
+        refused.insert(name.to_string(), entry);
+    }
+
+    /// `name` was admitted: its earlier refusal is history.
+    pub fn clear_admission(&self, name: &str) {
+        self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(name);
+    }
+
+    /// The refused registrations, by name.
+    pub fn refused_admissions(&self) -> Vec<serde_json::Value> {
+        self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).values().cloned().collect()
+    }
+
     /// The layer as the effective-config endpoint shows it.
     pub fn describe(&self) -> serde_json::Value {
         let layer = self.lock();
@@ -194,6 +223,8 @@ mod tests {
             auth: None,
             forward_caller_token: false,
             dialect: None,
+            skill_grant: None,
+            screen: None,
         }
     }
 

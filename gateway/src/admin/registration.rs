@@ -1,8 +1,11 @@
 //! Agent self-registration: an agent presents a registration credential and its base URL at
 //! `POST /admin/v1/registrations`; the gateway checks the name against the credential's patterns,
-//! the URL's origin against its allow-list, every address the host resolves to against the
-//! address screen, then fetches and checks the agent's card before admitting it. Repeating the
-//! registration is the heartbeat. An agent about to stop drains itself first with
+//! the URL's origin against its allow-list, `card_path` (before the card's URL is built), every
+//! address the final URL's host resolves to against the address screen ([`crate::screen`]), then,
+//! in [`admission`], fetches the card through the screen, refuses skills the credential does not
+//! grant (or a file/admin backend's skill it does not share), and probes every binding the card
+//! offers ([`super::admission`]) before the agent enters routing. Repeating the registration is
+//! the heartbeat. An agent about to stop drains itself first with
 //! `POST /admin/v1/registrations/{name}/drain` (no new tasks reach it; calls on its tasks still
 //! do) and leaves with `DELETE /admin/v1/registrations/{name}`; it is also dropped when its
 //! heartbeats stop for `heartbeat_ttl` or its health checks fail.
@@ -25,13 +28,13 @@ use tokio_util::sync::CancellationToken;
 use super::config::{RegistrationConfig, RegistrationCredential, glob_match};
 use super::overlay::{Origin, Source};
 use super::{Admin, AdminError, Host, audit, change_fleet};
-use crate::config::Backend;
-use crate::screen::{Screen, resolve};
+use crate::config::{Backend, SkillGrant};
+use crate::screen::{AllowRule, ScreenError, ScreenPolicy, SystemResolver, screen_url};
 
 /// The registration credentials of one configuration generation.
 pub struct Registrations {
     authenticator: Authenticator,
-    credentials: Vec<(RegistrationCredential, Screen)>,
+    credentials: Vec<(RegistrationCredential, ScreenPolicy)>,
     heartbeat_ttl: Duration,
 }
 
@@ -40,13 +43,18 @@ impl Registrations {
         let authenticator = Authenticator::new(&config.auth_config(), http, stop)?;
         let mut credentials = Vec::new();
         for credential in &config.credentials {
-            let screen = Screen::parse(&credential.allow_addresses).map_err(anyhow::Error::msg)?;
-            credentials.push((credential.clone(), screen));
+            let allow = credential
+                .allow_addresses
+                .iter()
+                .map(|entry| entry.parse::<AllowRule>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(anyhow::Error::msg)?;
+            credentials.push((credential.clone(), ScreenPolicy { allow_http: true, allow }));
         }
         Ok(Registrations { authenticator, credentials, heartbeat_ttl: config.heartbeat_ttl })
     }
 
-    async fn credential(&self, headers: &HeaderMap) -> Result<&(RegistrationCredential, Screen), AdminError> {
+    async fn credential(&self, headers: &HeaderMap) -> Result<&(RegistrationCredential, ScreenPolicy), AdminError> {
         let caller = self.authenticator.authenticate(headers).await.map_err(|failure| {
             tracing::info!(reason = %failure, "registration refused a credential");
             if failure.presented() { AdminError::InvalidCredentials } else { AdminError::MissingCredentials }
@@ -86,7 +94,10 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
     if !credential.names.iter().any(|p| glob_match(p, &body.name)) {
         return Err(AdminError::Forbidden(format!("this credential may not register the name '{}'", body.name)));
     }
-    let url = screen_url(&body.url, credential, screen).await?;
+    let url = agent_url(&body.url, credential)?;
+    let card_path = body.card_path.clone().unwrap_or_else(|| "/.well-known/agent-card.json".into());
+    let card_url = card_url(&url, &card_path)?;
+    screen_addresses(&card_url, screen).await?;
     let ttl = registrations.heartbeat_ttl;
     let overlay = &gateway.shared.overlay;
     let answer = |status| {
@@ -99,17 +110,12 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
     if taken && overlay.agent_credential(&body.name).as_deref() != Some(credential.id.as_str()) {
         return Err(AdminError::Conflict(format!("the name '{}' is taken", body.name)));
     }
-    let card_path = body.card_path.clone().unwrap_or_else(|| "/.well-known/agent-card.json".into());
-    let card_url = Url::parse(&format!("{}{card_path}", body.url.trim_end_matches('/')))
-        .map_err(|e| AdminError::BadRequest(format!("card_path: {e}")))?;
-    crate::registry::probe_card(
-        &gateway.shared.client,
-        card_url,
-        gateway.config.health.timeout,
-        gateway.config.limits.max_card_bytes,
-    )
-    .await
-    .map_err(|e| AdminError::Unprocessable(format!("the agent's card was not accepted: {e}")))?;
+    let grant = credential.skill_grant();
+    if let Err(refusal) = admission(&gateway, &url, card_url, screen, &grant).await {
+        overlay.refuse_admission(&body.name, &credential.id, &refusal.to_string());
+        return Err(refusal);
+    }
+    overlay.clear_admission(&body.name);
     let backend = Backend {
         name: body.name.clone(),
         url: url.to_string().trim_end_matches('/').to_string(),
@@ -118,6 +124,8 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
         auth: None,
         forward_caller_token: false,
         dialect: None,
+        skill_grant: Some(Arc::new(grant)),
+        screen: Some(Arc::new(screen.clone())),
     };
     let origin = Origin::Agent { credential: credential.id.clone(), last_heartbeat: Instant::now() };
     change_fleet(host.as_ref(), |overlay| overlay.add(backend, origin)).await?;
@@ -125,9 +133,69 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
     Ok(answer(StatusCode::CREATED))
 }
 
-/// The agent's base URL if it may be called: http(s), no user-info, an allowed origin, and only
-/// addresses the screen passes.
-async fn screen_url(text: &str, credential: &RegistrationCredential, screen: &Screen) -> Result<Url, AdminError> {
+/// What a new agent must pass before it enters routing: its card (fetched through the address
+/// screen, which judges the name again at connect time), the skills it claims, and a probe of
+/// every binding the gateway would call it on.
+async fn admission(
+    gateway: &crate::gateway::Gateway,
+    url: &Url,
+    card_url: Url,
+    screen: &ScreenPolicy,
+    grant: &SkillGrant,
+) -> Result<(), AdminError> {
+    let client = crate::screen::client_builder(Arc::new(screen.clone()))
+        .build()
+        .map_err(|e| AdminError::Unprocessable(format!("the card probe could not start: {e}")))?;
+    let timeout = gateway.config.health.timeout;
+    let card = crate::registry::probe_card(&client, card_url, timeout, gateway.config.limits.max_card_bytes)
+        .await
+        .map_err(|e| AdminError::Unprocessable(format!("the agent's card was not accepted: {e}")))?;
+    check_skills(gateway, grant, &card)?;
+    super::admission::probe(&client, url, &card, timeout)
+        .await
+        .map_err(|e| AdminError::Unprocessable(format!("the agent failed its admission probe: {e}")))?;
+    Ok(())
+}
+
+/// Refuses a card that claims a skill the credential does not grant, or one a file-configured or
+/// admin-registered backend serves that the grant does not share. Refused rather than trimmed: an
+/// agent admitted with fewer skills than it announces would fail its callers quietly.
+fn check_skills(
+    gateway: &crate::gateway::Gateway,
+    grant: &SkillGrant,
+    card: &serde_json::Value,
+) -> Result<(), AdminError> {
+    let overlay = &gateway.shared.overlay;
+    let served: Vec<(String, String)> = gateway
+        .registry
+        .status()
+        .into_iter()
+        .filter(|b| overlay.source(&b.name) != Source::Agent)
+        .flat_map(|b| b.skills.into_iter().map(move |s| (s, b.name.clone())))
+        .collect();
+    let ids = card.get("skills").and_then(|s| s.as_array()).into_iter().flatten();
+    for id in ids.filter_map(|s| s.get("id")?.as_str()) {
+        let owner = served.iter().find(|(skill, _)| skill == id).map(|(_, backend)| backend);
+        if !grant.allows(id, false) {
+            return Err(AdminError::Forbidden(format!(
+                "this credential does not grant the skill '{id}' (its skills: {})",
+                grant.skills.join(", ")
+            )));
+        }
+        if let Some(backend) = owner
+            && !grant.allows(id, true)
+        {
+            return Err(AdminError::Forbidden(format!(
+                "the skill '{id}' is served by the backend '{backend}'; this credential may not join it (shared_skills)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The agent's base URL if this credential may register it: http(s), no user-info, query or
+/// fragment, an allowed origin.
+fn agent_url(text: &str, credential: &RegistrationCredential) -> Result<Url, AdminError> {
     let url = Url::parse(text).map_err(|e| AdminError::BadRequest(format!("url: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(AdminError::BadRequest("url: must be http:// or https://".into()));
@@ -139,11 +207,42 @@ async fn screen_url(text: &str, credential: &RegistrationCredential, screen: &Sc
     if !credential.origins.iter().any(|p| glob_match(p, &origin)) {
         return Err(AdminError::Forbidden(format!("the origin {origin} is not allowed for this credential")));
     }
-    let host = url.host_str().ok_or_else(|| AdminError::BadRequest("url: no host".into()))?;
-    let port = url.port_or_known_default().unwrap_or(80);
-    let addresses = resolve(host, port).await.map_err(AdminError::Unprocessable)?;
-    screen.check_all(&addresses).map_err(|e| AdminError::Forbidden(format!("url: {e}")))?;
     Ok(url)
+}
+
+/// The card's URL: `card_path` is checked first (an absolute path of plain characters, no `..`
+/// segment) and the URL built from it must stay on the agent's origin, so the path cannot name
+/// another host or port (`@host:port/…`, `//host/…`).
+fn card_url(base: &Url, card_path: &str) -> Result<Url, AdminError> {
+    let bad = |why: &str| AdminError::BadRequest(format!("card_path: {why}"));
+    if !card_path.starts_with('/') || card_path.starts_with("//") {
+        return Err(bad("must be an absolute path such as /.well-known/agent-card.json"));
+    }
+    if card_path.len() > 256 {
+        return Err(bad("longer than 256 characters"));
+    }
+    if !card_path.chars().all(|c| c.is_ascii_alphanumeric() || "/-._~".contains(c)) {
+        return Err(bad("only letters, digits and / - . _ ~ are allowed"));
+    }
+    if card_path.split('/').any(|segment| segment == "..") {
+        return Err(bad("no '..' segments"));
+    }
+    let url =
+        Url::parse(&format!("{}{card_path}", base.as_str().trim_end_matches('/'))).map_err(|e| bad(&e.to_string()))?;
+    if url.origin() != base.origin() {
+        return Err(bad("must stay on the agent's origin"));
+    }
+    Ok(url)
+}
+
+/// Screens every address the final URL's host resolves to (the gateway's one address screen,
+/// `crate::screen`), for a clear refusal before anything is fetched.
+async fn screen_addresses(url: &Url, policy: &ScreenPolicy) -> Result<(), AdminError> {
+    screen_url(url.as_str(), policy, &SystemResolver).await.map(drop).map_err(|error| match error {
+        ScreenError::Refused(_) => AdminError::Forbidden(format!("url: {error}")),
+        ScreenError::Unresolved => AdminError::Unprocessable(format!("url: {error}")),
+        _ => AdminError::BadRequest(format!("url: {error}")),
+    })
 }
 
 /// The credential of the agent `name`, if the caller presented the one that registered it.

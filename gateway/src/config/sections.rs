@@ -434,6 +434,36 @@ pub struct Backend {
     /// the card offers.
     #[serde(default)]
     pub dialect: Option<BackendDialect>,
+    /// Set only for a self-registered agent (never read from a file): the skills its registration
+    /// credential lets it offer.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub skill_grant: Option<std::sync::Arc<SkillGrant>>,
+    /// Set only for a self-registered agent: the address screen its card refreshes go through
+    /// (its credential's `allow_addresses`), so a name rebound after admission reaches nothing new.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub screen: Option<std::sync::Arc<crate::screen::ScreenPolicy>>,
+}
+
+/// What a self-registered agent may offer: the skill patterns of the credential that registered it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SkillGrant {
+    /// The registration credential's id.
+    pub credential: String,
+    /// Skill id patterns (`*` matches any run of characters) the agent may offer.
+    pub skills: Vec<String>,
+    /// Of those, the ones it may offer although a file-configured or admin-registered backend
+    /// serves them too.
+    pub shared_skills: Vec<String>,
+}
+
+impl SkillGrant {
+    /// Whether the agent may offer `skill`; `reserved`: a file or admin backend serves it.
+    pub fn allows(&self, skill: &str, reserved: bool) -> bool {
+        let any = |patterns: &[String]| patterns.iter().any(|p| crate::admin::config::glob_match(p, skill));
+        any(&self.skills) && (!reserved || any(&self.shared_skills))
+    }
 }
 
 /// A dialect a backend may be reached in.

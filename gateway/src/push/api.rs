@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::{Push, StoredConfig, answer_form, new_id};
 use crate::protocol::A2A_JSON;
-use crate::push::screen::{SystemResolver, screen_url};
+use crate::screen::{SystemResolver, screen_url};
 use a2a_model::{ListTaskPushNotificationConfigsResponse, Request, TaskPushNotificationConfig};
 
 /// Answers a push-config operation, or `None` when `request` is not one.

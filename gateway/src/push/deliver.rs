@@ -22,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 use super::{PushConfig, PushStore, StoredConfig};
 use crate::gateway::Gateway;
 use crate::observers::Exchange;
-use crate::push::screen::{ScreeningResolver, SystemResolver};
 
 #[cfg(test)]
 mod tests;
@@ -67,14 +66,9 @@ impl Deliveries {
         audit: Option<Audit>,
         stop: CancellationToken,
     ) -> anyhow::Result<Arc<Deliveries>> {
-        let resolver =
-            ScreeningResolver { policy: Arc::new(config.screen_policy()), resolver: Arc::new(SystemResolver) };
-        let client = reqwest::Client::builder()
-            // A webhook's redirect is not followed: it could point anywhere.
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            // Every name is resolved and screened again at connect time (DNS rebinding).
-            .dns_resolver(Arc::new(resolver))
+        // No redirect (it could point anywhere), and every name resolved and screened again at
+        // connect time (DNS rebinding).
+        let client = crate::screen::client_builder(Arc::new(config.screen_policy()))
             .connect_timeout(config.timeout)
             .timeout(config.timeout)
             .build()?;

@@ -1,12 +1,11 @@
 //! Push notifications, terminated at the gateway: callers' webhook configs are answered and kept
 //! here ([`api`], [`store`]), never forwarded, so an agent is never given a caller's URL; the
 //! gateway follows each task with a config and delivers its updates itself ([`deliver`]), to
-//! webhooks that passed the address screen ([`crate::push::screen`]) when registered and again at
+//! webhooks that passed the address screen ([`crate::screen`]) when registered and again at
 //! connect time, signed with the gateway's key.
 
 pub mod api;
 pub mod deliver;
-pub mod screen;
 pub mod store;
 
 use std::sync::Arc;
@@ -16,7 +15,7 @@ use a2a_core::{TaskEvent, TaskObserver};
 use dashmap::DashMap;
 use serde::Deserialize;
 
-use crate::push::screen::{AllowRule, ScreenPolicy};
+use crate::screen::{AllowRule, ScreenPolicy};
 use a2a_model::TaskPushNotificationConfig;
 
 pub use deliver::{Deliveries, SIGNATURE_HEADER};

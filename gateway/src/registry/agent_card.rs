@@ -5,8 +5,20 @@ use super::*;
 
 /// Fetches the card at `url` and checks that it offers an interface the gateway can use (a
 /// self-registering agent's card is checked so before it is admitted).
-pub async fn probe_card(client: &reqwest::Client, url: Url, timeout: Duration, max_bytes: usize) -> Result<(), String> {
-    fetch_card(client, url, timeout, max_bytes).await.map(drop).map_err(|e| e.to_string())
+pub async fn probe_card(
+    client: &reqwest::Client,
+    url: Url,
+    timeout: Duration,
+    max_bytes: usize,
+) -> Result<Value, String> {
+    fetch_card(client, url, timeout, max_bytes).await.map_err(|e| e.to_string())
+}
+
+/// Where the gateway would call an agent whose (normalized) card is `card` and whose configured URL
+/// is `base`: the dialect, and the JSON-RPC and HTTP+JSON endpoints on `base`'s origin.
+pub fn endpoints(card: &Value, base: &Url) -> (Dialect, Option<Url>, Option<Url>) {
+    let (dialect, jsonrpc, rest) = interfaces_of(card, None);
+    (dialect, jsonrpc.map(|p| on_origin(base, &p)), rest.map(|p| on_origin(base, p.trim_end_matches('/'))))
 }
 
 pub(super) async fn fetch_card(

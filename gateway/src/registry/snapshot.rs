@@ -63,6 +63,34 @@ impl Snapshot {
     }
 }
 
+/// The cards as routing and the card endpoints use them: a self-registered agent's card keeps only
+/// the skills its credential grants, and none that a file-configured or admin-registered backend
+/// declares unless the grant shares it (a card changed after admission loses the rest).
+pub(super) fn granted_cards(states: &[BackendState]) -> Vec<Option<std::borrow::Cow<'_, Value>>> {
+    let reserved: std::collections::HashSet<String> = states
+        .iter()
+        .filter(|s| s.config.skill_grant.is_none())
+        .filter_map(|s| s.card.as_deref())
+        .flat_map(skill_ids)
+        .collect();
+    states
+        .iter()
+        .map(|state| {
+            let card = state.card.as_deref()?;
+            let Some(grant) = &state.config.skill_grant else { return Some(std::borrow::Cow::Borrowed(card)) };
+            let allowed = |id: &str| grant.allows(id, reserved.contains(id));
+            if skill_ids(card).all(|id| allowed(&id)) {
+                return Some(std::borrow::Cow::Borrowed(card));
+            }
+            let mut card = card.clone();
+            if let Some(Value::Array(skills)) = card.get_mut("skills") {
+                skills.retain(|s| s.get("id").and_then(Value::as_str).is_some_and(allowed));
+            }
+            Some(std::borrow::Cow::Owned(card))
+        })
+        .collect()
+}
+
 /// The address forms of a backend (its configured URL and the URLs its card names), for redaction
 /// from the cards the gateway serves.
 pub(super) fn redactor(state: &BackendState, card: &Value) -> Redactor {
@@ -85,12 +113,13 @@ pub(super) fn build_snapshot(states: &[BackendState], cards: &CardSettings, prev
     let mut healthy_cards = Vec::new();
     let mut resting_skills = std::collections::HashSet::new();
     let mut unread = Vec::new();
+    let granted = granted_cards(states);
     let redactors: Vec<(usize, Redactor)> =
-        states.iter().enumerate().filter_map(|(i, s)| Some((i, redactor(s, s.card.as_deref()?)))).collect();
+        states.iter().enumerate().filter_map(|(i, s)| Some((i, redactor(s, granted[i].as_deref()?)))).collect();
     let no_redactor = Redactor::default();
     for (i, state) in states.iter().enumerate() {
         let name: Arc<str> = Arc::from(state.config.name.as_str());
-        let card = state.card.as_deref().filter(|_| state.healthy);
+        let card = granted[i].as_deref().filter(|_| state.healthy);
         let force = state.config.dialect.map(config::BackendDialect::dialect);
         let (dialect, jsonrpc, rest) = card.map(|c| interfaces_of(c, force)).unwrap_or((Dialect::V1, None, None));
         let skills: Vec<String> = card
@@ -108,7 +137,7 @@ pub(super) fn build_snapshot(states: &[BackendState], cards: &CardSettings, prev
         if let Some(card) = card {
             healthy_cards.push((i, card));
         }
-        match state.card.as_deref() {
+        match granted[i].as_deref() {
             None => unread.push(name.clone()),
             Some(known) if card.is_none() || state.draining => resting_skills.extend(skill_ids(known)),
             Some(_) => {}

@@ -34,3 +34,47 @@ fn interfaces_are_joined_to_the_configured_origin() {
     let base = Url::parse("http://10.0.0.5:8000").unwrap();
     assert_eq!(on_origin(&base, "/a2a/jsonrpc").as_str(), "http://10.0.0.5:8000/a2a/jsonrpc");
 }
+
+fn card_with_skills(url: &str, skills: &[&str]) -> serde_json::Value {
+    let skills: Vec<serde_json::Value> = skills.iter().map(|id| json!({"id": id, "name": id})).collect();
+    json!({"name": "a", "version": "1", "skills": skills,
+           "supportedInterfaces": [{"url": format!("{url}/rpc"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]})
+}
+
+/// A self-registered agent's card that claims more than its grant (changed after admission) is
+/// routed with its granted skills only, and never with a file backend's skill it may not share.
+#[test]
+fn an_agent_is_routed_only_with_its_granted_skills() {
+    let file =
+        "backends:\n  - {name: echo, url: 'http://127.0.0.1:1'}\n  - {name: team-a-x, url: 'http://127.0.0.1:2'}\n";
+    for (shared, echo_routes_to) in [(vec![], vec!["echo"]), (vec!["echo".to_string()], vec!["echo", "team-a-x"])] {
+        let mut config = Config::parse(file, &|_| None).unwrap();
+        config.backends[1].skill_grant = Some(Arc::new(config::SkillGrant {
+            credential: "team-a".into(),
+            skills: vec!["team-a-*".into(), "echo".into()],
+            shared_skills: shared.clone(),
+        }));
+        let cards = CardSettings {
+            info: crate::config::CardInfo { name: "gw".into(), ..Default::default() },
+            public_base: "http://gw".into(),
+            security: None,
+            push: false,
+            grpc: false,
+        };
+        crate::install_crypto_provider();
+        let registry = Registry::new(&config, cards, reqwest::Client::new(), None).unwrap();
+        registry.install_card("echo", card_with_skills("http://127.0.0.1:1", &["echo"]));
+        registry.install_card("team-a-x", card_with_skills("http://127.0.0.1:2", &["team-a-one", "echo", "other"]));
+        let snapshot = registry.snapshot();
+        let names =
+            |skill: &str| -> Vec<String> { snapshot.with_skill(skill).iter().map(|b| b.name.to_string()).collect() };
+        assert_eq!(names("echo"), echo_routes_to, "shared: {shared:?}");
+        assert_eq!(names("team-a-one"), ["team-a-x"]);
+        assert!(names("other").is_empty(), "an ungranted skill is not routed");
+        let offered = String::from_utf8_lossy(&snapshot.gateway_card.body).to_string();
+        assert!(!offered.contains("\"other\""), "nor offered on the gateway's card: {offered}");
+        let status = registry.status().into_iter().find(|s| s.name == "team-a-x").unwrap();
+        assert_eq!(status.skill_grant.map(|g| g.credential), Some("team-a".into()));
+        assert!(!status.skills.contains(&"other".to_string()), "{:?}", status.skills);
+    }
+}

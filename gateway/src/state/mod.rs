@@ -60,7 +60,7 @@ pub struct RedisConfig {
     #[serde(default)]
     pub username: Option<String>,
     #[serde(default)]
-    pub password: Option<String>,
+    pub password: Option<a2a_policies::secret::Secret>,
     /// Requires TLS: a `redis://` URL is upgraded to `rediss://`.
     #[serde(default)]
     pub tls: bool,
@@ -77,7 +77,7 @@ pub struct RedisConfig {
     /// The secret ListTasks page tokens are derived from. Absent → a random key stored once in
     /// Redis (SET NX) and read by every replica at start.
     #[serde(default)]
-    pub page_token_secret: Option<String>,
+    pub page_token_secret: Option<a2a_policies::secret::Secret>,
 }
 
 fn default_prefix() -> String {
@@ -122,7 +122,7 @@ pub async fn build(config: &StateConfig, task_ttl: Duration) -> anyhow::Result<S
     };
     let redis = Redis::new(redis_config)?;
     let page_tokens = match &redis_config.page_token_secret {
-        Some(secret) => PageTokens::from_secret(secret.as_bytes()),
+        Some(secret) => PageTokens::from_secret(secret.expose().as_bytes()),
         None => PageTokens::from_key(page_key_at_start(&redis).await?),
     };
     Ok(Stores {

@@ -37,7 +37,7 @@ impl Redis {
             settings = settings.set_username(username);
         }
         if let Some(password) = &config.password {
-            settings = settings.set_password(password);
+            settings = settings.set_password(password.expose());
         }
         info = info.set_redis_settings(settings);
         let client = redis::Client::open(info).map_err(|e| anyhow::anyhow!("state.redis: {:?}", e.kind()))?;

@@ -31,7 +31,7 @@ pub struct AuditConfig {
     /// `${AUDIT_CHAIN_KEY}`; at least 32 bytes. Without it the chain is plain SHA-256: anyone who
     /// can write the file can recompute it (`check` warns).
     #[serde(default)]
-    pub chain_key: Option<String>,
+    pub chain_key: Option<crate::secret::Secret>,
     /// What happens while a target cannot write (a full disk): see [`OnWriteFailure`].
     #[serde(default)]
     pub on_write_failure: OnWriteFailure,
@@ -141,7 +141,7 @@ impl AuditConfig {
                 ));
             }
         }
-        if self.chain_key.as_ref().is_some_and(|k| k.len() < 32) {
+        if self.chain_key.as_ref().is_some_and(|k| k.expose().len() < 32) {
             return Err(invalid("audit.chain_key", "must be at least 32 bytes (e.g. `openssl rand -hex 32`)"));
         }
         for (i, skill) in self.include_content_for_skills.iter().enumerate() {

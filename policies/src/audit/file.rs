@@ -142,6 +142,10 @@ impl Target for FileTarget {
         self.writer.failing()
     }
 
+    fn lost(&self) -> u64 {
+        self.writer.lost_total()
+    }
+
     fn seal(&mut self) -> io::Result<()> {
         self.writer.write(&Record::meta(Kind::Seal { reason: "shutdown" }))
     }

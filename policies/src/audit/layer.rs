@@ -64,8 +64,10 @@ where
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
         if self.audit.inner.sink.refusing() {
-            // `fail_closed`: a call the log cannot record is not served. Nothing happened, so
-            // nothing is recorded, and the caller may retry.
+            // `fail_closed`: a call the log cannot record is not served, and the caller may retry.
+            // The refusal is counted and reported in one `audit.refused` record once the log
+            // writes again.
+            self.audit.inner.sink.refused();
             let error = A2aError::AuditUnavailable { retry_after: REFUSED_RETRY_AFTER };
             return ResponseFuture { inner: None, pending: None, refused: Some(error) };
         }

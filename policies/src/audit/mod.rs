@@ -106,6 +106,12 @@ pub struct AuditStats {
     pub dropped_total: u64,
     /// Failed writes to a sink since start.
     pub write_errors_total: u64,
+    /// Records lost since start because a target could not write them (`fail_open`): exactly the
+    /// counts the `audit.dropped` records with cause `write_failed` report.
+    pub lost_total: u64,
+    /// Calls refused since start because a target could not write (`fail_closed`), reported by
+    /// `audit.refused` records.
+    pub refused_total: u64,
     /// Every target writes (see [`AuditConfig::on_write_failure`]).
     pub writable: bool,
 }
@@ -191,6 +197,8 @@ impl Audit {
             queue_capacity: sink.queue_capacity(),
             dropped_total: sink.dropped(),
             write_errors_total: sink.write_errors(),
+            lost_total: sink.lost(),
+            refused_total: sink.refused_total(),
             writable: sink.writable(),
         }
     }

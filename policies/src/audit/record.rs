@@ -130,6 +130,14 @@ pub(crate) enum Kind {
         first: Option<SystemTime>,
         last: Option<SystemTime>,
     },
+    /// Calls refused under `fail_closed` while the log could not write, reported once it can:
+    /// how many, when the first and the last were refused, and why the log could not write.
+    Refused {
+        count: u64,
+        first: SystemTime,
+        last: SystemTime,
+        reasons: Vec<String>,
+    },
     /// An operator's change to the running gateway through the admin API.
     Admin(Box<AdminChange>),
     /// A push notification to a caller's webhook: delivered, or given up on (`detail` says why).
@@ -163,6 +171,7 @@ impl Kind {
             Kind::Artifact { .. } => "artifact.delivered",
             Kind::Ended { .. } => "task.ended",
             Kind::Dropped { .. } => "audit.dropped",
+            Kind::Refused { .. } => "audit.refused",
             Kind::Admin(_) => "admin.change",
             Kind::Push { delivered: true, .. } => "push.delivered",
             Kind::Push { delivered: false, .. } => "push.failed",
@@ -276,6 +285,12 @@ impl Record {
                         map.serialize_entry(key, &humantime::format_rfc3339_millis(*at).to_string())?;
                     }
                 }
+            }
+            Kind::Refused { count, first, last, reasons } => {
+                map.serialize_entry("count", count)?;
+                map.serialize_entry("first_ts", &humantime::format_rfc3339_millis(*first).to_string())?;
+                map.serialize_entry("last_ts", &humantime::format_rfc3339_millis(*last).to_string())?;
+                map.serialize_entry("reasons", reasons)?;
             }
             Kind::Admin(change) => {
                 map.serialize_entry("admin", &change.admin)?;

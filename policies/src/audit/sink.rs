@@ -55,6 +55,8 @@ pub(crate) trait Target: Send {
     fn flush(&mut self) -> io::Result<()>;
     /// Whether the target holds records it could not write, or owes a report of lost ones.
     fn failing(&self) -> bool;
+    /// Records this target lost since it was opened (`fail_open`).
+    fn lost(&self) -> u64;
     /// Writes the closing seal (at shutdown); targets without one do nothing.
     fn seal(&mut self) -> io::Result<()> {
         Ok(())
@@ -90,6 +92,22 @@ struct Counters {
     unwritable: std::sync::atomic::AtomicBool,
     /// `on_write_failure: fail_closed`: refuse calls while unwritable.
     fail_closed: bool,
+    /// Records lost to failing targets (`fail_open`), since start: the sum of the counts the
+    /// `audit.dropped` records with cause `write_failed` state (or will, once written).
+    lost: AtomicU64,
+    /// Calls refused (`fail_closed`) since start.
+    refused_total: AtomicU64,
+    /// Refusals not yet reported by an `audit.refused` record.
+    refused: std::sync::Mutex<Option<Refusals>>,
+}
+
+/// Calls refused while the log could not write, waiting to be reported.
+#[derive(Debug, Clone)]
+struct Refusals {
+    count: u64,
+    first: SystemTime,
+    last: SystemTime,
+    reasons: Vec<String>,
 }
 
 /// The request path's side of the sink: cheap to clone, never blocks.
@@ -151,6 +169,31 @@ impl SinkHandle {
     pub fn refusing(&self) -> bool {
         self.counters.fail_closed && !self.writable()
     }
+
+    /// Counts a call refused because the log cannot write; the writer reports the refusals in one
+    /// `audit.refused` record once it writes again.
+    pub fn refused(&self) {
+        self.counters.refused_total.fetch_add(1, Ordering::Relaxed);
+        let now = SystemTime::now();
+        let mut pending = self.counters.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let refusals = pending.get_or_insert_with(|| Refusals { count: 0, first: now, last: now, reasons: Vec::new() });
+        if refusals.count == 0 {
+            // The entry may hold only the reasons the writer noted so far.
+            refusals.first = now;
+        }
+        refusals.count += 1;
+        refusals.last = now;
+    }
+
+    /// Calls refused since start because the log could not write (`fail_closed`).
+    pub fn refused_total(&self) -> u64 {
+        self.counters.refused_total.load(Ordering::Relaxed)
+    }
+
+    /// Records lost since start because a target could not write them (`fail_open`).
+    pub fn lost(&self) -> u64 {
+        self.counters.lost.load(Ordering::Relaxed)
+    }
 }
 
 /// How often a failing target is retried when no record comes to trigger it.
@@ -179,7 +222,7 @@ impl AuditSink {
             openers.push(Box::new(move || Ok(Box::new(StdoutTarget::open(policy)?) as Box<dyn Target>)));
         }
         if let Some(file) = config.file.clone() {
-            let key = ChainKey::new(config.chain_key.as_deref().map(str::as_bytes));
+            let key = ChainKey::new(config.chain_key.as_ref().map(|k| k.expose().as_bytes()));
             openers.push(Box::new(move || Ok(Box::new(FileTarget::open(&file, key, policy)?) as Box<dyn Target>)));
         }
         AuditSink::start_with(config.queue, openers, policy).await
@@ -287,6 +330,7 @@ impl Writer {
                 Msg::Wake => {}
                 Msg::Flush(reply) => {
                     self.report_drops();
+                    self.report_refusals();
                     let _ = reply.send(self.sync());
                 }
                 Msg::Shutdown(reply) => {
@@ -303,6 +347,7 @@ impl Writer {
                         self.report_drops();
                     }
                     self.report_drops();
+                    self.report_refusals();
                     for i in 0..self.targets.len() {
                         let sealed = self.targets[i].seal();
                         self.note(i, sealed);
@@ -312,8 +357,14 @@ impl Writer {
                 }
             }
             self.report_drops();
+            self.report_refusals();
             if rx.is_empty() {
                 self.flush();
+                // The flush may be the write that ended an outage: report its refusals now, not
+                // with the next record, which may be long in coming.
+                if self.report_refusals() {
+                    self.flush();
+                }
             }
         }
         self.report_drops();
@@ -326,6 +377,19 @@ impl Writer {
             tracing::warn!(count, "audit queue full: records dropped");
             self.write(&Record::meta(Kind::Dropped { count, cause: "queue_full", first: None, last: None }));
         }
+    }
+
+    /// Writes the `audit.refused` record once every target writes again; whether it did.
+    fn report_refusals(&mut self) -> bool {
+        if self.counters.unwritable.load(Ordering::Relaxed) {
+            return false;
+        }
+        let taken = self.counters.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let Some(refusals) = taken.filter(|r| r.count > 0) else { return false };
+        tracing::warn!(count = refusals.count, "calls were refused while the audit log could not write");
+        let Refusals { count, first, last, reasons } = refusals;
+        self.write(&Record::meta(Kind::Refused { count, first, last, reasons }));
+        true
     }
 
     fn write(&mut self, record: &Record) {
@@ -365,6 +429,21 @@ impl Writer {
         match result {
             Err(error) => {
                 self.counters.write_errors.fetch_add(1, Ordering::Relaxed);
+                if self.counters.fail_closed {
+                    // Why calls are being refused, for the `audit.refused` record.
+                    let reason = format!("{}: {error}", self.targets[i].describe());
+                    let mut pending = self.counters.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let now = SystemTime::now();
+                    let refusals = pending.get_or_insert_with(|| Refusals {
+                        count: 0,
+                        first: now,
+                        last: now,
+                        reasons: Vec::new(),
+                    });
+                    if !refusals.reasons.contains(&reason) && refusals.reasons.len() < 8 {
+                        refusals.reasons.push(reason);
+                    }
+                }
                 if !was_failing {
                     self.failing.push(i);
                     tracing::error!(target = %self.targets[i].describe(), %error, "audit log write failed");
@@ -378,6 +457,7 @@ impl Writer {
         }
         let unwritable = self.targets.iter().any(|t| t.failing());
         self.counters.unwritable.store(unwritable, Ordering::Relaxed);
+        self.counters.lost.store(self.targets.iter().map(|t| t.lost()).sum(), Ordering::Relaxed);
     }
 }
 
@@ -436,6 +516,8 @@ pub(crate) struct ChainWriter<W: LineOut> {
     /// A write failed and lines wait (`fail_closed`).
     stalled: bool,
     lost: Option<Loss>,
+    /// Records lost since this writer was made.
+    lost_total: u64,
     /// The prepared line (with its line break) and the chain after it.
     line: Vec<u8>,
     next: Option<Chain>,
@@ -454,6 +536,7 @@ impl<W: LineOut> ChainWriter<W> {
             keep: policy == OnWriteFailure::FailClosed,
             stalled: false,
             lost: None,
+            lost_total: 0,
             line: Vec::with_capacity(512),
             next: None,
         }
@@ -496,6 +579,11 @@ impl<W: LineOut> ChainWriter<W> {
     /// Bytes in `out` plus bytes waiting.
     pub fn len(&self) -> u64 {
         self.out_len + self.pending.len() as u64
+    }
+
+    /// Records lost since this writer was made (each counted once, when it is given up).
+    pub fn lost_total(&self) -> u64 {
+        self.lost_total
     }
 
     /// Whether lines wait for a failing `out`, or a loss is not reported yet.
@@ -568,6 +656,7 @@ impl<W: LineOut> ChainWriter<W> {
             let Some(at) = at else { continue };
             let loss = self.lost.get_or_insert(Loss { count: 0, first: at, last: at });
             loss.count += 1;
+            self.lost_total += 1;
             loss.first = loss.first.min(at);
             loss.last = loss.last.max(at);
         }
@@ -648,6 +737,10 @@ impl Target for StdoutTarget {
 
     fn failing(&self) -> bool {
         self.writer.failing()
+    }
+
+    fn lost(&self) -> u64 {
+        self.writer.lost_total()
     }
 
     fn sync(&mut self) -> io::Result<()> {

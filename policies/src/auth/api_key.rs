@@ -109,7 +109,7 @@ impl ApiKeyStore {
         let mut by_id = HashMap::with_capacity(config.keys.len());
         let mut free_form = Vec::new();
         for key in &config.keys {
-            let Some(hash) = StoredHash::parse(&key.hash) else { continue };
+            let Some(hash) = StoredHash::parse(key.hash.expose()) else { continue };
             let id: Arc<str> = Arc::from(key.id.as_str());
             let entry = Entry {
                 id: id.clone(),
@@ -176,7 +176,7 @@ mod tests {
     fn entry(id: &str, key: &str) -> ApiKeyConfig {
         ApiKeyConfig {
             id: id.into(),
-            hash: hash_key(key),
+            hash: hash_key(key).into(),
             caller: format!("{id}-client"),
             tenant: Some("acme".into()),
             scopes: vec!["echo".into()],

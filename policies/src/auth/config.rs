@@ -151,7 +151,7 @@ pub struct ApiKeyConfig {
     /// The key's id: the `<id>` in `a2a_<id>_<secret>`, used to find it. Not secret.
     pub id: String,
     /// `sha256$<salt-hex>$<hash-hex>`, as printed by `a2a-gateway hash-key`.
-    pub hash: String,
+    pub hash: Secret,
     /// The caller this key identifies; several keys may name one caller (rotation).
     pub caller: String,
     #[serde(default)]

@@ -90,6 +90,16 @@ impl IssuerConfig {
         if self.issuer.is_empty() || self.issuer.contains('|') {
             return Err(invalid(format!("{path}.issuer"), "must be a non-empty string without '|'"));
         }
+        if a2a_core::RESERVED_AUTHORITIES.contains(&self.issuer.as_str()) {
+            return Err(invalid(
+                format!("{path}.issuer"),
+                format!(
+                    "'{}' is reserved: it names a non-JWT authority (reserved: {})",
+                    self.issuer,
+                    a2a_core::RESERVED_AUTHORITIES.join(", ")
+                ),
+            ));
+        }
         if self.audiences.is_empty() {
             return Err(invalid(format!("{path}.audiences"), "list at least one accepted audience"));
         }
@@ -163,7 +173,7 @@ impl ApiKeysConfig {
             if !ids.insert(key.id.as_str()) {
                 return Err(invalid(format!("{at}.id"), format!("key id '{}' is used twice", key.id)));
             }
-            if api_key::StoredHash::parse(&key.hash).is_none() {
+            if api_key::StoredHash::parse(key.hash.expose()).is_none() {
                 return Err(invalid(
                     format!("{at}.hash"),
                     "expected sha256$<salt-hex>$<hash-hex> as printed by `a2a-gateway hash-key`",

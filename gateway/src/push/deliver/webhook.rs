@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::StoredConfig;
 use crate::gateway::Gateway;
-use crate::push::screen::{SystemResolver, screen_url};
+use crate::screen::{SystemResolver, screen_url};
 
 use super::Deliveries;
 

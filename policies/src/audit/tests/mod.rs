@@ -247,6 +247,9 @@ impl Target for Gated {
     fn failing(&self) -> bool {
         self.inner.failing()
     }
+    fn lost(&self) -> u64 {
+        self.inner.lost()
+    }
     fn sync(&mut self) -> io::Result<()> {
         self.inner.sync()
     }

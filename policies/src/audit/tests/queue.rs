@@ -25,7 +25,15 @@ async fn overflow_is_counted_and_reported_in_the_log() {
     }
     assert_eq!(
         audit.stats(),
-        AuditStats { queue_depth: 1, queue_capacity: 1, dropped_total: 3, write_errors_total: 0, writable: true }
+        AuditStats {
+            queue_depth: 1,
+            queue_capacity: 1,
+            dropped_total: 3,
+            write_errors_total: 0,
+            lost_total: 0,
+            refused_total: 0,
+            writable: true
+        }
     );
     drop(open_gate);
     sink.shutdown().await.unwrap();

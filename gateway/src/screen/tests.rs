@@ -21,7 +21,7 @@ const REFUSED: &[(&str, &str)] = &[
     ("172.16.0.1", "private"),
     ("172.31.255.255", "private"),
     ("192.168.1.1", "private"),
-    ("169.254.169.254", "link-local"),
+    ("169.254.169.254", "cloud metadata"),
     ("169.254.0.1", "link-local"),
     ("100.64.0.1", "shared (carrier-grade NAT)"),
     ("100.127.255.254", "shared (carrier-grade NAT)"),
@@ -44,7 +44,7 @@ const REFUSED: &[(&str, &str)] = &[
     ("fd12:3456::1", "unique-local"),
     ("ff02::1", "multicast"),
     ("::ffff:127.0.0.1", "loopback"),
-    ("::ffff:169.254.169.254", "link-local"),
+    ("::ffff:169.254.169.254", "cloud metadata"),
     ("::ffff:10.1.2.3", "private"),
     ("64:ff9b::a9fe:a9fe", "NAT64"),
     ("64:ff9b:1::1", "NAT64"),
@@ -84,7 +84,7 @@ async fn global_addresses_pass_and_are_what_the_caller_connects_to() {
 async fn one_internal_address_among_public_ones_refuses_the_host() {
     let stub = Stub(vec!["8.8.8.8".parse().unwrap(), "169.254.169.254".parse().unwrap()]);
     let screened = screen_url("https://hook.example/", &policy(), &stub).await;
-    assert_eq!(screened, Err(ScreenError::Refused("link-local")));
+    assert_eq!(screened, Err(ScreenError::Refused("cloud metadata")));
 }
 
 #[tokio::test]
@@ -141,4 +141,19 @@ async fn the_connect_time_resolver_screens_again() {
     let name: reqwest::dns::Name = "hook.example".parse().unwrap();
     let addrs: Vec<SocketAddr> = resolver.resolve(name).await.unwrap().collect();
     assert_eq!(addrs, vec!["8.8.8.8:0".parse().unwrap()]);
+}
+
+#[tokio::test]
+async fn metadata_passes_only_a_rule_naming_it_alone() {
+    let wide =
+        ScreenPolicy { allow_http: true, allow: vec!["169.254.0.0/16".parse().unwrap(), "::/0".parse().unwrap()] };
+    for metadata in ["169.254.169.254", "100.100.100.200", "fd00:ec2::254", "::ffff:169.254.169.254"] {
+        let resolver = Stub(vec![metadata.parse().unwrap()]);
+        let refused = screen_url("http://meta.example/", &wide, &resolver).await;
+        assert_eq!(refused, Err(ScreenError::Refused("cloud metadata")), "{metadata}");
+    }
+    assert!(screen_url("http://meta.example/", &wide, &Stub(vec!["169.254.1.1".parse().unwrap()])).await.is_ok());
+    let exact = ScreenPolicy { allow_http: true, allow: vec!["169.254.169.254".parse().unwrap()] };
+    let resolver = Stub(vec!["169.254.169.254".parse().unwrap()]);
+    assert!(screen_url("http://meta.example/", &exact, &resolver).await.is_ok());
 }
