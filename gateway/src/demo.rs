@@ -96,6 +96,7 @@ fn demo_auth() -> AuthConfig {
         max_token_bytes: 8 * 1024,
         jwt: None,
         introspection: None,
+        mtls: None,
         per_address: Default::default(),
     }
 }

@@ -15,6 +15,7 @@ pub mod deadlines;
 pub mod demo;
 pub mod directory;
 pub mod gateway;
+pub mod hangup;
 pub mod list;
 pub mod listener;
 pub mod metrics;

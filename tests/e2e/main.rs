@@ -18,6 +18,7 @@ mod js_sdk;
 mod leaks;
 mod lifecycle;
 mod limits;
+mod mtls;
 mod observability;
 mod outage;
 mod push;
@@ -30,6 +31,7 @@ mod routing;
 mod status_page;
 mod stores;
 mod streaming;
+mod tls;
 
 /// The gateway binary cargo built for this test run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_a2a-gateway");

@@ -120,6 +120,7 @@ impl RegistrationConfig {
             jwt: None,
             api_keys: Some(ApiKeysConfig { header: "X-API-Key".into(), keys }),
             introspection: None,
+            mtls: None,
             per_address: Default::default(),
         }
     }

@@ -47,7 +47,7 @@ impl Registrations {
     }
 
     async fn credential(&self, headers: &HeaderMap) -> Result<&(RegistrationCredential, Screen), AdminError> {
-        let caller = self.authenticator.authenticate(headers).await.map_err(|failure| {
+        let caller = self.authenticator.authenticate(headers, None).await.map_err(|failure| {
             tracing::info!(reason = %failure, "registration refused a credential");
             if failure.presented() { AdminError::InvalidCredentials } else { AdminError::MissingCredentials }
         })?;

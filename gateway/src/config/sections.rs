@@ -51,6 +51,10 @@ pub struct Listeners {
     /// and list it on the cards. On by default.
     #[serde(default = "default_true")]
     pub grpc: bool,
+    /// TLS on the public listener (and the admin listener, unless `admin: false`): certificate and
+    /// key from PEM files, reloaded when they change; client certificates with `client_ca`.
+    #[serde(default)]
+    pub tls: Option<crate::listener::TlsConfig>,
 }
 
 fn default_true() -> bool {
@@ -65,6 +69,7 @@ impl Default for Listeners {
             protection: Default::default(),
             trusted_proxies: Vec::new(),
             grpc: true,
+            tls: None,
         }
     }
 }
