@@ -196,6 +196,12 @@ impl Config {
             if !backend.card_path.starts_with('/') {
                 return Err(invalid(at("card_path"), "must start with '/'"));
             }
+            if let Some(tls) = &backend.tls {
+                tls.validate(&at("tls"), &|name| std::env::var(name).ok()).map_err(|(path, m)| invalid(path, m))?;
+                if !backend.url.starts_with("https://") {
+                    return Err(invalid(at("tls"), "applies to an https:// url"));
+                }
+            }
             if backend.health_interval.is_some_and(|d| d.is_zero()) {
                 return Err(invalid(at("health_interval"), "must be greater than zero"));
             }
@@ -273,6 +279,8 @@ impl Config {
             // Read now, so that `check` names an unreadable or mismatched file.
             tls.server_config(&self.base_dir, self.client_certs()).map_err(|e| invalid(e.path(), e.to_string()))?;
         }
+        // Backends' CA and client certificate files, likewise.
+        crate::backend_tls::BackendClients::build(self).map_err(|(path, message)| invalid(path, message))?;
         let permissions = match &self.permissions {
             Some(rules) => Permissions::new(rules).map_err(|e| invalid(e.path, e.message))?,
             None => Permissions::allow_all(),

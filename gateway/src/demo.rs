@@ -39,6 +39,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
             auth: None,
             forward_caller_token: false,
             dialect: None,
+            tls: None,
         });
     }
     let config = Config {

@@ -187,7 +187,9 @@ impl Gateway {
         let push = shared.push.as_ref().is_some_and(|p| p.config.enabled);
         let grpc = config.listeners.grpc;
         let cards = CardSettings { info: config.card.clone(), public_base, security, push, grpc };
-        let registry = Registry::new(&config, cards, shared.client.clone(), previous)?;
+        let backend_clients = crate::backend_tls::BackendClients::build(&config)
+            .map_err(|(path, message)| anyhow::anyhow!("{path}: {message}"))?;
+        let registry = Registry::new(&config, cards, shared.client.clone(), backend_clients.clone(), previous)?;
         if let Some(redis) = &shared.redis {
             registry.share_ejections(crate::state::redis_ejections::RedisEjections::new(redis.clone()));
         }
@@ -221,6 +223,7 @@ impl Gateway {
                 deadlines: Some(shared.deadlines.clone()),
                 limits: Arc::new(config.streams.clone()),
             },
+            backend_clients,
         );
         let route_state = Arc::new(RouteState {
             registry: registry.clone(),

@@ -10,7 +10,7 @@ pub struct Hangups {
 impl Hangups {
     /// Must be called inside a Tokio runtime. Without a signal handler (it could not be installed)
     /// only the file checks reload.
-    pub fn new() -> Hangups {
+    pub fn listen() -> Hangups {
         Hangups {
             #[cfg(unix)]
             signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok(),

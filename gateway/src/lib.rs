@@ -7,6 +7,7 @@
 //! refusal, task observations) are `a2a_core`'s.
 
 pub mod admin;
+pub mod backend_tls;
 pub mod card;
 pub mod config;
 pub mod config_schema;

@@ -139,6 +139,8 @@ pub struct Registry {
     /// A card larger than this fails its fetch (read in chunks, never buffered past it).
     max_card_bytes: usize,
     client: reqwest::Client,
+    /// Card fetches of backends with their own TLS settings.
+    tls_clients: crate::backend_tls::BackendClients,
     round_robin: AtomicUsize,
     shared_ejections: std::sync::OnceLock<Arc<dyn SharedEjections>>,
 }
@@ -146,7 +148,7 @@ pub struct Registry {
 /// Why a card fetch did not count as a successful health check.
 #[derive(Debug, thiserror::Error)]
 enum CheckError {
-    #[error("card fetch failed: {0}")]
+    #[error("card fetch failed: {}", with_causes(.0))]
     Fetch(#[from] reqwest::Error),
     #[error("card fetch answered HTTP {0}")]
     Status(u16),
@@ -158,6 +160,19 @@ enum CheckError {
     NoInterface,
 }
 
+/// An error with its causes: reqwest's own message leaves out why (a TLS certificate refused, a
+/// connection refused), which is what the operator needs to read in the admin API.
+fn with_causes(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 impl Registry {
     /// A registry for `config`'s backends; those `previous` knew with the same name, URL and card
     /// path start with its card and health.
@@ -165,6 +180,7 @@ impl Registry {
         config: &Config,
         cards: CardSettings,
         client: reqwest::Client,
+        tls_clients: crate::backend_tls::BackendClients,
         previous: Option<&Registry>,
     ) -> anyhow::Result<Arc<Registry>> {
         let known = previous.and_then(|p| p.states.lock().ok());
@@ -198,6 +214,7 @@ impl Registry {
             health: config.health.clone(),
             max_card_bytes: config.limits.max_card_bytes,
             client,
+            tls_clients,
             round_robin: AtomicUsize::new(0),
             shared_ejections: std::sync::OnceLock::new(),
         });
@@ -425,7 +442,7 @@ impl Registry {
             Some(shared) => shared.ejected_for(&name).await.ok().flatten(),
             None => None,
         };
-        let result = self.fetch_card(card_url).await;
+        let result = self.fetch_card(&name, card_url).await;
         let changed = {
             let Ok(mut states) = self.states.lock() else { return };
             let state = &mut states[index];
@@ -494,8 +511,9 @@ impl Registry {
         let _ = changed;
     }
 
-    async fn fetch_card(&self, url: Url) -> Result<Value, CheckError> {
-        fetch_card(&self.client, url, self.health.timeout, self.max_card_bytes).await
+    async fn fetch_card(&self, backend: &str, url: Url) -> Result<Value, CheckError> {
+        let client = self.tls_clients.get(backend).map_or(&self.client, |clients| &clients.cards);
+        fetch_card(client, url, self.health.timeout, self.max_card_bytes).await
     }
 }
 

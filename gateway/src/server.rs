@@ -384,7 +384,7 @@ fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, every: Duration, s
 fn spawn_reloader(runtime: Arc<Runtime>, path: PathBuf, stop: CancellationToken) {
     tokio::spawn(async move {
         let mut last = std::fs::read(&path).ok();
-        let mut hangups = crate::hangup::Hangups::new();
+        let mut hangups = crate::hangup::Hangups::listen();
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         loop {
             tokio::select! {

@@ -194,6 +194,7 @@ mod tests {
             auth: None,
             forward_caller_token: false,
             dialect: None,
+            tls: None,
         }
     }
 

@@ -118,6 +118,7 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
         auth: None,
         forward_caller_token: false,
         dialect: None,
+        tls: None,
     };
     let origin = Origin::Agent { credential: credential.id.clone(), last_heartbeat: Instant::now() };
     change_fleet(host.as_ref(), |overlay| overlay.add(backend, origin)).await?;

@@ -439,6 +439,10 @@ pub struct Backend {
     /// the card offers.
     #[serde(default)]
     pub dialect: Option<BackendDialect>,
+    /// TLS to this backend (an `https://` URL): its own CA bundle, a client certificate, or
+    /// (development only) `insecure_skip_verify`. Unset: the platform's trust store.
+    #[serde(default)]
+    pub tls: Option<crate::backend_tls::BackendTls>,
 }
 
 /// A dialect a backend may be reached in.

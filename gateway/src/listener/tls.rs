@@ -211,7 +211,7 @@ fn spawn_reloader(
         let files = config.files(&base_dir);
         let contents = || files.iter().map(|f| std::fs::read(f).ok()).collect::<Vec<_>>();
         let mut last = contents();
-        let mut hangups = crate::hangup::Hangups::new();
+        let mut hangups = crate::hangup::Hangups::listen();
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         loop {
             tokio::select! {
