@@ -461,3 +461,25 @@ fn check_refuses_insecure_skip_verify_without_the_explicit_flag() {
     let (ok, text) = check("backends:\n  - name: a\n    url: http://127.0.0.1:9\n    tls: {ca: [x.pem]}\n");
     assert!(!ok && text.contains("backends[0].tls: applies to an https:// url"), "{text}");
 }
+
+/// The README's TLS example passes `check` once its files exist (made here, beside the file).
+#[test]
+fn the_readme_tls_example_passes_check() {
+    let readme = std::fs::read_to_string(a2a_e2e::repo_root().join("README.md")).unwrap();
+    let block = readme.split("<!-- tls-example").nth(1).expect("the marked example");
+    let yaml = block.split("```yaml\n").nth(1).and_then(|b| b.split("```").next()).expect("a yaml block");
+    let pki = Pki::new();
+    let ca = pki.ca("ca");
+    std::fs::create_dir_all(pki.path("tls")).unwrap();
+    for (name, issued) in [("gateway", pki.server(&ca, "gateway")), ("gateway-client", pki.server(&ca, "client"))] {
+        std::fs::copy(&issued.cert, pki.path(&format!("tls/{name}.crt"))).unwrap();
+        std::fs::copy(&issued.key, pki.path(&format!("tls/{name}.key"))).unwrap();
+    }
+    for name in ["callers-ca", "agents-ca"] {
+        std::fs::copy(&ca.cert, pki.path(&format!("tls/{name}.crt"))).unwrap();
+    }
+    let path = pki.path("gateway.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let output = Command::new(BIN).arg("check").arg(&path).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}
