@@ -16,6 +16,10 @@ use crate::config::CardInfo;
 use crate::protocol::PROTOCOL_VERSION;
 use crate::redact::Redactor;
 
+pub mod sign;
+
+pub use sign::CardSigner;
+
 /// A card serialised once, with its ETag, ready to serve many times, in two forms: as built (with
 /// the 0.3 top-level interface fields, for clients that name no 1.x version) and `strict` (without
 /// them, for 1.x clients, valid against the 1.0 card schema).
@@ -33,13 +37,23 @@ pub struct CardDoc {
 
 impl CardDoc {
     pub fn new(card: &Value) -> CardDoc {
-        let body = Bytes::from(serde_json::to_vec(card).unwrap_or_default());
+        CardDoc::signed(card, None)
+    }
+
+    /// The card in both forms, each signed on its own by `signer` when there is one (a signature
+    /// covers exactly the form it is served in).
+    pub fn signed(card: &Value, signer: Option<&CardSigner>) -> CardDoc {
         let mut strict = card.clone();
         if let Value::Object(map) = &mut strict {
             for legacy in V03_TOP_LEVEL {
                 map.remove(legacy);
             }
         }
+        let (card, strict) = match signer {
+            Some(signer) => (signer.sign(card), signer.sign(&strict)),
+            None => (card.clone(), strict),
+        };
+        let body = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
         let strict = Bytes::from(serde_json::to_vec(&strict).unwrap_or_default());
         let push = card.pointer("/capabilities/pushNotifications").and_then(Value::as_bool).unwrap_or(false);
         // Whole seconds: `Last-Modified` has no finer resolution, and `If-Modified-Since` compares it.
@@ -91,6 +105,8 @@ pub struct CardSettings {
     pub push: bool,
     /// gRPC is served on the public listener (`listeners.grpc`).
     pub grpc: bool,
+    /// Signs every card served (with `gateway_identity`).
+    pub signer: Option<CardSigner>,
 }
 
 impl CardSettings {

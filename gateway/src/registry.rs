@@ -221,6 +221,11 @@ impl Registry {
         Ok(registry)
     }
 
+    /// What signs the cards served (`gateway_identity`), for cards made per call.
+    pub fn card_signer(&self) -> Option<&crate::card::CardSigner> {
+        self.cards.signer.as_ref()
+    }
+
     /// Shares ejections through `store` (set once, when the generation is built).
     pub fn share_ejections(&self, store: Arc<dyn SharedEjections>) {
         let _ = self.shared_ejections.set(store);

@@ -28,6 +28,7 @@ mod resilience;
 mod resolve;
 mod rest03;
 mod routing;
+mod signed_cards;
 mod status_page;
 mod stores;
 mod streaming;
