@@ -17,6 +17,7 @@ use crate::protocol::PROTOCOL_VERSION;
 use crate::redact::Redactor;
 
 pub mod sign;
+pub mod verify;
 
 pub use sign::CardSigner;
 

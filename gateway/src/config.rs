@@ -202,6 +202,12 @@ impl Config {
                     return Err(invalid(at("tls"), "applies to an https:// url"));
                 }
             }
+            if backend.require_signed_card && backend.card_jwks.is_none() {
+                return Err(invalid(
+                    at("require_signed_card"),
+                    "needs card_jwks: the keys the card may be signed with",
+                ));
+            }
             if backend.health_interval.is_some_and(|d| d.is_zero()) {
                 return Err(invalid(at("health_interval"), "must be greater than zero"));
             }
@@ -278,6 +284,12 @@ impl Config {
         if let Some(tls) = &self.listeners.tls {
             // Read now, so that `check` names an unreadable or mismatched file.
             tls.server_config(&self.base_dir, self.client_certs()).map_err(|e| invalid(e.path(), e.to_string()))?;
+        }
+        for (i, backend) in self.backends.iter().enumerate() {
+            if let Some(jwks) = &backend.card_jwks {
+                crate::card::verify::CardKeys::load(&self.base_dir.join(jwks))
+                    .map_err(|message| invalid(format!("backends[{i}].card_jwks"), message))?;
+            }
         }
         // Backends' CA and client certificate files, likewise.
         crate::backend_tls::BackendClients::build(self).map_err(|(path, message)| invalid(path, message))?;

@@ -40,6 +40,8 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
             forward_caller_token: false,
             dialect: None,
             tls: None,
+            card_jwks: None,
+            require_signed_card: false,
         });
     }
     let config = Config {

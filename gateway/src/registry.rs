@@ -141,6 +141,8 @@ pub struct Registry {
     client: reqwest::Client,
     /// Card fetches of backends with their own TLS settings.
     tls_clients: crate::backend_tls::BackendClients,
+    /// The keys of backends whose card signatures are checked, and whether a failure fails.
+    card_keys: std::collections::HashMap<String, (Arc<crate::card::verify::CardKeys>, bool)>,
     round_robin: AtomicUsize,
     shared_ejections: std::sync::OnceLock<Arc<dyn SharedEjections>>,
 }
@@ -158,6 +160,8 @@ enum CheckError {
     TooLarge(usize),
     #[error("card offers no A2A 1.0 JSONRPC or HTTP+JSON interface")]
     NoInterface,
+    #[error("card signature: {0}")]
+    Signature(String),
 }
 
 /// An error with its causes: reqwest's own message leaves out why (a TLS certificate refused, a
@@ -204,6 +208,13 @@ impl Registry {
             });
         }
         drop(known);
+        let mut card_keys = std::collections::HashMap::new();
+        for backend in config.backends.iter().filter(|b| b.card_jwks.is_some()) {
+            let path = config.base_dir.join(backend.card_jwks.as_deref().unwrap_or(std::path::Path::new("")));
+            let keys = crate::card::verify::CardKeys::load(&path)
+                .map_err(|e| anyhow::anyhow!("backends '{}'.card_jwks: {e}", backend.name))?;
+            card_keys.insert(backend.name.clone(), (Arc::new(keys), backend.require_signed_card));
+        }
         let registry = Arc::new(Registry {
             request_failures: states.iter().map(|_| std::sync::atomic::AtomicU32::new(0)).collect(),
             probing: states.iter().map(|_| std::sync::atomic::AtomicU64::new(0)).collect(),
@@ -215,6 +226,7 @@ impl Registry {
             max_card_bytes: config.limits.max_card_bytes,
             client,
             tls_clients,
+            card_keys,
             round_robin: AtomicUsize::new(0),
             shared_ejections: std::sync::OnceLock::new(),
         });
@@ -447,7 +459,7 @@ impl Registry {
             Some(shared) => shared.ejected_for(&name).await.ok().flatten(),
             None => None,
         };
-        let result = self.fetch_card(&name, card_url).await;
+        let result = self.fetch_card(&name, card_url).await.and_then(|card| self.check_signatures(&name, card));
         let changed = {
             let Ok(mut states) = self.states.lock() else { return };
             let state = &mut states[index];
@@ -514,6 +526,20 @@ impl Registry {
             changed
         };
         let _ = changed;
+    }
+
+    /// The backend's card signatures against its `card_jwks`: a failure fails the check with
+    /// `require_signed_card`, and is logged otherwise.
+    fn check_signatures(&self, backend: &str, card: Value) -> Result<Value, CheckError> {
+        let Some((keys, required)) = self.card_keys.get(backend) else { return Ok(card) };
+        match keys.verify(&card) {
+            Ok(()) => Ok(card),
+            Err(reason) if *required => Err(CheckError::Signature(reason)),
+            Err(reason) => {
+                tracing::warn!(%backend, %reason, "the backend's card signature does not verify");
+                Ok(card)
+            }
+        }
     }
 
     async fn fetch_card(&self, backend: &str, url: Url) -> Result<Value, CheckError> {

@@ -195,6 +195,8 @@ mod tests {
             forward_caller_token: false,
             dialect: None,
             tls: None,
+            card_jwks: None,
+            require_signed_card: false,
         }
     }
 

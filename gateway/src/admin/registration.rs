@@ -119,6 +119,8 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
         forward_caller_token: false,
         dialect: None,
         tls: None,
+        card_jwks: None,
+        require_signed_card: false,
     };
     let origin = Origin::Agent { credential: credential.id.clone(), last_heartbeat: Instant::now() };
     change_fleet(host.as_ref(), |overlay| overlay.add(backend, origin)).await?;

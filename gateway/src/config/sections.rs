@@ -443,6 +443,14 @@ pub struct Backend {
     /// (development only) `insecure_skip_verify`. Unset: the platform's trust store.
     #[serde(default)]
     pub tls: Option<crate::backend_tls::BackendTls>,
+    /// A JWKS file with the keys this backend's card may be signed with (by `kid`; the `jku` a
+    /// card names is never fetched). Set: the card's `signatures` are verified at every fetch.
+    #[serde(default)]
+    pub card_jwks: Option<std::path::PathBuf>,
+    /// A card whose signatures do not verify against `card_jwks` fails the health check: the
+    /// backend stays out of routing, with the reason in the admin API. Off: a failure is logged.
+    #[serde(default)]
+    pub require_signed_card: bool,
 }
 
 /// A dialect a backend may be reached in.
