@@ -71,6 +71,8 @@ struct BackendState {
     /// When the card was last fetched (successfully or not), and why the last fetch failed.
     last_fetch: Option<std::time::SystemTime>,
     last_error: Option<String>,
+    /// The `kid` of the configured key that verified the card's signature (provenance).
+    signed_by: Option<String>,
     /// Out of routing because requests failed, until a request succeeds.
     ejection: Option<Ejection>,
 }
@@ -117,6 +119,9 @@ pub struct BackendStatus {
     /// RFC 3339, UTC.
     pub last_card_fetch: Option<String>,
     pub last_card_error: Option<String>,
+    /// The `kid` (from `card_jwks`) whose signature on the backend's card verified at the last
+    /// fetch: the card the gateway rewrote and re-signed came from that key's holder.
+    pub card_signed_by: Option<String>,
     pub consecutive_failures: u32,
     /// Why the backend is out of routing although its card answers: `request_failures` (ejected),
     /// `probing` (half-open: one request at a time tries it).
@@ -204,6 +209,7 @@ impl Registry {
                 draining: false,
                 last_fetch: before.and_then(|b| b.last_fetch),
                 last_error: before.and_then(|b| b.last_error.clone()),
+                signed_by: before.and_then(|b| b.signed_by.clone()),
                 ejection: before.and_then(|b| b.ejection),
             });
         }
@@ -384,6 +390,7 @@ impl Registry {
                     skills,
                     last_card_fetch: state.last_fetch.map(|t| humantime::format_rfc3339_millis(t).to_string()),
                     last_card_error: state.last_error.clone(),
+                    card_signed_by: state.signed_by.clone(),
                     consecutive_failures: state.failures,
                     ejected: state.ejection.map(|e| if e.half_open { "probing" } else { "request_failures" }),
                 }
@@ -459,7 +466,13 @@ impl Registry {
             Some(shared) => shared.ejected_for(&name).await.ok().flatten(),
             None => None,
         };
-        let result = self.fetch_card(&name, card_url).await.and_then(|card| self.check_signatures(&name, card));
+        let (result, signed_by) = match self.fetch_card(&name, card_url).await {
+            Ok(card) => match self.check_signatures(&name, &card) {
+                Ok(signed_by) => (Ok(card), signed_by),
+                Err(error) => (Err(error), None),
+            },
+            Err(error) => (Err(error), None),
+        };
         let changed = {
             let Ok(mut states) = self.states.lock() else { return };
             let state = &mut states[index];
@@ -480,6 +493,7 @@ impl Registry {
             }
             state.last_fetch = Some(std::time::SystemTime::now());
             state.last_error = result.as_ref().err().map(ToString::to_string);
+            state.signed_by = signed_by;
             let changed = newly_ejected
                 | match result {
                     Ok(card) => {
@@ -530,14 +544,15 @@ impl Registry {
 
     /// The backend's card signatures against its `card_jwks`: a failure fails the check with
     /// `require_signed_card`, and is logged otherwise.
-    fn check_signatures(&self, backend: &str, card: Value) -> Result<Value, CheckError> {
-        let Some((keys, required)) = self.card_keys.get(backend) else { return Ok(card) };
-        match keys.verify(&card) {
-            Ok(()) => Ok(card),
+    /// `Ok(Some(kid))`: the signature of that key verified.
+    fn check_signatures(&self, backend: &str, card: &Value) -> Result<Option<String>, CheckError> {
+        let Some((keys, required)) = self.card_keys.get(backend) else { return Ok(None) };
+        match keys.verify(card) {
+            Ok(kid) => Ok(Some(kid)),
             Err(reason) if *required => Err(CheckError::Signature(reason)),
             Err(reason) => {
                 tracing::warn!(%backend, %reason, "the backend's card signature does not verify");
-                Ok(card)
+                Ok(None)
             }
         }
     }

@@ -130,6 +130,8 @@ async fn a_backend_card_signed_elsewhere_is_verified_and_a_tampered_one_is_kept_
     let find = |name: &str| backends["backends"].as_array().and_then(|l| l.iter().find(|b| b["name"] == name)).cloned();
     let signed_state = find("signed").expect("signed listed");
     assert_eq!(signed_state["healthy"], true, "{signed_state}");
+    // Provenance: the admin API names the key whose signature vouched for the card.
+    assert_eq!(signed_state["card_signed_by"], "agent-1", "{signed_state}");
     let tampered_state = find("tampered").expect("tampered listed");
     assert_eq!(tampered_state["healthy"], false, "{tampered_state}");
     let reason = tampered_state["last_card_error"].as_str().unwrap_or("");

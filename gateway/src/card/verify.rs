@@ -32,8 +32,8 @@ impl CardKeys {
         Ok(CardKeys { keys })
     }
 
-    /// Whether one of `card`'s signatures verifies; the error says why none does.
-    pub fn verify(&self, card: &Value) -> Result<(), String> {
+    /// The `kid` of the first of `card`'s signatures that verifies; the error says why none does.
+    pub fn verify(&self, card: &Value) -> Result<String, String> {
         let Some(Value::Array(signatures)) = card.get("signatures") else {
             return Err("the card is not signed".into());
         };
@@ -46,14 +46,14 @@ impl CardKeys {
         let mut why = String::from("the card has no signatures");
         for entry in signatures {
             match self.check(entry, &payload) {
-                Ok(()) => return Ok(()),
+                Ok(kid) => return Ok(kid),
                 Err(reason) => why = reason,
             }
         }
         Err(why)
     }
 
-    fn check(&self, entry: &Value, payload: &str) -> Result<(), String> {
+    fn check(&self, entry: &Value, payload: &str) -> Result<String, String> {
         let protected = entry.get("protected").and_then(Value::as_str).ok_or("a signature without 'protected'")?;
         let signature = entry.get("signature").and_then(Value::as_str).ok_or("a signature without 'signature'")?;
         let header: Value = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -78,7 +78,7 @@ impl CardKeys {
         let key = DecodingKey::from_jwk(jwk).map_err(|e| format!("key {kid:?} is unusable: {e}"))?;
         let message = format!("{protected}.{payload}");
         match jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key, algorithm) {
-            Ok(true) => Ok(()),
+            Ok(true) => Ok(kid.to_owned()),
             Ok(false) => Err(format!("the signature by {kid:?} does not match the card (changed after signing?)")),
             Err(e) => Err(format!("the signature by {kid:?} cannot be checked: {e}")),
         }
