@@ -203,3 +203,52 @@ async fn with_optional_certificates_token_callers_still_get_in() {
     let (status, _) = rpc_tls_as(&with_cert, Some(KEY), &root, "SendMessage", send).await.unwrap();
     assert_eq!(status, 401);
 }
+
+/// RFC 8705: with `with_token` and `bind_token`, a JWT is accepted only over a connection whose
+/// client certificate its `cnf.x5t#S256` names; the caller is the token's.
+#[tokio::test]
+async fn a_bound_token_works_only_with_its_certificate() {
+    const SECRET: &str = "0123456789abcdef0123456789abcdef-mtls";
+    const ISSUER: &str = "https://idp.test/";
+    let jwt = format!(
+        "    bind_token: true\n  jwt:\n    issuers:\n      - {{issuer: '{ISSUER}', audiences: [a2a-gateway], hs256_secret: '{SECRET}'}}\n"
+    );
+    let s = setup("with_token", &jwt).await;
+    let billing = s.pki.leaf(&s.callers, "billing", "/CN=billing", &format!("URI:{BILLING}"), 2);
+    let other = s.pki.leaf(&s.callers, "other", "/CN=other", "URI:spiffe://example.org/other", 2);
+    let with_billing = tls_client(&s.servers.cert, Some(&billing), false);
+    wait_for_skills_tls(&with_billing, &s.gw.url, &["echo"]).await;
+    let root = format!("{}/", s.gw.url);
+    let thumbprint = |issued: &Issued| {
+        use base64::Engine;
+        use rustls::pki_types::pem::PemObject;
+        use sha2::Digest;
+        let der = rustls::pki_types::CertificateDer::from_pem_file(&issued.cert).unwrap();
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(der.as_ref()))
+    };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let token = |cnf: Option<String>| {
+        let mut claims = json!({"iss": ISSUER, "aud": "a2a-gateway", "sub": "alice", "iat": now, "exp": now + 600});
+        if let Some(thumbprint) = cnf {
+            claims["cnf"] = json!({"x5t#S256": thumbprint});
+        }
+        a2a_e2e::hs256_token(SECRET, &claims)
+    };
+    // The token's caller is alice, who has no rule for echo: known (403), not refused (401).
+    let send = json!({"message": text_message("hi", Some("echo"))});
+    let bound = token(Some(thumbprint(&billing)));
+    let (status, body) = rpc_tls_as(&with_billing, Some(&bound), &root, "SendMessage", send.clone()).await.unwrap();
+    assert_eq!(status, 403, "{body}");
+    // The same token over another certificate, and a token bound to nothing: 401.
+    let with_other = tls_client(&s.servers.cert, Some(&other), false);
+    let (status, body) = rpc_tls_as(&with_other, Some(&bound), &root, "SendMessage", send.clone()).await.unwrap();
+    assert_eq!(status, 401, "{body}");
+    let (status, body) =
+        rpc_tls_as(&with_billing, Some(&token(None)), &root, "SendMessage", send.clone()).await.unwrap();
+    assert_eq!(status, 401, "{body}");
+    // The certificate alone is not enough in this mode.
+    let (status, body) = rpc_tls(&with_billing, &root, "SendMessage", send).await.unwrap();
+    assert_eq!(status, 401, "{body}");
+    let log = std::fs::read_to_string(&s.gw.log).unwrap();
+    assert!(log.contains("is another certificate's") && log.contains("the token has no cnf.x5t#S256"), "log");
+}
