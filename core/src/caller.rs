@@ -21,6 +21,19 @@ impl ClientAddress {
     }
 }
 
+/// The client certificate the listener verified on this request's connection (mutual TLS): a
+/// request extension, turned into a [`Caller`] by authentication.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCertificate {
+    /// The certificate's identity: its first URI subject alternative name (a SPIFFE ID such as
+    /// `spiffe://example.org/ns/prod/sa/billing`), else its subject DN (`CN=billing,O=Example`).
+    pub subject: Arc<str>,
+    /// The tenant it names: a SPIFFE ID's trust domain, else the subject's organisation (`O`).
+    pub tenant: Option<Arc<str>>,
+    /// SHA-256 of the certificate's DER (RFC 8705 `x5t#S256`, base64url), for bound tokens.
+    pub thumbprint: Arc<str>,
+}
+
 /// How the caller proved who it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthMethod {
@@ -30,6 +43,8 @@ pub enum AuthMethod {
     ApiKey { key_id: Arc<str> },
     /// An opaque token accepted by OAuth2 token introspection.
     Introspection,
+    /// A client certificate verified by the listener (mutual TLS).
+    Mtls,
     /// No authentication is configured: the caller is known by its network address only.
     Anonymous,
 }
@@ -48,7 +63,7 @@ pub struct Caller {
 
 /// The tenant authorities that are not JWT issuers (see [`Caller::tenant_authority`]): no issuer
 /// may be named so, or its tokens would share their tenants.
-pub const RESERVED_AUTHORITIES: [&str; 3] = ["api-key", "introspection", "anonymous"];
+pub const RESERVED_AUTHORITIES: [&str; 4] = ["api-key", "introspection", "mtls", "anonymous"];
 
 impl Caller {
     /// The caller of a gateway without authentication, known by its address.
@@ -62,14 +77,15 @@ impl Caller {
     }
 
     /// Who vouched for the caller's tenant: the JWT issuer, `api-key` (the gateway's own key list)
-    /// or `introspection`. A tenant name means something only together with its authority: two
+    /// `introspection` or `mtls` (the configured client CAs). A tenant name means something only together with its authority: two
     /// issuers may both name an `acme`.
     pub fn tenant_authority(&self) -> &str {
         match &self.auth {
             AuthMethod::Jwt { issuer } => issuer,
             AuthMethod::ApiKey { .. } => RESERVED_AUTHORITIES[0],
             AuthMethod::Introspection => RESERVED_AUTHORITIES[1],
-            AuthMethod::Anonymous => RESERVED_AUTHORITIES[2],
+            AuthMethod::Mtls => RESERVED_AUTHORITIES[2],
+            AuthMethod::Anonymous => RESERVED_AUTHORITIES[3],
         }
     }
 

@@ -18,6 +18,6 @@ mod error;
 mod task;
 
 pub use call::{A2aCall, Binding, Dialect, Operation, RequestInfo, RouteHint};
-pub use caller::{AuthMethod, Caller, ClientAddress, RESERVED_AUTHORITIES};
+pub use caller::{AuthMethod, Caller, ClientAddress, ClientCertificate, RESERVED_AUTHORITIES};
 pub use error::{A2aError, Violation};
 pub use task::{ArtifactInfo, Source, TaskEvent, TaskObserver, TaskState};

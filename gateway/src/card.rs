@@ -17,6 +17,11 @@ use crate::protocol::PROTOCOL_VERSION;
 use crate::protocol::translate::v03;
 use crate::redact::Redactor;
 
+pub mod sign;
+pub mod verify;
+
+pub use sign::CardSigner;
+
 /// A card serialised once, with its ETag, ready to serve many times, in two forms: as built (with
 /// the 0.3 top-level interface fields and the 0.3 form of its authentication, for clients that name
 /// no 1.x version) and `strict` (without them, for 1.x clients, valid against the 1.0 card schema).
@@ -34,18 +39,28 @@ pub struct CardDoc {
 
 impl CardDoc {
     pub fn new(card: &Value) -> CardDoc {
+        CardDoc::signed(card, None)
+    }
+
+    /// The card in both forms, each signed on its own by `signer` when there is one (a signature
+    /// covers exactly the form it is served in).
+    pub fn signed(card: &Value, signer: Option<&CardSigner>) -> CardDoc {
         let mut hybrid = card.clone();
         if card.get("url").is_some() && card.get("supportedInterfaces").is_some() {
             // The form for clients that may be 0.3: their authentication fields too.
             v03::add_v03_security(&mut hybrid);
         }
-        let body = Bytes::from(serde_json::to_vec(&hybrid).unwrap_or_default());
         let mut strict = card.clone();
         if let Value::Object(map) = &mut strict {
             for legacy in V03_TOP_LEVEL {
                 map.remove(legacy);
             }
         }
+        let (hybrid, strict) = match signer {
+            Some(signer) => (signer.sign(&hybrid), signer.sign(&strict)),
+            None => (hybrid, strict),
+        };
+        let body = Bytes::from(serde_json::to_vec(&hybrid).unwrap_or_default());
         let strict = Bytes::from(serde_json::to_vec(&strict).unwrap_or_default());
         let push = card.pointer("/capabilities/pushNotifications").and_then(Value::as_bool).unwrap_or(false);
         // Whole seconds: `Last-Modified` has no finer resolution, and `If-Modified-Since` compares it.
@@ -97,6 +112,8 @@ pub struct CardSettings {
     pub push: bool,
     /// gRPC is served on the public listener (`listeners.grpc`).
     pub grpc: bool,
+    /// Signs every card served (with `gateway_identity`).
+    pub signer: Option<CardSigner>,
 }
 
 impl CardSettings {

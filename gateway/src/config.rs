@@ -34,7 +34,7 @@ fn invalid(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The URL callers use to reach the gateway; the gateway's cards point there.
-    /// Defaults to `http://<public listener address>`.
+    /// Defaults to `http://<public listener address>` (`https://` with `listeners.tls`).
     #[serde(default)]
     pub public_url: Option<String>,
     #[serde(default)]
@@ -174,6 +174,7 @@ impl Config {
             return Err(invalid("health.interval", "must be greater than zero"));
         }
         self.listeners.protection.validate().map_err(|(path, message)| invalid(path, message))?;
+        self.check_mtls()?;
         crate::listener::TrustedProxies::parse(&self.listeners.trusted_proxies)
             .map_err(|(i, message)| invalid(format!("listeners.trusted_proxies[{i}]"), message))?;
         if self.backends.is_empty() {
@@ -194,6 +195,18 @@ impl Config {
             check_http_url(&at("url"), &backend.url)?;
             if !backend.card_path.starts_with('/') {
                 return Err(invalid(at("card_path"), "must start with '/'"));
+            }
+            if let Some(tls) = &backend.tls {
+                tls.validate(&at("tls"), &|name| std::env::var(name).ok()).map_err(|(path, m)| invalid(path, m))?;
+                if !backend.url.starts_with("https://") {
+                    return Err(invalid(at("tls"), "applies to an https:// url"));
+                }
+            }
+            if backend.require_signed_card && backend.card_jwks.is_none() {
+                return Err(invalid(
+                    at("require_signed_card"),
+                    "needs card_jwks: the keys the card may be signed with",
+                ));
             }
             if backend.health_interval.is_some_and(|d| d.is_zero()) {
                 return Err(invalid(at("health_interval"), "must be greater than zero"));
@@ -235,10 +248,51 @@ impl Config {
         Ok(())
     }
 
+    /// Client certificates are asked for (`listeners.tls.client_ca`) exactly when they identify
+    /// callers (`auth.mtls`): a CA list nobody reads, or a mode without CAs, is a mistake.
+    fn check_mtls(&self) -> Result<(), ConfigError> {
+        let cas = self.listeners.tls.as_ref().is_some_and(|tls| !tls.client_ca.is_empty());
+        let mtls = self.auth.as_ref().is_some_and(|auth| auth.mtls.is_some());
+        match (cas, mtls) {
+            (true, false) => Err(invalid(
+                "listeners.tls.client_ca",
+                "client certificates are verified but identify no one: add auth.mtls (mode: required, optional or with_token)",
+            )),
+            (false, true) => Err(invalid(
+                "auth.mtls",
+                "needs listeners.tls with client_ca: the CA files client certificates are verified against",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// How the public listener asks for client certificates.
+    pub fn client_certs(&self) -> crate::listener::ClientCerts {
+        use crate::listener::ClientCerts;
+        use a2a_policies::auth::MtlsMode;
+        match self.auth.as_ref().and_then(|auth| auth.mtls.as_ref()).map(|mtls| mtls.mode) {
+            None => ClientCerts::Off,
+            Some(MtlsMode::Optional) => ClientCerts::Optional,
+            Some(MtlsMode::Required | MtlsMode::WithToken) => ClientCerts::Required,
+        }
+    }
+
     /// Checks the configuration whole and compiles its policy sections (rules, quotas, schemas read
     /// from their files): once per configuration, handed to the gateway generation that serves it.
     pub fn compile(&self) -> Result<Policies, ConfigError> {
         self.validate()?;
+        if let Some(tls) = &self.listeners.tls {
+            // Read now, so that `check` names an unreadable or mismatched file.
+            tls.server_config(&self.base_dir, self.client_certs()).map_err(|e| invalid(e.path(), e.to_string()))?;
+        }
+        for (i, backend) in self.backends.iter().enumerate() {
+            if let Some(jwks) = &backend.card_jwks {
+                crate::card::verify::CardKeys::load(&self.base_dir.join(jwks))
+                    .map_err(|message| invalid(format!("backends[{i}].card_jwks"), message))?;
+            }
+        }
+        // Backends' CA and client certificate files, likewise.
+        crate::backend_tls::BackendClients::build(self).map_err(|(path, message)| invalid(path, message))?;
         let permissions = match &self.permissions {
             Some(rules) => Permissions::new(rules).map_err(|e| invalid(e.path, e.message))?,
             None => Permissions::allow_all(),
@@ -276,6 +330,7 @@ impl Config {
     pub fn public_base(&self, bound: SocketAddr) -> String {
         match &self.public_url {
             Some(url) => url.trim_end_matches('/').to_string(),
+            None if self.listeners.tls.is_some() => format!("https://{bound}"),
             None => format!("http://{bound}"),
         }
     }

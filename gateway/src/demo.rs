@@ -41,6 +41,9 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
             dialect: None,
             skill_grant: None,
             screen: None,
+            tls: None,
+            card_jwks: None,
+            require_signed_card: false,
         });
     }
     let config = Config {
@@ -98,6 +101,7 @@ fn demo_auth() -> AuthConfig {
         max_token_bytes: 8 * 1024,
         jwt: None,
         introspection: None,
+        mtls: None,
         per_address: Default::default(),
     }
 }

@@ -186,8 +186,17 @@ impl Gateway {
             .map(|auth| Security { schemes: auth.security_schemes(), requirements: auth.security_requirements() });
         let push = shared.push.as_ref().is_some_and(|p| p.config.enabled);
         let grpc = config.listeners.grpc;
-        let cards = CardSettings { info: config.card.clone(), public_base, security, push, grpc };
-        let registry = Registry::new(&config, cards, shared.client.clone(), previous)?;
+        let credentials = Arc::new(BackendCredentials::new(
+            config.backends.iter().map(|b| b.credentials()),
+            config.gateway_identity.as_ref(),
+            shared.client.clone(),
+        )?);
+        // Every card served is signed with the gateway's key, when it has one.
+        let signer = crate::card::CardSigner::new(credentials.clone(), &public_base);
+        let cards = CardSettings { info: config.card.clone(), public_base, security, push, grpc, signer };
+        let backend_clients = crate::backend_tls::BackendClients::build(&config)
+            .map_err(|(path, message)| anyhow::anyhow!("{path}: {message}"))?;
+        let registry = Registry::new(&config, cards, shared.client.clone(), backend_clients.clone(), previous)?;
         if let Some(redis) = &shared.redis {
             registry.share_ejections(crate::state::redis_ejections::RedisEjections::new(redis.clone()));
         }
@@ -204,11 +213,6 @@ impl Gateway {
         });
         let validation =
             validation.map(|rules| Arc::new(rules.with_catalog(Arc::new(RegistryCatalog(registry.clone())))));
-        let credentials = Arc::new(BackendCredentials::new(
-            config.backends.iter().map(|b| b.credentials()),
-            config.gateway_identity.as_ref(),
-            shared.client.clone(),
-        )?);
         let forwarder = Forwarder::new(
             shared.agent_client.clone(),
             credentials.clone(),
@@ -221,6 +225,7 @@ impl Gateway {
                 deadlines: Some(shared.deadlines.clone()),
                 limits: Arc::new(config.streams.clone()),
             },
+            backend_clients,
         );
         let route_state = Arc::new(RouteState {
             registry: registry.clone(),

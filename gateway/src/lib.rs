@@ -7,6 +7,7 @@
 //! refusal, task observations) are `a2a_core`'s.
 
 pub mod admin;
+pub mod backend_tls;
 pub mod card;
 pub mod config;
 pub mod config_schema;
@@ -15,6 +16,7 @@ pub mod deadlines;
 pub mod demo;
 pub mod directory;
 pub mod gateway;
+pub mod hangup;
 pub mod list;
 pub mod listener;
 pub mod metrics;

@@ -26,7 +26,8 @@ mod client;
 mod grpc;
 mod request;
 
-pub use client::{AgentClient, agent_client};
+pub use client::{AgentClient, agent_client, agent_client_with};
+pub use grpc::{GrpcClient, grpc_client_with};
 
 use answer::{build_response, checked, checked_fact, chunks, content_type, is_event_stream, relayed_headers, screened};
 
@@ -75,6 +76,8 @@ pub struct Forwarder {
     streams: StreamSettings,
     /// HTTP/2 client for agents that speak only gRPC.
     grpc: grpc::GrpcClient,
+    /// The clients of backends with their own TLS settings (instead of the two above).
+    tls: crate::backend_tls::BackendClients,
 }
 
 /// A backend's unary answer, read whole.
@@ -92,9 +95,20 @@ impl Forwarder {
         max_response_bytes: usize,
         first_byte_timeout: Duration,
         streams: StreamSettings,
+        tls: crate::backend_tls::BackendClients,
     ) -> Forwarder {
         let grpc = grpc::client(first_byte_timeout);
-        Forwarder { client, credentials, observers, max_response_bytes, first_byte_timeout, streams, grpc }
+        Forwarder { client, credentials, observers, max_response_bytes, first_byte_timeout, streams, grpc, tls }
+    }
+
+    /// The client to `backend`'s JSON interfaces: its own when it has TLS settings.
+    fn client_for(&self, backend: &str) -> &AgentClient {
+        self.tls.get(backend).map_or(&self.client, |clients| &clients.agent)
+    }
+
+    /// The client to `backend`'s gRPC interface.
+    fn grpc_for(&self, backend: &str) -> &grpc::GrpcClient {
+        self.tls.get(backend).map_or(&self.grpc, |clients| &clients.grpc)
     }
 
     /// Sends the call to `backend` and relays its answer to the caller; what the answer says about

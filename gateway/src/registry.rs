@@ -74,6 +74,8 @@ struct BackendState {
     /// When the card was last fetched (successfully or not), and why the last fetch failed.
     last_fetch: Option<std::time::SystemTime>,
     last_error: Option<String>,
+    /// The `kid` of the configured key that verified the card's signature (provenance).
+    signed_by: Option<String>,
     /// Out of routing because requests failed, until a request succeeds.
     ejection: Option<Ejection>,
 }
@@ -120,6 +122,9 @@ pub struct BackendStatus {
     /// RFC 3339, UTC.
     pub last_card_fetch: Option<String>,
     pub last_card_error: Option<String>,
+    /// The `kid` (from `card_jwks`) whose signature on the backend's card verified at the last
+    /// fetch: the card the gateway rewrote and re-signed came from that key's holder.
+    pub card_signed_by: Option<String>,
     pub consecutive_failures: u32,
     /// Why the backend is out of routing although its card answers: `request_failures` (ejected),
     /// `probing` (half-open: one request at a time tries it).
@@ -146,6 +151,10 @@ pub struct Registry {
     /// A card larger than this fails its fetch (read in chunks, never buffered past it).
     max_card_bytes: usize,
     client: reqwest::Client,
+    /// Card fetches of backends with their own TLS settings.
+    tls_clients: crate::backend_tls::BackendClients,
+    /// The keys of backends whose card signatures are checked, and whether a failure fails.
+    card_keys: std::collections::HashMap<String, (Arc<crate::card::verify::CardKeys>, bool)>,
     round_robin: AtomicUsize,
     shared_ejections: std::sync::OnceLock<Arc<dyn SharedEjections>>,
 }
@@ -153,7 +162,7 @@ pub struct Registry {
 /// Why a card fetch did not count as a successful health check.
 #[derive(Debug, thiserror::Error)]
 enum CheckError {
-    #[error("card fetch failed: {0}")]
+    #[error("card fetch failed: {}", with_causes(.0))]
     Fetch(#[from] reqwest::Error),
     #[error("card fetch answered HTTP {0}")]
     Status(u16),
@@ -163,6 +172,21 @@ enum CheckError {
     TooLarge(usize),
     #[error("card offers no A2A 1.0 JSONRPC or HTTP+JSON interface")]
     NoInterface,
+    #[error("card signature: {0}")]
+    Signature(String),
+}
+
+/// An error with its causes: reqwest's own message leaves out why (a TLS certificate refused, a
+/// connection refused), which is what the operator needs to read in the admin API.
+fn with_causes(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl Registry {
@@ -172,6 +196,7 @@ impl Registry {
         config: &Config,
         cards: CardSettings,
         client: reqwest::Client,
+        tls_clients: crate::backend_tls::BackendClients,
         previous: Option<&Registry>,
     ) -> anyhow::Result<Arc<Registry>> {
         let known = previous.and_then(|p| p.states.lock().ok());
@@ -192,10 +217,18 @@ impl Registry {
                 draining: false,
                 last_fetch: before.and_then(|b| b.last_fetch),
                 last_error: before.and_then(|b| b.last_error.clone()),
+                signed_by: before.and_then(|b| b.signed_by.clone()),
                 ejection: before.and_then(|b| b.ejection),
             });
         }
         drop(known);
+        let mut card_keys = std::collections::HashMap::new();
+        for backend in config.backends.iter().filter(|b| b.card_jwks.is_some()) {
+            let path = config.base_dir.join(backend.card_jwks.as_deref().unwrap_or(std::path::Path::new("")));
+            let keys = crate::card::verify::CardKeys::load(&path)
+                .map_err(|e| anyhow::anyhow!("backends '{}'.card_jwks: {e}", backend.name))?;
+            card_keys.insert(backend.name.clone(), (Arc::new(keys), backend.require_signed_card));
+        }
         let registry = Arc::new(Registry {
             request_failures: states.iter().map(|_| std::sync::atomic::AtomicU32::new(0)).collect(),
             probing: states.iter().map(|_| std::sync::atomic::AtomicU64::new(0)).collect(),
@@ -206,10 +239,17 @@ impl Registry {
             health: config.health.clone(),
             max_card_bytes: config.limits.max_card_bytes,
             client,
+            tls_clients,
+            card_keys,
             round_robin: AtomicUsize::new(0),
             shared_ejections: std::sync::OnceLock::new(),
         });
         Ok(registry)
+    }
+
+    /// What signs the cards served (`gateway_identity`), for cards made per call.
+    pub fn card_signer(&self) -> Option<&crate::card::CardSigner> {
+        self.cards.signer.as_ref()
     }
 
     /// Shares ejections through `store` (set once, when the generation is built).
@@ -353,6 +393,7 @@ impl Registry {
                     skills,
                     last_card_fetch: state.last_fetch.map(|t| humantime::format_rfc3339_millis(t).to_string()),
                     last_card_error: state.last_error.clone(),
+                    card_signed_by: state.signed_by.clone(),
                     consecutive_failures: state.failures,
                     ejected: state.ejection.map(|e| if e.half_open { "probing" } else { "request_failures" }),
                     skill_grant: state.config.skill_grant.as_deref().cloned(),
@@ -426,8 +467,13 @@ impl Registry {
             Some(shared) => shared.ejected_for(&name).await.ok().flatten(),
             None => None,
         };
-        let client = client.as_ref().unwrap_or(&self.client);
-        let result = fetch_card(client, card_url, self.health.timeout, self.max_card_bytes).await;
+        let (result, signed_by) = match self.fetch_card(&name, card_url, client.as_ref()).await {
+            Ok(card) => match self.check_signatures(&name, &card) {
+                Ok(signed_by) => (Ok(card), signed_by),
+                Err(error) => (Err(error), None),
+            },
+            Err(error) => (Err(error), None),
+        };
         let changed = {
             let Ok(mut states) = self.states.lock() else { return };
             let state = &mut states[index];
@@ -448,6 +494,7 @@ impl Registry {
             }
             state.last_fetch = Some(std::time::SystemTime::now());
             state.last_error = result.as_ref().err().map(ToString::to_string);
+            state.signed_by = signed_by;
             let changed = newly_ejected
                 | match result {
                     Ok(card) => {
@@ -494,6 +541,35 @@ impl Registry {
             changed
         };
         let _ = changed;
+    }
+}
+
+    /// The backend's card signatures against its `card_jwks`: a failure fails the check with
+    /// `require_signed_card`, and is logged otherwise.
+    /// `Ok(Some(kid))`: the signature of that key verified.
+    fn check_signatures(&self, backend: &str, card: &Value) -> Result<Option<String>, CheckError> {
+        let Some((keys, required)) = self.card_keys.get(backend) else { return Ok(None) };
+        match keys.verify(card) {
+            Ok(kid) => Ok(Some(kid)),
+            Err(reason) if *required => Err(CheckError::Signature(reason)),
+            Err(reason) => {
+                tracing::warn!(%backend, %reason, "the backend's card signature does not verify");
+                Ok(None)
+            }
+        }
+    }
+
+    /// Fetches a backend's card through its own client: a self-registered agent's screened one
+    /// (`screened`), else the one with its TLS settings, else the shared one.
+    async fn fetch_card(
+        &self,
+        backend: &str,
+        url: Url,
+        screened: Option<&reqwest::Client>,
+    ) -> Result<Value, CheckError> {
+        let tls = self.tls_clients.get(backend).map(|clients| &clients.cards);
+        let client = screened.or(tls).unwrap_or(&self.client);
+        fetch_card(client, url, self.health.timeout, self.max_card_bytes).await
     }
 }
 

@@ -31,7 +31,7 @@ use crate::card::CardDoc;
 use crate::config::{Config, Policies};
 use crate::directory::TaskDirectory;
 use crate::gateway::{Gateway, Shared};
-use crate::listener::PublicListener;
+use crate::listener::{ClientCerts, ListenerTls, PublicListener};
 use crate::protocol::errors::render_in;
 use crate::protocol::translate::early;
 use crate::stack::{ForwardService, a2a_stack};
@@ -137,6 +137,7 @@ impl Runtime {
         }
         let previous = self.current.load_full();
         if config.listeners != previous.gateway.config.listeners {
+            // (A changed certificate or key file at the same paths is reloaded on its own.)
             tracing::warn!("listener settings changed: that takes a restart; the rest is applied");
         }
         let public_base = config.public_base(self.bound);
@@ -220,7 +221,20 @@ pub async fn run(
     for warning in config.warnings() {
         tracing::warn!("{warning}");
     }
-    let public = PublicListener::new(&config.listeners.protection, config.listeners.trusted());
+    // Owns the background tasks (reloaders, sweepers): cancelled once everything has drained.
+    let background = CancellationToken::new();
+    let tls = |clients| {
+        config
+            .listeners
+            .tls
+            .as_ref()
+            .map(|tls| ListenerTls::start(tls, &config.base_dir, clients, background.clone()))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", e.path()))
+    };
+    let public_tls = tls(config.client_certs())?;
+    let admin_tls = if config.listeners.tls.as_ref().is_some_and(|t| t.admin) { tls(ClientCerts::Off)? } else { None };
+    let public = PublicListener::new(&config.listeners.protection, config.listeners.trusted()).with_tls(public_tls);
     let (audit, audit_sink) = match &config.audit {
         Some(audit) => {
             let (audit, sink) = Audit::start(audit).await.map_err(|e| anyhow::anyhow!("audit: {e}"))?;
@@ -253,17 +267,30 @@ pub async fn run(
         let weak = Arc::downgrade(&runtime);
         push.deliveries.set_gateway(move || weak.upgrade().map(|runtime| runtime.gateway()));
     }
-    let background = CancellationToken::new();
     let admin = match admin_addr {
         Some(addr) => {
             let admin = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("admin listener {addr}: {e}"))?;
             let _ = runtime.admin_bound.set(admin.local_addr()?);
-            println!("admin http://{}", admin.local_addr()?);
-            let app = admin_app(runtime.clone()).into_make_service_with_connect_info::<SocketAddr>();
             let stop = background.clone();
-            Some(tokio::spawn(
-                async move { axum::serve(admin, app).with_graceful_shutdown(stop.cancelled_owned()).await },
-            ))
+            let app = admin_app(runtime.clone());
+            match admin_tls {
+                // Over TLS through the public listener's accept loop (with default protections).
+                Some(tls) => {
+                    println!("admin https://{}", admin.local_addr()?);
+                    let listener = PublicListener::new(&Default::default(), Default::default()).with_tls(Some(tls));
+                    Some(tokio::spawn(async move {
+                        listener.serve(admin, app, stop.cancelled_owned()).await;
+                        Ok(())
+                    }))
+                }
+                None => {
+                    println!("admin http://{}", admin.local_addr()?);
+                    let app = app.into_make_service_with_connect_info::<SocketAddr>();
+                    Some(tokio::spawn(async move {
+                        axum::serve(admin, app).with_graceful_shutdown(stop.cancelled_owned()).await
+                    }))
+                }
+            }
         }
         None => None,
     };
@@ -357,22 +384,12 @@ fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, every: Duration, s
 fn spawn_reloader(runtime: Arc<Runtime>, path: PathBuf, stop: CancellationToken) {
     tokio::spawn(async move {
         let mut last = std::fs::read(&path).ok();
-        #[cfg(unix)]
-        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+        let mut hangups = crate::hangup::Hangups::listen();
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         loop {
-            #[cfg(unix)]
-            let hup = async {
-                match hangup.as_mut() {
-                    Some(signal) => signal.recv().await,
-                    None => std::future::pending().await,
-                }
-            };
-            #[cfg(not(unix))]
-            let hup = std::future::pending::<Option<()>>();
             tokio::select! {
                 _ = stop.cancelled() => break,
-                _ = hup => {
+                _ = hangups.next() => {
                     last = std::fs::read(&path).ok();
                     runtime.reload(&path).await;
                 }

@@ -18,6 +18,7 @@ mod js_sdk;
 mod leaks;
 mod lifecycle;
 mod limits;
+mod mtls;
 mod observability;
 mod operator;
 mod outage;
@@ -28,9 +29,11 @@ mod resilience;
 mod resolve;
 mod rest03;
 mod routing;
+mod signed_cards;
 mod status_page;
 mod stores;
 mod streaming;
+mod tls;
 
 /// The gateway binary cargo built for this test run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_a2a-gateway");

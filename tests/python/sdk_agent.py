@@ -50,6 +50,7 @@ import contextlib
 import logging
 import signal
 import socket
+import ssl
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -289,6 +290,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         '--unserved-rest', action='store_true', help='list HTTP+JSON on the card, do not serve it'
     )
+    p.add_argument('--tls-cert', help='serve HTTPS (and TLS gRPC) with this PEM certificate')
+    p.add_argument('--tls-key', help='the PEM key of --tls-cert')
+    p.add_argument(
+        '--tls-client-ca', help='require client certificates issued by this PEM CA (mutual TLS)'
+    )
     p.add_argument('--register', metavar='ADMIN_URL', help="a gateway's admin listener to join")
     p.add_argument('--register-name', help='the backend name to register as')
     p.add_argument('--register-key-file', help='file holding the registration key')
@@ -343,7 +349,8 @@ async def serve(args: argparse.Namespace) -> None:
     sock.setblocking(False)
     port = sock.getsockname()[1]
     url_host = f'[{args.host}]' if family == socket.AF_INET6 else args.host
-    base_url = f'http://{url_host}:{port}'
+    scheme = 'https' if args.tls_cert else 'http'
+    base_url = f'{scheme}://{url_host}:{port}'
 
     name = args.name or f'Python SDK {args.kind} agent'
     grpc_server = None
@@ -354,8 +361,19 @@ async def serve(args: argparse.Namespace) -> None:
         from a2a.types import a2a_pb2_grpc
 
         grpc_server = grpc.aio.server()
-        grpc_port = grpc_server.add_insecure_port(f'{url_host}:0')
-        grpc_url = f'{url_host}:{grpc_port}'  # a gRPC target, as the SDK's own examples publish it
+        if args.tls_cert:
+            credentials = grpc.ssl_server_credentials(
+                [(open(args.tls_key, 'rb').read(), open(args.tls_cert, 'rb').read())],
+                root_certificates=open(args.tls_client_ca, 'rb').read()
+                if args.tls_client_ca
+                else None,
+                require_client_auth=bool(args.tls_client_ca),
+            )
+            grpc_port = grpc_server.add_secure_port(f'{url_host}:0', credentials)
+            grpc_url = f'https://{url_host}:{grpc_port}'
+        else:
+            grpc_port = grpc_server.add_insecure_port(f'{url_host}:0')
+            grpc_url = f'{url_host}:{grpc_port}'  # a gRPC target, as the SDK's own examples publish it
     card = build_card(args.kind, name, base_url, args.v03, grpc_url, tuple(args.extra_skill))
     handler = DefaultRequestHandler(
         agent_executor=make_executor(args.kind, args.duration),
@@ -372,6 +390,10 @@ async def serve(args: argparse.Namespace) -> None:
         access_log=args.log_level in ('debug', 'info'),
         timeout_graceful_shutdown=3,
         lifespan='on',
+        ssl_certfile=args.tls_cert,
+        ssl_keyfile=args.tls_key,
+        ssl_ca_certs=args.tls_client_ca,
+        ssl_cert_reqs=ssl.CERT_REQUIRED if args.tls_client_ca else ssl.CERT_NONE,
     )
     server = uvicorn.Server(config)
 

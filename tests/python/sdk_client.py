@@ -13,6 +13,7 @@ unmodified, so whatever this script sees is what a stock SDK client sees.
                          [--slow-skill slow] [--no-skill-metadata]
                          [--protocol-version any|1.0|0.3] [--cancel-mode both|immediate|stream]
                          [--push-url URL] [--push-token TOKEN] [--bearer TOKEN] [--header 'Name: value']... [--text TEXT]
+                         [--ca CA.pem [--cert CLIENT.pem --key CLIENT.key]]
                          [--timeout 30] [--flow-timeout 90] [--trace]
 
 --base is what the card resolver gets: it GETs {base}/.well-known/agent-card.json (a gateway's
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import ssl
 import sys
 import time
 from typing import Any
@@ -131,6 +133,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=[],
         help='extra request header "Name: value"; repeatable',
     )
+    p.add_argument('--ca', help='PEM file of the CA the server certificate must chain to (TLS)')
+    p.add_argument('--cert', help='PEM file of a client certificate (mutual TLS; with --key)')
+    p.add_argument('--key', help='PEM file of the client certificate\'s private key')
     p.add_argument('--text', default='hello from the a2a-sdk client', help='input text prefix')
     p.add_argument(
         '--timeout', type=float, default=30.0, help='httpx timeout in seconds (default 30)'
@@ -168,7 +173,15 @@ async def main_async(args: argparse.Namespace) -> int:
         headers['Authorization'] = f'Bearer {args.bearer}'
     # The SDK's own httpx client keeps httpx's 5 s default timeout, too short for slow flows.
     hooks = {'request': [_trace_request], 'response': [_trace_response]} if args.trace else {}
-    async with httpx.AsyncClient(timeout=args.timeout, headers=headers, event_hooks=hooks) as http:
+    verify: Any = True
+    if args.ca:
+        # Only this CA: the system's roots must not vouch for a test server.
+        verify = ssl.create_default_context(cafile=args.ca)
+        if args.cert:
+            verify.load_cert_chain(args.cert, args.key)
+    async with httpx.AsyncClient(
+        timeout=args.timeout, headers=headers, event_hooks=hooks, verify=verify
+    ) as http:
         session = Session(args, http)
         results = [await run_flow(name, session) for name in args.flows]
     return 0 if all(results) else 1

@@ -45,14 +45,14 @@ BINDINGS = {
 }
 
 
-def grpc_channel(url: str, headers: dict[str, str]) -> Any:
+def grpc_channel(url: str, headers: dict[str, str], tls: dict[str, bytes] | None = None) -> Any:
     """The SDK's documented channel factory, `grpc.aio.insecure_channel(url)`, given the card's GRPC
     interface URL unchanged (a gRPC target, `HOST:PORT`: a URL the gateway publishes must be dialable
-    as it is), sending `headers` (e.g. Authorization) as metadata on every call."""
+    as it is), sending `headers` (e.g. Authorization) as metadata on every call. Over TLS when `tls`
+    is given (its `ca`, and `cert` + `key` for a client certificate): `secure_channel` to the URL's
+    host and port (a TLS interface is published with its `https://` scheme)."""
     import grpc  # the a2a-sdk[grpc] extra
 
-    if not headers:
-        return grpc.aio.insecure_channel(url)
     metadata = [(k.lower(), v) for k, v in headers.items()]
 
     class WithMetadata(
@@ -68,7 +68,16 @@ def grpc_channel(url: str, headers: dict[str, str]) -> Any:
         async def intercept_unary_stream(self, continuation, details, request):  # noqa: ANN001
             return await continuation(self._details(details), request)
 
-    return grpc.aio.insecure_channel(url, interceptors=[WithMetadata()])
+    interceptors = [WithMetadata()] if metadata else None
+    if tls is not None:
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=tls.get('ca'),
+            private_key=tls.get('key'),
+            certificate_chain=tls.get('cert'),
+        )
+        target = url.split('://', 1)[-1].rstrip('/')
+        return grpc.aio.secure_channel(target, credentials, interceptors=interceptors)
+    return grpc.aio.insecure_channel(url, interceptors=interceptors)
 FLOWS = ('card', 'send', 'stream', 'get', 'cancel', 'multiturn')
 TERMINAL = {
     TaskState.TASK_STATE_COMPLETED,
@@ -108,11 +117,20 @@ class Session:
                     streaming=streaming,
                     httpx_client=http,
                     supported_protocol_bindings=[self.binding],
-                    grpc_channel_factory=lambda url: grpc_channel(url, self.grpc_metadata()),
+                    grpc_channel_factory=lambda url: grpc_channel(
+                        url, self.grpc_metadata(), self.grpc_tls()
+                    ),
                 )
             )
             for streaming in (False, True)
         }
+
+    def grpc_tls(self) -> dict[str, bytes] | None:
+        """The PEM files of --ca / --cert / --key, for a TLS gRPC channel; None without --ca."""
+        if not self.args.ca:
+            return None
+        files = {'ca': self.args.ca, 'cert': self.args.cert, 'key': self.args.key}
+        return {name: open(path, 'rb').read() for name, path in files.items() if path}
 
     def grpc_metadata(self) -> dict[str, str]:
         """What the client sends as HTTP headers, as gRPC metadata (--header, --bearer)."""

@@ -156,6 +156,7 @@ impl RegistrationConfig {
             jwt: None,
             api_keys: Some(ApiKeysConfig { header: "X-API-Key".into(), keys }),
             introspection: None,
+            mtls: None,
             per_address: Default::default(),
         }
     }

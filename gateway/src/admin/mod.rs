@@ -93,7 +93,7 @@ impl AdminGuard {
             }
             return Err(AdminError::NotConfigured);
         };
-        let caller = admins.authenticate(headers).await.map_err(|failure| {
+        let caller = admins.authenticate(headers, None).await.map_err(|failure| {
             tracing::info!(reason = %failure, "admin API refused a credential");
             if failure.presented() { AdminError::InvalidCredentials } else { AdminError::MissingCredentials }
         })?;
@@ -106,6 +106,7 @@ impl AdminGuard {
             AuthMethod::ApiKey { .. } => "api_key",
             AuthMethod::Jwt { .. } => "jwt",
             AuthMethod::Introspection => "introspection",
+            AuthMethod::Mtls => "mtls",
             AuthMethod::Anonymous => "anonymous",
         };
         Ok(Admin { id: caller.id.to_string(), method })

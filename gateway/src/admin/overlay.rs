@@ -225,6 +225,9 @@ mod tests {
             dialect: None,
             skill_grant: None,
             screen: None,
+            tls: None,
+            card_jwks: None,
+            require_signed_card: false,
         }
     }
 

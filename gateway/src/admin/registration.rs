@@ -55,7 +55,7 @@ impl Registrations {
     }
 
     async fn credential(&self, headers: &HeaderMap) -> Result<&(RegistrationCredential, ScreenPolicy), AdminError> {
-        let caller = self.authenticator.authenticate(headers).await.map_err(|failure| {
+        let caller = self.authenticator.authenticate(headers, None).await.map_err(|failure| {
             tracing::info!(reason = %failure, "registration refused a credential");
             if failure.presented() { AdminError::InvalidCredentials } else { AdminError::MissingCredentials }
         })?;
@@ -126,6 +126,9 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
         dialect: None,
         skill_grant: Some(Arc::new(grant)),
         screen: Some(Arc::new(screen.clone())),
+        tls: None,
+        card_jwks: None,
+        require_signed_card: false,
     };
     let origin = Origin::Agent { credential: credential.id.clone(), last_heartbeat: Instant::now() };
     change_fleet(host.as_ref(), |overlay| overlay.add(backend, origin)).await?;

@@ -35,6 +35,7 @@ fn settings(public_base: &str) -> CardSettings {
         security: None,
         push: false,
         grpc: false,
+        signer: None,
     }
 }
 
@@ -216,7 +217,7 @@ mod leaks {
             let card = card(leak, at, all);
             let redactor = Redactor::new([format!("http://127.0.0.1:{PORT}").as_str(), &format!("http://127.0.0.1:{PORT}{PATH}")]);
             let view = BackendCard { name: "lab", card: &card, redactor: &redactor, has_jsonrpc: true, has_rest: true };
-            let settings = CardSettings { info: CardInfo::default(), public_base: "https://gw.example".into(), security: None, push: false, grpc: false };
+            let settings = CardSettings { info: CardInfo::default(), public_base: "https://gw.example".into(), security: None, push: false, grpc: false, signer: None };
             for served in [agent_card(&settings, &view), gateway_card(&settings, std::slice::from_ref(&view))] {
                 let text = serde_json::to_string(&served).unwrap();
                 prop_assert!(leaks(&text).is_none(), "{:?} leaked: {}", leaks(&text), text);

@@ -51,6 +51,10 @@ pub struct Listeners {
     /// and list it on the cards. On by default.
     #[serde(default = "default_true")]
     pub grpc: bool,
+    /// TLS on the public listener (and the admin listener, unless `admin: false`): certificate and
+    /// key from PEM files, reloaded when they change; client certificates with `client_ca`.
+    #[serde(default)]
+    pub tls: Option<crate::listener::TlsConfig>,
 }
 
 fn default_true() -> bool {
@@ -65,6 +69,7 @@ impl Default for Listeners {
             protection: Default::default(),
             trusted_proxies: Vec::new(),
             grpc: true,
+            tls: None,
         }
     }
 }
@@ -434,6 +439,18 @@ pub struct Backend {
     /// the card offers.
     #[serde(default)]
     pub dialect: Option<BackendDialect>,
+    /// TLS to this backend (an `https://` URL): its own CA bundle, a client certificate, or
+    /// (development only) `insecure_skip_verify`. Unset: the platform's trust store.
+    #[serde(default)]
+    pub tls: Option<crate::backend_tls::BackendTls>,
+    /// A JWKS file with the keys this backend's card may be signed with (by `kid`; the `jku` a
+    /// card names is never fetched). Set: the card's `signatures` are verified at every fetch.
+    #[serde(default)]
+    pub card_jwks: Option<std::path::PathBuf>,
+    /// A card whose signatures do not verify against `card_jwks` fails the health check: the
+    /// backend stays out of routing, with the reason in the admin API. Off: a failure is logged.
+    #[serde(default)]
+    pub require_signed_card: bool,
     /// Set only for a self-registered agent (never read from a file): the skills its registration
     /// credential lets it offer.
     #[serde(skip)]

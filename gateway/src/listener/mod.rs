@@ -7,6 +7,8 @@
 
 mod client_address;
 mod config;
+mod peer_identity;
+mod tls;
 mod watch;
 
 use std::convert::Infallible;
@@ -18,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_core::ClientAddress;
+use a2a_core::{ClientAddress, ClientCertificate};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
@@ -35,6 +37,7 @@ use tower::ServiceExt;
 
 pub use client_address::{TrustedProxies, limit_key};
 pub use config::Protection;
+pub use tls::{ClientCerts, ListenerTls, TlsConfig, TlsError};
 use watch::{ConnWatch, InFlight, Timeouts, Watched};
 
 /// Connections and requests the listener refused or cut, by reason.
@@ -54,6 +57,7 @@ pub struct PublicListener {
     timeouts: Timeouts,
     slots: Arc<Slots>,
     trusted: Arc<TrustedProxies>,
+    tls: Option<ListenerTls>,
 }
 
 impl PublicListener {
@@ -79,7 +83,14 @@ impl PublicListener {
                 max_per_address: protection.max_connections_per_address,
             }),
             trusted: Arc::new(trusted),
+            tls: None,
         }
+    }
+
+    /// Serves over TLS: each connection's handshake (within the header timeout) before HTTP.
+    pub fn with_tls(mut self, tls: Option<ListenerTls>) -> PublicListener {
+        self.tls = tls;
+        self
     }
 
     /// Serves `app` on `listener` until `shutdown` resolves; then stops accepting, asks every
@@ -117,6 +128,7 @@ impl PublicListener {
                 trusted: self.trusted.clone(),
                 app: app.clone(),
                 peer,
+                tls: self.tls.clone(),
             };
             tokio::spawn(connection.run(stream, slot, stop.clone(), open.clone()));
         }
@@ -153,7 +165,11 @@ struct Connection {
     trusted: Arc<TrustedProxies>,
     app: Router,
     peer: SocketAddr,
+    tls: Option<ListenerTls>,
 }
+
+/// A refusal counted when a TLS handshake fails (no certificate, an unknown CA, an expired one…).
+const TLS_HANDSHAKE: &str = "tls_handshake";
 
 impl Connection {
     async fn run(
@@ -164,9 +180,59 @@ impl Connection {
         _open: tokio::sync::mpsc::Sender<Infallible>,
     ) {
         let watch = ConnWatch::new();
-        let Connection { builder, timeouts, trusted, app, peer } = self;
         // This connection's own cut point, fixed once (see `watch`).
-        let timeouts = timeouts.cut_at(watch::random_cut());
+        let timeouts = self.timeouts.cut_at(watch::random_cut());
+        let expired = {
+            let watch = watch.clone();
+            async move { if timeouts.any() { watch.expired(timeouts).await } else { std::future::pending().await } }
+        };
+        tokio::pin!(expired);
+        let stream = Watched::new(stream, watch.clone());
+        let peer = self.peer;
+        match self.tls.as_ref().map(ListenerTls::acceptor) {
+            None => self.serve(stream, None, watch, expired, stop).await,
+            Some(acceptor) => {
+                // The handshake's bytes count as the first request's: the header timeout bounds it.
+                let accepted = tokio::select! {
+                    accepted = acceptor.accept(stream) => accepted,
+                    reason = &mut expired => {
+                        metrics::counter!(REFUSED, "reason" => reason).increment(1);
+                        return;
+                    }
+                    _ = stop.cancelled() => return,
+                };
+                match accepted {
+                    Ok(stream) => {
+                        let certificate = stream
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|chain| chain.first())
+                            .and_then(|leaf| peer_identity::identify(leaf));
+                        self.serve(stream, certificate, watch, expired, stop).await
+                    }
+                    Err(error) => {
+                        metrics::counter!(REFUSED, "reason" => TLS_HANDSHAKE).increment(1);
+                        tracing::info!(%peer, %error, "TLS handshake refused");
+                    }
+                }
+            }
+        }
+        drop(slot);
+    }
+
+    /// Serves HTTP on an established connection until it ends, is cut by the watchdog, or drained.
+    async fn serve<IO>(
+        self,
+        stream: IO,
+        certificate: Option<ClientCertificate>,
+        watch: Arc<ConnWatch>,
+        mut expired: Pin<&mut impl Future<Output = &'static str>>,
+        stop: CancellationToken,
+    ) where
+        IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let Connection { builder, trusted, app, peer, .. } = self;
         let service = {
             let watch = watch.clone();
             hyper::service::service_fn(move |request: Request<Incoming>| {
@@ -175,6 +241,9 @@ impl Connection {
                 let mut request = request.map(Body::new);
                 request.extensions_mut().insert(ConnectInfo(peer));
                 request.extensions_mut().insert(ClientAddress(client));
+                if let Some(certificate) = &certificate {
+                    request.extensions_mut().insert(certificate.clone());
+                }
                 let answer = app.clone().oneshot(request);
                 async move {
                     let response = answer.await?;
@@ -182,11 +251,8 @@ impl Connection {
                 }
             })
         };
-        let connection = builder.serve_connection(TokioIo::new(Watched::new(stream, watch.clone())), service);
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
         tokio::pin!(connection);
-        let expired =
-            async { if timeouts.any() { watch.expired(timeouts).await } else { std::future::pending().await } };
-        tokio::pin!(expired);
         let mut draining = false;
         loop {
             tokio::select! {
@@ -200,7 +266,7 @@ impl Connection {
                     draining = true;
                     connection.as_mut().graceful_shutdown();
                 }
-                reason = &mut expired => {
+                reason = expired.as_mut() => {
                     // Nothing is in flight: dropping the connection cuts no answer.
                     if reason == watch::IDLE_TIMEOUT {
                         metrics::counter!(IDLE_CLOSED).increment(1);
@@ -212,7 +278,6 @@ impl Connection {
                 }
             }
         }
-        drop(slot);
     }
 }
 

@@ -22,8 +22,31 @@ use crate::config::Limits;
 /// Pooled HTTP/1.1 and HTTP/2 client to agents, plain or TLS.
 pub type AgentClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-/// Builds the client from the configured limits.
+/// Builds the client from the configured limits, trusting the platform's trust store.
 pub fn agent_client(limits: &Limits) -> anyhow::Result<AgentClient> {
+    agent_client_with(limits, platform_tls())
+}
+
+/// rustls with the platform's trust store (and the ring provider when none is installed).
+pub(crate) fn platform_tls() -> rustls::ClientConfig {
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("the providers' default protocol versions");
+    match builder.clone().with_platform_verifier() {
+        Ok(builder) => builder.with_no_client_auth(),
+        // No usable platform store: nothing verifies, so no TLS agent is reachable (plain ones are).
+        Err(error) => {
+            tracing::error!(%error, "the platform's TLS trust store is unusable; https agents need a tls.ca");
+            builder.with_root_certificates(rustls::RootCertStore::empty()).with_no_client_auth()
+        }
+    }
+}
+
+/// The same with `tls` (a backend's own trust settings, see [`crate::backend_tls`]).
+pub fn agent_client_with(limits: &Limits, tls: rustls::ClientConfig) -> anyhow::Result<AgentClient> {
     let mut http = HttpConnector::new();
     // The TLS layer above takes https URLs.
     http.enforce_http(false);
@@ -34,13 +57,6 @@ pub fn agent_client(limits: &Limits) -> anyhow::Result<AgentClient> {
     http.set_keepalive_interval(Some(Duration::from_secs(15)));
     http.set_keepalive_retries(Some(3));
     http.set_tcp_user_timeout(Some(Duration::from_secs(30)));
-    let provider = rustls::crypto::CryptoProvider::get_default()
-        .cloned()
-        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_platform_verifier()?
-        .with_no_client_auth();
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()

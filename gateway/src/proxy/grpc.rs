@@ -15,6 +15,7 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -33,13 +34,26 @@ use crate::registry::{Backend, GrpcTarget};
 use crate::relay::Relay;
 use a2a_core::Source;
 
-pub type GrpcClient = Client<HttpConnector, Full<Bytes>>;
+pub type GrpcClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-/// An HTTP/2-only client (gRPC needs HTTP/2; plain TCP, prior knowledge).
+/// An HTTP/2-only client (gRPC needs HTTP/2: prior knowledge on plain TCP, ALPN h2 on TLS, where
+/// the platform's trust store vouches for agents).
 pub fn client(connect_timeout: std::time::Duration) -> GrpcClient {
+    grpc_client_with(connect_timeout, None)
+}
+
+/// The same with `tls` (a backend's own trust and client certificate) instead of the platform's.
+pub fn grpc_client_with(connect_timeout: std::time::Duration, tls: Option<rustls::ClientConfig>) -> GrpcClient {
     let mut connector = HttpConnector::new();
+    connector.enforce_http(false);
     connector.set_connect_timeout(Some(connect_timeout));
     connector.set_nodelay(true);
+    let tls = tls.unwrap_or_else(super::client::platform_tls);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http2()
+        .wrap_connector(connector);
     Client::builder(TokioExecutor::new()).http2_only(true).build(connector)
 }
 
@@ -83,23 +97,24 @@ impl Forwarder {
             }
         }
         let request = request.body(Full::new(wire::frame(&message))).map_err(|_| A2aError::Internal)?;
-        let response = match tokio::time::timeout(self.first_byte_timeout, self.grpc.request(request)).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(error)) if error.is_connect() => {
-                tracing::warn!(backend = %backend.name, %error, "backend connection failed");
-                return Err(ForwardError::NotSent(unreachable(backend)));
-            }
-            Ok(Err(error)) => {
-                tracing::warn!(backend = %backend.name, %error, "backend request failed");
-                return Err(ForwardError::Failed(unreachable(backend)));
-            }
-            Err(_) => {
-                tracing::warn!(backend = %backend.name, "backend did not answer in time");
-                let error =
-                    A2aError::BackendUnavailable(format!("the agent '{}' did not answer in time", backend.name));
-                return Err(ForwardError::Failed(error));
-            }
-        };
+        let response =
+            match tokio::time::timeout(self.first_byte_timeout, self.grpc_for(&backend.name).request(request)).await {
+                Ok(Ok(response)) => response,
+                Ok(Err(error)) if error.is_connect() => {
+                    tracing::warn!(backend = %backend.name, %error, "backend connection failed");
+                    return Err(ForwardError::NotSent(unreachable(backend)));
+                }
+                Ok(Err(error)) => {
+                    tracing::warn!(backend = %backend.name, %error, "backend request failed");
+                    return Err(ForwardError::Failed(unreachable(backend)));
+                }
+                Err(_) => {
+                    tracing::warn!(backend = %backend.name, "backend did not answer in time");
+                    let error =
+                        A2aError::BackendUnavailable(format!("the agent '{}' did not answer in time", backend.name));
+                    return Err(ForwardError::Failed(error));
+                }
+            };
         let request_id = exchange.request_id.clone();
         let refused = |status: &Status| {
             let (http, body) = status.to_rest_error();

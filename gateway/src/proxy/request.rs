@@ -112,7 +112,7 @@ impl Forwarder {
         *request.method_mut() = method.clone();
         *request.uri_mut() = uri;
         *request.headers_mut() = out;
-        match tokio::time::timeout(self.first_byte_timeout, self.client.request(request)).await {
+        match tokio::time::timeout(self.first_byte_timeout, self.client_for(&backend.name).request(request)).await {
             Ok(Ok(response)) => Ok(response),
             Ok(Err(error)) if error.is_connect() || never_sent(&error) => {
                 tracing::warn!(backend = %backend.name, error = ?error, "backend connection failed before the request was sent");

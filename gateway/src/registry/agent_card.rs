@@ -155,7 +155,9 @@ pub(super) fn grpc_interface(card: &Value, base: &Url) -> Option<GrpcTarget> {
         let address = interface.get("url").and_then(Value::as_str)?;
         let with_scheme = if address.contains("://") { address.to_owned() } else { format!("http://{address}") };
         let named = Url::parse(&with_scheme).ok()?;
-        if !matches!(named.scheme(), "http" | "grpc") || named.host_str() != base.host_str() {
+        // The origin's scheme decides TLS: a backend configured https:// is reached over TLS
+        // on its gRPC port too.
+        if !matches!(named.scheme(), "http" | "https" | "grpc" | "grpcs") || named.host_str() != base.host_str() {
             return None;
         }
         let mut url = base.clone();

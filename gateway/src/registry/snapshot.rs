@@ -168,7 +168,7 @@ pub(super) fn build_snapshot(states: &[BackendState], cards: &CardSettings, prev
         .collect();
     for view in &views {
         let before = previous.and_then(|p| p.agent_cards.get(view.name));
-        let doc = CardDoc::new(&card::agent_card(cards, view)).since(before);
+        let doc = CardDoc::signed(&card::agent_card(cards, view), cards.signer.as_ref()).since(before);
         agent_cards.insert(backends[by_name[view.name]].name.clone(), doc);
     }
     // A draining backend's skills are not on offer for new tasks.
@@ -183,7 +183,8 @@ pub(super) fn build_snapshot(states: &[BackendState], cards: &CardSettings, prev
             has_rest: v.has_rest,
         })
         .collect();
-    let gateway_card = CardDoc::new(&card::gateway_card(cards, &offered)).since(previous.map(|p| &p.gateway_card));
+    let gateway_card = CardDoc::signed(&card::gateway_card(cards, &offered), cards.signer.as_ref())
+        .since(previous.map(|p| &p.gateway_card));
     let mut skill_specs = HashMap::new();
     for view in &views {
         let version = card_version(view.card);

@@ -206,6 +206,10 @@ fn extended_card(
     // The 1.0 card; a 0.3 caller's answer is translated on the way out like any other.
     let mut card: serde_json::Value = serde_json::from_slice(&served.strict).map_err(|_| A2aError::Internal)?;
     gateway.permissions.retain_card_skills(caller, &mut card);
+    // This caller's card is another card: the served one's signature does not cover it.
+    if let Some(signer) = gateway.registry.card_signer() {
+        card = signer.sign(&card);
+    }
     let (body, content_type) = match call.binding {
         Binding::JsonRpc => {
             (serde_json::json!({"result": card, "id": call.rpc_id, "jsonrpc": "2.0"}), "application/json")

@@ -269,7 +269,7 @@ pub(crate) struct CallerFacts {
     id: String,
     tenant: Option<String>,
     scopes: Vec<String>,
-    /// `jwt`, `api-key`, `introspection` or `anonymous`, with the issuer or key id in `by`.
+    /// `jwt`, `api-key`, `introspection`, `mtls` or `anonymous`, with the issuer or key id in `by`.
     auth: String,
     by: Option<String>,
 }
@@ -280,6 +280,7 @@ impl From<&Caller> for CallerFacts {
             AuthMethod::Jwt { issuer } => ("jwt", Some(issuer.to_string())),
             AuthMethod::ApiKey { key_id } => ("api-key", Some(key_id.to_string())),
             AuthMethod::Introspection => ("introspection", None),
+            AuthMethod::Mtls => ("mtls", None),
             AuthMethod::Anonymous => ("anonymous", None),
         };
         CallerFacts {
@@ -303,6 +304,7 @@ impl CallerFacts {
                 "jwt" => AuthMethod::Jwt { issuer: by },
                 "api-key" => AuthMethod::ApiKey { key_id: by },
                 "introspection" => AuthMethod::Introspection,
+                "mtls" => AuthMethod::Mtls,
                 _ => AuthMethod::Anonymous,
             },
         }

@@ -5,11 +5,14 @@
 use serde_json::{Map, Value, json};
 
 use super::config::AuthConfig;
+use super::mtls::MtlsMode;
 
 /// The scheme name of `Authorization: Bearer …` in the card.
 pub const BEARER_SCHEME: &str = "bearer";
 /// The scheme name of the API key header in the card.
 pub const API_KEY_SCHEME: &str = "apiKey";
+/// The scheme name of client certificates (mutual TLS) in the card.
+pub const MTLS_SCHEME: &str = "mtls";
 
 impl AuthConfig {
     /// The card's `securitySchemes`: `bearer` always (JWTs, opaque tokens and API keys all travel
@@ -32,6 +35,17 @@ impl AuthConfig {
         }
         bearer.insert("description".into(), json!(format!("Authorization: Bearer with {}.", accepted.join(", or "))));
         let mut schemes = Map::new();
+        if let Some(mtls) = &self.mtls {
+            schemes.insert(
+                MTLS_SCHEME.into(),
+                json!({ "mtlsSecurityScheme": {
+                    "description": "A client certificate issued by a CA the gateway trusts.",
+                }}),
+            );
+            if mtls.mode == MtlsMode::Required {
+                return Value::Object(schemes);
+            }
+        }
         schemes.insert(BEARER_SCHEME.into(), json!({ "httpAuthSecurityScheme": bearer }));
         if let Some(keys) = &self.api_keys {
             schemes.insert(
@@ -47,10 +61,30 @@ impl AuthConfig {
     }
 
     /// The card's `securityRequirements`: any one of the schemes suffices.
+    /// With mutual TLS: the certificate alone (`required`), as one more way (`optional`), or beside
+    /// each token scheme (`with_token`).
     pub fn security_requirements(&self) -> Value {
-        let mut requirements = vec![json!({ "schemes": { BEARER_SCHEME: { "list": [] } } })];
+        let mode = self.mtls.as_ref().map(|m| m.mode);
+        if mode == Some(MtlsMode::Required) {
+            return json!([{ "schemes": { MTLS_SCHEME: { "list": [] } } }]);
+        }
+        let mut tokens = vec![BEARER_SCHEME];
         if self.api_keys.is_some() {
-            requirements.push(json!({ "schemes": { API_KEY_SCHEME: { "list": [] } } }));
+            tokens.push(API_KEY_SCHEME);
+        }
+        let mut requirements: Vec<Value> = tokens
+            .iter()
+            .map(|scheme| {
+                let mut schemes = Map::new();
+                schemes.insert((*scheme).into(), json!({ "list": [] }));
+                if mode == Some(MtlsMode::WithToken) {
+                    schemes.insert(MTLS_SCHEME.into(), json!({ "list": [] }));
+                }
+                json!({ "schemes": schemes })
+            })
+            .collect();
+        if mode == Some(MtlsMode::Optional) {
+            requirements.push(json!({ "schemes": { MTLS_SCHEME: { "list": [] } } }));
         }
         Value::Array(requirements)
     }

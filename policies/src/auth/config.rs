@@ -22,6 +22,9 @@ pub struct AuthConfig {
     pub api_keys: Option<ApiKeysConfig>,
     #[serde(default)]
     pub introspection: Option<IntrospectionConfig>,
+    /// Callers known by a client certificate (mutual TLS; the CAs are `listeners.tls.client_ca`).
+    #[serde(default)]
+    pub mtls: Option<super::mtls::MtlsConfig>,
     /// Limits per source address applied before any credential is checked (failed attempts, and
     /// optionally all requests).
     #[serde(default)]
@@ -40,6 +43,10 @@ impl AuthConfig {
         }
         if self.introspection.as_ref().is_some_and(|i| i.tenant_claim.is_some()) {
             sources.push("introspection".into());
+        }
+        // A certificate names a tenant (SPIFFE trust domain or organisation) unless only tokens count.
+        if self.mtls.as_ref().is_some_and(|m| m.mode != super::mtls::MtlsMode::WithToken) {
+            sources.push("mtls".into());
         }
         sources
     }

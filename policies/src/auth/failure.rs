@@ -53,6 +53,10 @@ pub enum AuthFailure {
     IntrospectionRejected(String),
     #[error("introspection failed: {0}")]
     IntrospectionFailed(String),
+    #[error("no verified client certificate (mutual TLS is required)")]
+    NoCertificate,
+    #[error("the token is not bound to the client certificate: {0}")]
+    UnboundToken(&'static str),
     #[error("introspection calls are over their rate; retry after {retry_after:?}")]
     Throttled { retry_after: std::time::Duration },
 }

@@ -7,8 +7,8 @@ use http::Request;
 
 use super::Authenticator;
 use crate::check::{Check, CheckLayer, CheckService, Verdict};
-use a2a_core::ClientAddress;
 use a2a_core::RequestInfo;
+use a2a_core::{ClientAddress, ClientCertificate};
 
 /// Puts a [`Caller`](a2a_core::Caller) into every request's extensions (and records it with
 /// [`RequestInfo::set_caller`]), or refuses the request with
@@ -44,7 +44,8 @@ impl Check for Authentication {
         }
         let authenticator = self.authenticator.clone();
         Verdict::Later(Box::pin(async move {
-            match authenticator.authenticate(request.headers()).await {
+            let certificate = request.extensions().get::<ClientCertificate>();
+            match authenticator.authenticate(request.headers(), certificate).await {
                 Ok(caller) => {
                     tracing::debug!(caller = %caller.id, "authenticated");
                     if let Some(info) = &info {

@@ -33,6 +33,7 @@ mod introspection;
 mod jwks;
 mod jwt;
 mod layer;
+mod mtls;
 mod per_address;
 mod validate;
 
@@ -44,11 +45,12 @@ pub use card::{API_KEY_SCHEME, BEARER_SCHEME};
 pub use config::{ApiKeyConfig, ApiKeysConfig, AuthConfig, IntrospectionConfig, IssuerConfig, JwtConfig, Secret};
 pub use failure::AuthFailure;
 pub use layer::{AuthLayer, AuthService, Authentication};
+pub use mtls::{MtlsConfig, MtlsMode};
 pub use per_address::PerAddressConfig;
 pub use validate::AuthConfigError;
 
 use a2a_core::A2aError;
-use a2a_core::Caller;
+use a2a_core::{Caller, ClientCertificate};
 use api_key::ApiKeyStore;
 use failure::{Challenges, clip};
 use introspection::Introspector;
@@ -71,6 +73,7 @@ pub struct Authenticator {
     jwt: Option<JwtVerifier>,
     introspection: Option<Introspector>,
     per_address: PerAddress,
+    mtls: Option<mtls::MtlsConfig>,
     stop: CancellationToken,
 }
 
@@ -100,12 +103,36 @@ impl Authenticator {
             jwt,
             introspection: config.introspection.as_ref().map(|c| Introspector::new(c, http.clone())),
             per_address,
+            mtls: config.mtls.clone(),
             stop,
         })
     }
 
-    /// Establishes who sent a request with these headers.
-    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, AuthFailure> {
+    /// Establishes who sent a request with these headers, over a connection that presented
+    /// `certificate` (verified by the listener) or none.
+    pub async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        certificate: Option<&ClientCertificate>,
+    ) -> Result<Caller, AuthFailure> {
+        if let Some(mtls) = &self.mtls {
+            let has_header = !matches!(self.credential(headers), Err(AuthFailure::Missing));
+            if let Some(verdict) = mtls.certificate_caller(certificate, has_header) {
+                return verdict;
+            }
+            let caller = self.token_caller(headers).await?;
+            if let Ok(Credential::Bearer(token)) = self.credential(headers) {
+                mtls.check_binding(token, certificate)?;
+            } else if mtls.bind_token && certificate.is_some() {
+                return Err(AuthFailure::UnboundToken("an API key cannot be bound to a certificate"));
+            }
+            return Ok(caller);
+        }
+        self.token_caller(headers).await
+    }
+
+    /// The caller a bearer token or API key header names.
+    async fn token_caller(&self, headers: &HeaderMap) -> Result<Caller, AuthFailure> {
         let credential = self.credential(headers)?;
         let token = match credential {
             Credential::Bearer(token) | Credential::ApiKeyHeader(token) => token,

@@ -28,8 +28,24 @@ impl AuthConfig {
     /// Checks what serde cannot: consistent key sources, known algorithms, parseable URLs and
     /// hashes, unique ids. The first problem found is returned with its key path.
     pub fn validate(&self) -> Result<(), AuthConfigError> {
-        if self.jwt.is_none() && self.api_keys.is_none() && self.introspection.is_none() {
-            return Err(invalid("auth", "configure at least one of jwt, api_keys, introspection"));
+        let tokens = self.jwt.is_some() || self.api_keys.is_some() || self.introspection.is_some();
+        if !tokens && self.mtls.is_none() {
+            return Err(invalid("auth", "configure at least one of jwt, api_keys, introspection, mtls"));
+        }
+        if let Some(mtls) = &self.mtls {
+            use super::mtls::MtlsMode;
+            if mtls.mode != MtlsMode::Required && !tokens {
+                return Err(invalid(
+                    "auth.mtls.mode",
+                    "optional and with_token need a token method too (jwt, api_keys or introspection); use required",
+                ));
+            }
+            if mtls.bind_token && (mtls.mode != MtlsMode::WithToken || self.jwt.is_none()) {
+                return Err(invalid(
+                    "auth.mtls.bind_token",
+                    "binds JWTs to certificates: needs mode with_token and auth.jwt",
+                ));
+            }
         }
         if self.realm.is_empty() || self.realm.len() > MAX_NAME_LEN || !self.realm.chars().all(is_quotable) {
             return Err(invalid("auth.realm", "must be 1 to 128 printable characters without '\"' or '\\'"));

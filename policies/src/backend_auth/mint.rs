@@ -64,6 +64,22 @@ impl GatewayKey {
     pub(super) fn jwks(&self) -> &serde_json::Value {
         &self.jwks
     }
+
+    /// A JWS with detached payload (RFC 7515 appendix F) over `payload`: the protected header
+    /// (`alg`, `kid`, and `jku` when given) base64url-encoded, and the signature of
+    /// `protected.base64url(payload)`. What Agent Card `signatures` entries hold.
+    pub(super) fn sign_detached(&self, jku: Option<&str>, payload: &[u8]) -> Option<(String, String)> {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let mut header = serde_json::json!({ "alg": self.header.alg, "kid": self.header.kid, "typ": "JOSE" });
+        if let Some(jku) = jku {
+            header["jku"] = serde_json::Value::from(jku);
+        }
+        let protected = b64.encode(serde_json::to_vec(&header).ok()?);
+        let input = format!("{protected}.{}", b64.encode(payload));
+        let signature = jsonwebtoken::crypto::sign(input.as_bytes(), &self.encoding, self.header.alg).ok()?;
+        Some((protected, signature))
+    }
 }
 
 /// Owned, because signing runs on the blocking pool.
@@ -145,6 +161,10 @@ impl Minter {
             self.cache.insert(key, minted);
         }
         Ok(value)
+    }
+
+    pub(super) fn sign_detached(&self, jku: Option<&str>, payload: &[u8]) -> Option<(String, String)> {
+        self.key.sign_detached(jku, payload)
     }
 
     /// Signs arbitrary claims (the issuer set to the gateway's), off the async workers.

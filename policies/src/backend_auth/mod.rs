@@ -193,6 +193,12 @@ impl BackendCredentials {
         self.minter.as_ref()?.sign(claims).await
     }
 
+    /// A detached-payload JWS over `payload` with the gateway's key: (protected header, signature),
+    /// both base64url; the header names `jku` when given. `None` without `gateway_identity`.
+    pub fn sign_detached(&self, jku: Option<&str>, payload: &[u8]) -> Option<(String, String)> {
+        self.minter.as_ref()?.sign_detached(jku, payload)
+    }
+
     /// The JWKS document (RFC 7517) with the public half of the gateway's signing key, for the
     /// gateway to serve at `/.well-known/jwks.json`; an empty key set without `gateway_identity`.
     pub fn jwks_json(&self) -> serde_json::Value {

@@ -1,0 +1,213 @@
+//! TLS to agents: a backend's `tls:` section (its own CA bundle, a client certificate for mutual
+//! TLS, and — for development only — `insecure_skip_verify`), and the clients built from it. A
+//! backend without the section is reached with the platform's trust store through the shared
+//! clients; one with it gets its own clients (card fetches, JSON forwarding, gRPC), built per
+//! configuration generation. SNI is the host of the backend's URL.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use serde::Deserialize;
+
+use crate::config::{Config, Limits};
+use crate::proxy::{AgentClient, GrpcClient};
+
+/// The environment variable that must be `1` for `insecure_skip_verify` to be accepted.
+pub const ALLOW_INSECURE_ENV: &str = "A2A_GATEWAY_ALLOW_INSECURE_TLS";
+
+/// How the gateway verifies (and authenticates to) one backend over TLS.
+///
+/// ```yaml
+/// backends:
+///   - name: billing
+///     url: https://billing.internal:8443
+///     tls:
+///       ca: [/etc/a2a-gateway/agents-ca.pem]   # only these CAs vouch for the agent
+///       cert: /etc/a2a-gateway/gw-client.crt   # mutual TLS to the agent (with key)
+///       key: /etc/a2a-gateway/gw-client.key
+/// ```
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackendTls {
+    /// PEM files of the CAs the agent's certificate must chain to (instead of the platform's
+    /// trust store).
+    #[serde(default)]
+    pub ca: Vec<PathBuf>,
+    /// The gateway's client certificate for this agent (PEM chain); needs `key`.
+    #[serde(default)]
+    pub cert: Option<PathBuf>,
+    #[serde(default)]
+    pub key: Option<PathBuf>,
+    /// DEVELOPMENT ONLY: accept any certificate from this agent (no chain, name or expiry check),
+    /// so anyone on the path can read and change the traffic. Refused unless the environment
+    /// variable `A2A_GATEWAY_ALLOW_INSECURE_TLS=1` is set where the gateway (and `check`) runs.
+    #[serde(default)]
+    pub insecure_skip_verify: bool,
+}
+
+impl BackendTls {
+    /// Checks what types cannot (paths are read by [`BackendTls::client_config`]).
+    pub fn validate(&self, path: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<(), (String, String)> {
+        if self.cert.is_some() != self.key.is_some() {
+            return Err((format!("{path}.key"), "cert and key go together (mutual TLS to the agent)".into()));
+        }
+        if self.insecure_skip_verify && env(ALLOW_INSECURE_ENV).as_deref() != Some("1") {
+            return Err((
+                format!("{path}.insecure_skip_verify"),
+                format!(
+                    "turns certificate verification off (anyone on the path can read and change the traffic); refused unless {ALLOW_INSECURE_ENV}=1 is set, for development only"
+                ),
+            ));
+        }
+        if self.insecure_skip_verify && !self.ca.is_empty() {
+            return Err((format!("{path}.ca"), "has no effect with insecure_skip_verify".into()));
+        }
+        Ok(())
+    }
+
+    /// The rustls client configuration: TLS 1.2+ (each client sets its ALPN offer).
+    pub fn client_config(&self, base_dir: &Path, path: &str) -> Result<rustls::ClientConfig, (String, String)> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+            .map_err(|e| (path.to_string(), e.to_string()))?;
+        let builder = if self.insecure_skip_verify {
+            tracing::warn!(
+                backend = path,
+                "TLS certificate verification is OFF for this backend (insecure_skip_verify)"
+            );
+            builder.dangerous().with_custom_certificate_verifier(Arc::new(SkipVerify(provider)))
+        } else if self.ca.is_empty() {
+            use rustls_platform_verifier::BuilderVerifierExt;
+            builder.with_platform_verifier().map_err(|e| (path.to_string(), e.to_string()))?
+        } else {
+            let mut roots = RootCertStore::empty();
+            for (i, ca) in self.ca.iter().enumerate() {
+                let at = format!("{path}.ca[{i}]");
+                for cert in read_certs(&base_dir.join(ca), &at)? {
+                    roots.add(cert).map_err(|e| (at.clone(), format!("not a usable CA certificate: {e}")))?;
+                }
+            }
+            builder.with_root_certificates(roots)
+        };
+        let config = match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => {
+                let chain = read_certs(&base_dir.join(cert), &format!("{path}.cert"))?;
+                let key_file = base_dir.join(key);
+                let pem = std::fs::read(&key_file)
+                    .map_err(|e| (format!("{path}.key"), format!("cannot read {}: {e}", key_file.display())))?;
+                let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
+                    (format!("{path}.key"), format!("{} holds no private key in PEM form ({e})", key_file.display()))
+                })?;
+                builder.with_client_auth_cert(chain, key).map_err(|e| {
+                    (format!("{path}.key"), format!("the key does not fit the certificate {}: {e}", cert.display()))
+                })?
+            }
+            _ => builder.with_no_client_auth(),
+        };
+        Ok(config)
+    }
+}
+
+fn read_certs(file: &Path, at: &str) -> Result<Vec<CertificateDer<'static>>, (String, String)> {
+    let pem = std::fs::read(file).map_err(|e| (at.to_string(), format!("cannot read {}: {e}", file.display())))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| (at.to_string(), format!("{} holds no certificate in PEM form ({e})", file.display())))?;
+    if certs.is_empty() {
+        return Err((at.to_string(), format!("{} holds no certificate in PEM form", file.display())));
+    }
+    Ok(certs)
+}
+
+/// The clients of one backend with its own TLS settings.
+#[derive(Clone)]
+pub struct TlsClients {
+    /// Card fetches.
+    pub cards: reqwest::Client,
+    /// JSON-RPC and HTTP+JSON forwarding.
+    pub agent: AgentClient,
+    /// gRPC forwarding (HTTP/2 only).
+    pub grpc: GrpcClient,
+}
+
+/// The clients of the backends that have a `tls:` section, by backend name.
+#[derive(Clone, Default)]
+pub struct BackendClients(Arc<HashMap<String, TlsClients>>);
+
+impl BackendClients {
+    /// Builds the clients of every backend with a `tls:` section; the error names the key.
+    pub fn build(config: &Config) -> Result<BackendClients, (String, String)> {
+        let mut clients = HashMap::new();
+        for (i, backend) in config.backends.iter().enumerate() {
+            let Some(tls) = &backend.tls else { continue };
+            let path = format!("backends[{i}].tls");
+            let tls = tls.client_config(&config.base_dir, &path)?;
+            clients.insert(backend.name.clone(), clients_for(tls, &config.limits).map_err(|e| (path, e.to_string()))?);
+        }
+        Ok(BackendClients(Arc::new(clients)))
+    }
+
+    pub fn get(&self, backend: &str) -> Option<&TlsClients> {
+        self.0.get(backend)
+    }
+}
+
+fn clients_for(tls: rustls::ClientConfig, limits: &Limits) -> anyhow::Result<TlsClients> {
+    let mut for_cards = tls.clone();
+    for_cards.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let cards = reqwest::Client::builder()
+        .connect_timeout(limits.connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .tls_backend_preconfigured(for_cards)
+        .build()?;
+    let agent = crate::proxy::agent_client_with(limits, tls.clone())?;
+    let grpc = crate::proxy::grpc_client_with(limits.connect_timeout, Some(tls));
+    Ok(TlsClients { cards, agent, grpc })
+}
+
+/// Accepts any server certificate: `insecure_skip_verify` (signatures still checked, so the
+/// handshake itself is sound; who is at the other end is not).
+#[derive(Debug)]
+struct SkipVerify(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for SkipVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
