@@ -542,7 +542,6 @@ impl Registry {
         };
         let _ = changed;
     }
-}
 
     /// The backend's card signatures against its `card_jwks`: a failure fails the check with
     /// `require_signed_card`, and is logged otherwise.
