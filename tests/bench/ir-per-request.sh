@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Instructions (callgrind Ir, every thread of the gateway, user space) per unary SendMessage through
+# the gateway with no policies, in front of the bench backend. Deterministic where wall-clock CPU time
+# is not: it does not move with other work on the machine, so it compares two builds on a busy host.
+# Kernel time (system calls, wake-ups) is not in it; `compare.sh` measures that side.
+#
+#   tests/bench/ir-per-request.sh <gateway binary> [<second gateway binary>] [requests (default 2000)]
+#
+# Needs valgrind (Debian's package) and target/release/a2a-bench
+# (`cargo build --release -p a2a-bench`). Sends `requests` sequential requests on one keep-alive
+# connection after 300 of warm-up, zeroing the counts in between (callgrind_control).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+bins=()
+requests=2000
+for arg in "$@"; do
+    if [[ -x $arg && -f $arg ]]; then bins+=("$(realpath "$arg")"); else requests=$arg; fi
+done
+[[ ${#bins[@]} -ge 1 ]] || { echo "usage: $0 <gateway binary> [<gateway binary>] [requests]" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/a2a-ir-XXXXXX")
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+"$root/target/release/a2a-bench" backend >"$work/backend.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q '^listening' "$work/backend.out" && break; sleep 0.1; done
+backend=$(sed -n 's/^listening //p' "$work/backend.out")
+
+cat >"$work/client.py" <<'EOF'
+import socket, sys
+port, n = int(sys.argv[1]), int(sys.argv[2])
+body = (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1",'
+        b'"role":"ROLE_USER","parts":[{"text":"hello"}],"metadata":{"skillId":"bench"}}}}')
+request = (b"POST / HTTP/1.1\r\nhost: gateway\r\ncontent-type: application/json\r\na2a-version: 1.0\r\n"
+           b"content-length: %d\r\n\r\n" % len(body)) + body
+conn = socket.create_connection(("127.0.0.1", port))
+answers = conn.makefile("rb")
+for _ in range(n):
+    conn.sendall(request)
+    status, length = answers.readline(), 0
+    while (line := answers.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length"):
+            length = int(line.split(b":")[1])
+    answers.read(length)
+    if b" 200 " not in status:
+        sys.exit(f"answer: {status!r}")
+EOF
+
+for bin in "${bins[@]}"; do
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    cat >"$work/gateway.yaml" <<EOF
+listeners: {public: 127.0.0.1:$port, admin: null}
+health: {interval: 30s}
+routing: {default_skill: bench}
+backends: [{name: bench, url: "$backend"}]
+EOF
+    rm -f "$work"/cg.out*
+    valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$bin" serve --config "$work/gateway.yaml" \
+        >"$work/gateway.log" 2>&1 &
+    gateway=$!
+    pids+=("$gateway")
+    for _ in $(seq 200); do
+        curl -sf -o /dev/null "http://127.0.0.1:$port/.well-known/agent-card.json" && break
+        sleep 0.3
+    done
+    python3 "$work/client.py" "$port" 300
+    callgrind_control -z "$gateway" >/dev/null 2>&1
+    python3 "$work/client.py" "$port" "$requests"
+    callgrind_control -d "$gateway" >/dev/null 2>&1
+    kill -TERM "$gateway"
+    wait "$gateway" 2>/dev/null || true
+    total=$(callgrind_annotate "$(ls "$work"/cg.out.* | sort | head -1)" 2>/dev/null \
+        | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
+    echo "$bin: $((total / requests)) Ir per request ($requests requests)"
+done
