@@ -132,8 +132,9 @@ mod tests {
         ["secret", "password", "passwd", "token", "private", "credential", "bearer", "hash", "signing"];
     const DESCRIPTION_HINTS: [&str; 5] = ["secret", "password", "private key", "signing key", "hmac"];
     /// Fields that match a hint but hold no secret: (name, why).
-    const NOT_SECRETS: [(&str, &str); 3] = [
+    const NOT_SECRETS: [(&str, &str); 4] = [
         ("id", "an API key's id, the public part of a2a_<id>_<secret>"),
+        ("key", "the path of a PEM private key file (listeners.tls, backends[].tls): the key stays in the file"),
         ("token_url", "the address of a token endpoint"),
         ("username", "a Redis ACL user name; its password is the secret"),
     ];

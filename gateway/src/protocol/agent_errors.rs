@@ -307,16 +307,17 @@ mod tests {
         let mut bodies: Vec<(Binding, Vec<u8>)> = Vec::new();
         for entry in captures {
             let name = entry.unwrap().file_name().into_string().unwrap();
+            // The 1.0 SDK's answers (the 0.3 captures are answers in another dialect).
             let binding = match () {
-                _ if name.starts_with("jsonrpc-") => Binding::JsonRpc,
-                _ if name.starts_with("rest-") => Binding::Rest,
+                _ if name.starts_with("jsonrpc-1.0-") => Binding::JsonRpc,
+                _ if name.starts_with("rest-1.0-") => Binding::Rest,
                 _ => continue,
             };
             if !name.contains("sse") {
                 bodies.push((binding, a2a_e2e::capture_body(&name)));
             }
         }
-        assert!(bodies.len() > 30, "the captures are there");
+        assert!(bodies.len() >= 30, "the captures are there");
         let odd: [&[u8]; 16] = [
             b"",
             b"  ",
