@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod card;
+pub mod catalog;
 pub mod config;
 pub mod config_schema;
 pub mod deadlines;
