@@ -44,7 +44,7 @@ fail() {
 
 tools() {
     local missing=()
-    for tool in podman buildah debootstrap podman-compose runc curl; do
+    for tool in podman buildah debootstrap podman-compose runc curl python3; do
         command -v "$tool" >/dev/null || missing+=("$tool")
     done
     if ((${#missing[@]})); then
@@ -92,7 +92,11 @@ derived_image() {
         return
     fi
     log "building $tag"
-    mkdir -p "$work/context"
+    rm -rf "$work/context"
+    mkdir -p "$work/context/ca"
+    # The host's own added CAs (e.g. a TLS-inspecting egress proxy's): the build then reaches
+    # static.rust-lang.org and crates.io the way the host does.
+    cp /usr/local/share/ca-certificates/*.crt "$work/context/ca/" 2>/dev/null || true
     cat >"$work/Containerfile"
     nice -n 19 podman build --build-arg BASE="$debian" -t "$tag" -f "$work/Containerfile" "$work/context"
 }
@@ -103,8 +107,9 @@ ARG BASE
 FROM \${BASE}
 ENV RUSTUP_HOME=/usr/local/rustup CARGO_HOME=/usr/local/cargo \\
     PATH=/usr/local/cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+COPY ca/ /usr/local/share/ca-certificates/
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl gcc libc6-dev \\
-    && rm -rf /var/lib/apt/lists/* \\
+    && rm -rf /var/lib/apt/lists/* && update-ca-certificates \\
     && url=https://static.rust-lang.org/rustup/dist/x86_64-unknown-linux-gnu/rustup-init \\
     && curl --proto '=https' --tlsv1.2 -sSf -o /tmp/rustup-init "\$url" \\
     && echo "\$(curl --proto '=https' --tlsv1.2 -sSf "\$url.sha256" | cut -d' ' -f1) /tmp/rustup-init" | sha256sum -c - \\
@@ -250,7 +255,7 @@ run_compose() {
     wait_ok http://127.0.0.1:8080/.well-known/agent-card.json
     local answer task
     answer=$(send_task http://127.0.0.1:8080)
-    task=$(echo "$answer" | sed -n 's/.*"task":{"id":"\([^"]*\)".*/\1/p')
+    task=$(echo "$answer" | python3 -c 'import json, sys; print(json.load(sys.stdin)["result"]["task"]["id"])')
     [ -n "$task" ] || fail "no task id in $answer"
     # nginx takes turns: of two reads one lands on the replica that did not create the task, which
     # knows it only from Redis.
