@@ -156,6 +156,10 @@ cleanup() {
         podman rm -f "${started_containers[@]}" >/dev/null 2>&1 || true
     fi
     podman network rm -f "$net" >/dev/null 2>&1 || true
+    # podman-compose 1.0 leaves the project's network behind.
+    if ((${#started_compose[@]})) || [ -n "${compose_ran:-}" ]; then
+        podman network rm -f deploy_default >/dev/null 2>&1 || true
+    fi
 }
 trap cleanup EXIT
 
@@ -235,6 +239,7 @@ EOF
 
 compose_up() {
     started_compose+=("$1")
+    compose_ran=1
     A2A_GATEWAY_IMAGE=$production A2A_DEMO_IMAGE=$demo REDIS_IMAGE=$redis NGINX_IMAGE=$nginx \
         podman-compose -f "$1" up -d --no-build
 }
