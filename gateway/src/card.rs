@@ -84,7 +84,8 @@ impl CardDoc {
     }
 }
 
-fn etag_of(body: &[u8]) -> String {
+/// A weak ETag for a served document, from its bytes.
+pub(crate) fn etag_of(body: &[u8]) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     body.hash(&mut hasher);
     format!("W/\"{:016x}\"", hasher.finish())

@@ -9,6 +9,7 @@
 pub mod admin;
 pub mod backend_tls;
 pub mod card;
+pub mod catalog;
 pub mod config;
 pub mod config_schema;
 pub mod deadlines;

@@ -131,7 +131,8 @@ enum Command {
     Demo {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
-        /// Also serve /healthz, /readyz and /metrics here.
+        /// The admin listener (/healthz, /readyz, /metrics and the status page at /admin/); by
+        /// default an ephemeral loopback port, printed with the other URLs.
         #[arg(long)]
         admin: Option<SocketAddr>,
     },

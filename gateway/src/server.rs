@@ -212,12 +212,26 @@ pub async fn run(
     config_path: Option<PathBuf>,
     stop: Stop,
 ) -> anyhow::Result<()> {
+    let admin = match config.listeners.admin {
+        Some(addr) => Some(TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("admin listener {addr}: {e}"))?),
+        None => None,
+    };
+    run_with_admin(config, listener, admin, config_path, stop).await
+}
+
+/// [`run`] with the admin listener already bound (the demo prints its address before it starts).
+pub async fn run_with_admin(
+    config: Config,
+    listener: TcpListener,
+    admin: Option<TcpListener>,
+    config_path: Option<PathBuf>,
+    stop: Stop,
+) -> anyhow::Result<()> {
     let Stop { begin: stop, hurry } = stop;
     let bound = listener.local_addr()?;
     let public_base = config.public_base(bound);
     let drain_timeout = config.shutdown.drain_timeout;
     let unready_delay = config.shutdown.unready_delay;
-    let admin_addr = config.listeners.admin;
     for warning in config.warnings() {
         tracing::warn!("{warning}");
     }
@@ -267,9 +281,8 @@ pub async fn run(
         let weak = Arc::downgrade(&runtime);
         push.deliveries.set_gateway(move || weak.upgrade().map(|runtime| runtime.gateway()));
     }
-    let admin = match admin_addr {
-        Some(addr) => {
-            let admin = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("admin listener {addr}: {e}"))?;
+    let admin = match admin {
+        Some(admin) => {
             let _ = runtime.admin_bound.set(admin.local_addr()?);
             let stop = background.clone();
             let app = admin_app(runtime.clone());
@@ -419,6 +432,8 @@ fn public_app(runtime: Arc<Runtime>) -> Router {
         .route("/.well-known/agent.json", get(early_gateway_card))
         .route("/agents/{name}/.well-known/agent.json", get(early_agent_card))
         .route("/.well-known/jwks.json", get(gateway_jwks))
+        // The caller's catalog of the agents behind the gateway.
+        .route(crate::catalog::CATALOG_PATH, get(catalog::ai_catalog))
         .with_state(runtime)
         .fallback_service(fallback)
 }
@@ -480,4 +495,5 @@ async fn readyz(State(runtime): State<Arc<Runtime>>) -> Response<Body> {
 }
 
 mod cards;
+mod catalog;
 use self::cards::*;

@@ -5,6 +5,7 @@ mod admin;
 mod audit_disk;
 mod auth;
 mod cards;
+mod catalog;
 mod cli;
 mod dialects;
 mod edge;

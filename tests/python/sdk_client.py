@@ -4,7 +4,7 @@ Only the SDK's public client API is used (A2ACardResolver, ClientFactory, Client
 unmodified, so whatever this script sees is what a stock SDK client sees.
 
     python sdk_client.py --base URL --binding jsonrpc|rest
-                         --flow card|send|stream|get|cancel|multiturn|push|data|ambiguous|context|get-unknown|all
+                         --flow card|extended|send|stream|get|cancel|multiturn|push|data|ambiguous|context|get-unknown|all
                          (repeatable; data: a diff in a data part, ambiguous: a text that fits
                          several skills, expecting a rejected task listing them; context: two
                          messages in the client's own --context-id, then ListTasks by it; get-unknown:
@@ -56,7 +56,7 @@ async def run_flow(name: str, s: Session) -> bool:
             'data': s.args.review_skill,
         }.get(name, s.args.echo_skill)
     )
-    if name != 'card':
+    if name not in ('card', 'extended'):
         detail['skill'] = skill
     started = time.monotonic()
     ok = False
@@ -92,7 +92,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         '--flow',
         action='append',
         required=True,
-        choices=[*FLOWS, 'push', 'data', 'ambiguous', 'context', 'get-unknown', 'all'],
+        choices=[*FLOWS, 'extended', 'push', 'data', 'ambiguous', 'context', 'get-unknown', 'all'],
         help='flow to run; repeatable; "all" runs every flow in order',
     )
     p.add_argument(

@@ -22,6 +22,7 @@ from google.protobuf import json_format, struct_pb2
 from a2a.types.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
+    GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
@@ -284,6 +285,21 @@ async def flow_card(s: Session, d: dict[str, Any]) -> None:
     # The factory must be able to pick a transport for that binding, as a real client would.
     client = s.client(card, streaming=False)
     await client.close()
+
+
+async def flow_extended(s: Session, d: dict[str, Any]) -> None:
+    """Resolves the public card, then asks for the caller's extended card over the binding."""
+    card = await s.card()
+    d.update(describe_card(card))
+    check(card.capabilities.extended_agent_card, 'the card does not offer an extended card')
+    client = s.client(card, streaming=False)
+    try:
+        extended = await client.get_extended_agent_card(GetExtendedAgentCardRequest())
+    finally:
+        await client.close()
+    d['extended_skills'] = [sk.id for sk in extended.skills]
+    d['extended_name'] = extended.name
+    check(extended.name == card.name, f'extended card of {extended.name!r}, want {card.name!r}')
 
 
 async def flow_send(s: Session, d: dict[str, Any]) -> None:
@@ -639,6 +655,7 @@ async def flow_get_unknown(s: Session, d: dict[str, Any]) -> None:
 
 FLOW_FUNCS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     'card': flow_card,
+    'extended': flow_extended,
     'send': flow_send,
     'stream': flow_stream,
     'get': flow_get,

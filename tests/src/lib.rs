@@ -37,6 +37,8 @@ pub struct Proc {
     pub url: String,
     /// The admin listener's base URL, when the process printed `admin <url>` before it was ready.
     pub admin: Option<String>,
+    /// What the process printed on stdout before it was ready (e.g. the demo's banner).
+    pub banner: Vec<String>,
     pub log: PathBuf,
     _files: Vec<TempFile>,
 }
@@ -109,6 +111,7 @@ async fn start(
     let mut lines = BufReader::new(stdout).lines();
     let deadline = Instant::now() + START_TIMEOUT;
     let mut admin = None;
+    let mut banner = Vec::new();
     let url = loop {
         let line = tokio::time::timeout_at(deadline.into(), lines.next_line())
             .await
@@ -121,13 +124,14 @@ async fn start(
                 if let Some(url) = line.strip_prefix("admin ") {
                     admin = Some(url.trim().trim_end_matches('/').to_string());
                 }
+                banner.push(line);
             }
             None => bail!("{name} exited before it was ready; see {}", log.display()),
         }
     };
     // Keep draining stdout so the child never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(Proc { child, url, admin, log, _files: files })
+    Ok(Proc { child, url, admin, banner, log, _files: files })
 }
 
 /// Starts any command that prints `<marker> <url>` on stdout when it is ready.

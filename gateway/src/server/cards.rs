@@ -61,18 +61,11 @@ pub(super) fn serve_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> 
         true => (&card.strict, card.strict_etag.as_str()),
         false => (&card.body, card.etag.as_str()),
     };
-    let tags: Vec<&str> = headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .collect();
     let modified = httpdate::fmt_http_date(card.modified);
     // `If-None-Match` wins over `If-Modified-Since` (RFC 9110 §13.2.2).
-    let not_modified = match tags.is_empty() {
-        false => tags.iter().any(|tag| *tag == etag || *tag == "*"),
-        true => headers
+    let not_modified = match crate::catalog::conditional::if_none_match(headers, etag) {
+        Some(matched) => matched,
+        None => headers
             .get(header::IF_MODIFIED_SINCE)
             .and_then(|v| httpdate::parse_http_date(v.to_str().ok()?).ok())
             .is_some_and(|since| card.modified <= since),
@@ -98,7 +91,7 @@ pub(super) fn serve_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> 
 }
 
 /// How long clients may use a card without asking again.
-pub(super) const CARD_CACHE_CONTROL: &str = "public, max-age=60, must-revalidate";
+pub(super) const CARD_CACHE_CONTROL: &str = crate::catalog::conditional::PUBLIC_CACHE_CONTROL;
 
 /// The request header naming the A2A version a client speaks.
 pub(super) const VERSION_HEADER: &str = "a2a-version";

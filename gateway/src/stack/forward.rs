@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_core::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo, RouteHint};
+use a2a_core::{A2aCall, A2aError, Caller, Operation, RequestInfo, RouteHint};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use http::{HeaderValue, Request, Response, header};
+use http::{Request, Response};
 use tower::Service;
 
 use crate::gateway::Gateway;
@@ -50,7 +50,9 @@ impl Service<Request<Bytes>> for ForwardService {
             let owner = routing::owner_key(caller, gateway.config.routing.isolation);
             let snapshot = gateway.registry.snapshot();
             match call.operation {
-                Operation::GetExtendedAgentCard => extended_card(&gateway, &snapshot, call, caller),
+                Operation::GetExtendedAgentCard => {
+                    crate::catalog::extended::extended_card(&gateway, &snapshot, call, caller, &parts.headers)
+                }
                 Operation::ListTasks => {
                     let Some(Checked { request: A2aRequest::ListTasks(request), .. }) =
                         parts.extensions.get::<Checked>()
@@ -183,40 +185,4 @@ impl Service<Request<Bytes>> for ForwardService {
             }
         })
     }
-}
-
-/// The extended card of an authenticated caller: the card of the address it asked (the gateway's, or
-/// under `/agents/{name}/` that agent's) with only the skills the caller may use. Backends' own
-/// extended cards are not passed on: they would bypass the rewrite.
-fn extended_card(
-    gateway: &Gateway,
-    snapshot: &crate::registry::Snapshot,
-    call: &A2aCall,
-    caller: Option<&Caller>,
-) -> Result<Response<Body>, A2aError> {
-    let caller = caller.filter(|c| c.auth != a2a_core::AuthMethod::Anonymous);
-    let Some(caller) = caller else { return Err(A2aError::ExtendedCardNotConfigured) };
-    let served = match call.agent.as_deref() {
-        None => &snapshot.gateway_card,
-        Some(name) => snapshot.agent_card(name).ok_or_else(|| match snapshot.backend(name) {
-            Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
-            None => A2aError::AgentNotFound(name.to_owned()),
-        })?,
-    };
-    // The 1.0 card; a 0.3 caller's answer is translated on the way out like any other.
-    let mut card: serde_json::Value = serde_json::from_slice(&served.strict).map_err(|_| A2aError::Internal)?;
-    gateway.permissions.retain_card_skills(caller, &mut card);
-    // This caller's card is another card: the served one's signature does not cover it.
-    if let Some(signer) = gateway.registry.card_signer() {
-        card = signer.sign(&card);
-    }
-    let (body, content_type) = match call.binding {
-        Binding::JsonRpc => {
-            (serde_json::json!({"result": card, "id": call.rpc_id, "jsonrpc": "2.0"}), "application/json")
-        }
-        Binding::Rest => (card, crate::protocol::A2A_JSON),
-    };
-    let mut response = Response::new(Body::from(serde_json::to_vec(&body).map_err(|_| A2aError::Internal)?));
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    Ok(response)
 }

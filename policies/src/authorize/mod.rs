@@ -146,8 +146,9 @@ impl Permissions {
         }
     }
 
-    /// Whether every caller may use every skill (no rule, default allow).
-    fn allows_everything(&self) -> bool {
+    /// Whether every caller may use every skill (no rule, default allow): the only case in which a
+    /// call to an agent that declares no skills is allowed.
+    pub fn allows_everything(&self) -> bool {
         self.rules.is_empty() && self.default == Effect::Allow
     }
 

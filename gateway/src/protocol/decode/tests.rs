@@ -444,7 +444,7 @@ fn v03_rest_requests_are_read_into_1_0_and_refused_in_the_0_3_rest_form() {
             422,
         ),
         (Method::GET, "/v1/tasks", "", 404),
-        (Method::GET, "/v1/card", "", 404),
+        (Method::POST, "/v1/card", "", 404),
         (Method::PUT, "/v1/message:send", "", 404),
     ];
     for (method, path, body, status) in refused {

@@ -22,6 +22,8 @@ pub enum Route {
     GetConfig(String, String),
     ListConfigs(String),
     DeleteConfig(String, String),
+    /// `GET /v1/card`: the caller's authenticated extended card.
+    Card,
 }
 
 impl Route {
@@ -34,6 +36,7 @@ impl Route {
         Some(match segments.as_slice() {
             ["message:send"] if is(Method::POST) => Route::Send,
             ["message:stream"] if is(Method::POST) => Route::Stream,
+            ["card"] if is(Method::GET) => Route::Card,
             ["tasks", task] => {
                 if let Some(task) = task.strip_suffix(":cancel") {
                     if !is(Method::POST) {
@@ -74,6 +77,7 @@ impl Route {
             Route::GetConfig(..) => Operation::GetTaskPushNotificationConfig,
             Route::ListConfigs(_) => Operation::ListTaskPushNotificationConfigs,
             Route::DeleteConfig(..) => Operation::DeleteTaskPushNotificationConfig,
+            Route::Card => Operation::GetExtendedAgentCard,
         }
     }
 }
@@ -132,6 +136,7 @@ pub fn params_of(
             json!({"id": id, "pushNotificationConfigId": config})
         }
         Route::SetConfig(id) => set_config_params(id, body)?,
+        Route::Card => json!({}),
     };
     Ok(params)
 }

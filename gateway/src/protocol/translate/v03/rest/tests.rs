@@ -21,6 +21,8 @@ fn routes_follow_the_sdk() {
     assert_eq!(Route::of(&Method::GET, "/tasks/t1:cancel", decode), None);
     assert_eq!(Route::of(&Method::GET, "/tasks", decode), None);
     assert_eq!(Route::of(&Method::GET, "/tasks/", decode), None);
+    assert_eq!(Route::of(&Method::GET, "/card", decode).map(|r| r.operation()), Some(Operation::GetExtendedAgentCard));
+    assert_eq!(Route::of(&Method::POST, "/card", decode), None);
 }
 
 #[test]
