@@ -3,7 +3,7 @@
 
 use super::*;
 
-use a2a_core::ClientAddress;
+use a2a_core::{ClientAddress, ClientCertificate};
 use a2a_policies::auth::AuthFailure;
 use bytes::Bytes;
 
@@ -22,7 +22,9 @@ pub(super) async fn ai_catalog(State(runtime): State<Arc<Runtime>>, request: Req
             {
                 return render_in(&refusal, Dialect::V1, Binding::Rest, None).into_response();
             }
-            match authenticator.authenticate(headers).await {
+            // A verified client certificate is a credential here as on every call.
+            let certificate = request.extensions().get::<ClientCertificate>();
+            match authenticator.authenticate(headers, certificate).await {
                 Ok(caller) => Some(caller),
                 // No credentials: the public view.
                 Err(AuthFailure::Missing) => None,
