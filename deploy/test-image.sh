@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The release check of the container deployment, run for real on a machine without an image
 # registry: builds a Debian base image from Debian's packages (debootstrap, imported into podman),
-# a Rust build image on it (rustup, Rust 1.95 as in rust:1.95-slim-bookworm), the gateway image's
+# a Rust build image on it (the host's own toolchain copied in: nothing is fetched from outside the
+# package registries), the gateway image's
 # production and demo targets (deploy/Dockerfile with those bases as build arguments), then runs:
 #   1. the gateway and an example agent as containers on a user-defined network: /readyz, a task
 #      sent through with curl, the demo target's card;
@@ -22,7 +23,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=${A2A_TEST_IMAGE_WORK:-/var/tmp/a2a-test-image}
 suite=${A2A_TEST_IMAGE_SUITE:-bookworm}
 mirror=${A2A_TEST_IMAGE_MIRROR:-http://deb.debian.org/debian}
-rust_version=1.95.0
+rust_version=$(rustc --version | cut -d' ' -f2)
 debian=localhost/a2a-test/debian:$suite
 rust=localhost/a2a-test/rust:$rust_version-$suite
 redis=localhost/a2a-test/redis:$suite
@@ -84,38 +85,41 @@ base_image() {
     rm -rf "$work/rootfs"
 }
 
-# An image FROM the Debian base, from a Containerfile on stdin.
+# An image FROM the Debian base, from a Containerfile on stdin; `$2`, when given, is copied into the
+# build context as `rust/` (the host's Rust toolchain).
 derived_image() {
-    local tag=$1
+    local tag=$1 toolchain=${2:-}
     if podman image exists "$tag"; then
         log "image $tag exists"
         return
     fi
     log "building $tag"
     rm -rf "$work/context"
-    mkdir -p "$work/context/ca"
+    mkdir -p "$work/context/ca" "$work/context/rust"
     # The host's own added CAs (e.g. a TLS-inspecting egress proxy's): the build then reaches
-    # static.rust-lang.org and crates.io the way the host does.
+    # Debian's packages and crates.io the way the host does.
     cp /usr/local/share/ca-certificates/*.crt "$work/context/ca/" 2>/dev/null || true
+    if [[ -n $toolchain ]]; then
+        cp -a "$toolchain/bin" "$toolchain/lib" "$work/context/rust/"
+    fi
     cat >"$work/Containerfile"
     nice -n 19 podman build --build-arg BASE="$debian" -t "$tag" -f "$work/Containerfile" "$work/context"
 }
 
 images() {
-    derived_image "$rust" <<EOF
+    # The build image carries the host's own Rust toolchain (the one this project is tested with):
+    # nothing is downloaded from outside the package registries.
+    local sysroot
+    sysroot=$(rustc --print sysroot)
+    derived_image "$rust" "$sysroot" <<EOF
 ARG BASE
 FROM \${BASE}
-ENV RUSTUP_HOME=/usr/local/rustup CARGO_HOME=/usr/local/cargo \\
-    PATH=/usr/local/cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+ENV PATH=/usr/local/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
+    CARGO_HOME=/usr/local/cargo
 COPY ca/ /usr/local/share/ca-certificates/
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl gcc libc6-dev \\
-    && rm -rf /var/lib/apt/lists/* && update-ca-certificates \\
-    && url=https://static.rust-lang.org/rustup/dist/x86_64-unknown-linux-gnu/rustup-init \\
-    && curl --proto '=https' --tlsv1.2 -sSf -o /tmp/rustup-init "\$url" \\
-    && echo "\$(curl --proto '=https' --tlsv1.2 -sSf "\$url.sha256" | cut -d' ' -f1) /tmp/rustup-init" | sha256sum -c - \\
-    && chmod +x /tmp/rustup-init \\
-    && /tmp/rustup-init -y --no-modify-path --profile minimal --default-toolchain $rust_version \\
-    && rm /tmp/rustup-init && rustc --version && cargo --version
+COPY rust/ /usr/local/rust/
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates gcc libc6-dev make \\
+    && rm -rf /var/lib/apt/lists/* && update-ca-certificates && rustc --version && cargo --version
 EOF
     derived_image "$redis" <<'EOF'
 ARG BASE

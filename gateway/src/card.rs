@@ -191,13 +191,18 @@ fn interfaces(jsonrpc_url: Option<String>, rest_url: Option<String>, grpc: Optio
 /// The gateway's gRPC interface URL: `HOST:PORT`, a gRPC target, as the reference SDK's own server
 /// publishes it. SDK clients hand the interface URL to their channel factory unchanged (the SDK
 /// documents `grpc.aio.insecure_channel(url)`), and gRPC resolves `http://HOST:PORT` as a host name
-/// and fails. The port is explicit, the scheme's default when the public URL names none.
+/// and fails. The port is explicit, the scheme's default when the public URL names none. Over TLS
+/// it keeps its `https://`: no insecure channel can reach it, and a client must know to bring TLS
+/// credentials (its channel factory dials the host and port behind the scheme).
 pub fn grpc_target(public_base: &str) -> String {
     let Ok(url) = url::Url::parse(public_base) else { return public_base.to_string() };
     let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
         return public_base.to_string();
     };
-    format!("{host}:{port}")
+    match url.scheme() {
+        "https" => format!("https://{host}:{port}"),
+        _ => format!("{host}:{port}"),
+    }
 }
 
 /// The protocol version the 0.3 interface and top-level fields name.

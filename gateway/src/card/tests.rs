@@ -251,7 +251,7 @@ fn the_strict_form_drops_only_the_0_3_fields_and_dates_survive_unchanged_rebuild
 #[test]
 fn grpc_interface_is_a_grpc_target() {
     assert_eq!(super::grpc_target("http://127.0.0.1:8080"), "127.0.0.1:8080");
-    assert_eq!(super::grpc_target("https://gw.example"), "gw.example:443");
+    assert_eq!(super::grpc_target("https://gw.example"), "https://gw.example:443", "over TLS the scheme says so");
     assert_eq!(super::grpc_target("http://[::1]:9000"), "[::1]:9000");
 }
 
