@@ -75,13 +75,20 @@ binds:
     )
 }
 
-/// `agentgateway --version`, first line.
+/// `agentgateway --version`: its `version` (it prints a JSON object), else the first line.
 pub fn version(binary: &Path) -> String {
-    std::process::Command::new(binary)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or_default().trim().to_string())
-        .unwrap_or_default()
+    let Ok(output) = std::process::Command::new(binary).arg("--version").output() else { return String::new() };
+    version_of(&String::from_utf8_lossy(&output.stdout))
+}
+
+fn version_of(printed: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(printed) {
+        Ok(json) => match json.get("version").and_then(serde_json::Value::as_str) {
+            Some(version) => format!("commit {version}"),
+            None => printed.lines().next().unwrap_or_default().trim().to_string(),
+        },
+        Err(_) => printed.lines().next().unwrap_or_default().trim().to_string(),
+    }
 }
 
 /// Starts one instance on free ports; ready when its listener accepts on loopback.
@@ -113,6 +120,15 @@ pub fn start(binary: &Path, dir: &Path, policies: Policies, backend: SocketAddr,
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn reads_the_version_agentgateway_prints_as_json() {
+        assert_eq!(
+            super::version_of("{\n  \"version\": \"75b4e6ce\",\n  \"rust_version\": \"1.95.0\"\n}\n"),
+            "commit 75b4e6ce"
+        );
+        assert_eq!(super::version_of("agentgateway 1.0\n"), "agentgateway 1.0");
+    }
+
     use super::*;
 
     fn ports() -> Ports {

@@ -262,7 +262,8 @@ pub(super) fn method(out: &mut String, r: &Results) {
         let _ = writeln!(
             out,
             "- The benchmark and its children ran at nice {}, so that background work on shared cores yields to \
-             them; they still share the two cores with each other.",
+             them; unless the run pinned them apart (see the notes at the end), they share the machine's cores \
+             with each other.",
             r.nice
         );
     }

@@ -66,7 +66,8 @@ pub(super) fn machine(root: &Path) -> report::Machine {
     let dirty = procs::command_output("git", &["-C", &root, "status", "--porcelain", "--untracked-files=no"])
         .is_some_and(|s| !s.is_empty());
     report::Machine {
-        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        // The machine's, not this process's (which `--proxy-cpus` pins to some of them).
+        cpus: online_cpus(),
         cpu_model: cpuinfo
             .lines()
             .find_map(|l| l.strip_prefix("model name"))
@@ -80,4 +81,20 @@ pub(super) fn machine(root: &Path) -> report::Machine {
         nginx: String::new(),
         peer: String::new(),
     }
+}
+
+/// CPUs online on the machine (`/sys/devices/system/cpu/online`, e.g. `0-1`), whatever this
+/// process's affinity; the parallelism it may use when that cannot be read.
+fn online_cpus() -> usize {
+    let fallback = || std::thread::available_parallelism().map_or(0, |n| n.get());
+    let Ok(list) = std::fs::read_to_string("/sys/devices/system/cpu/online") else { return fallback() };
+    let mut count = 0;
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        let (low, high) = part.split_once('-').unwrap_or((part, part));
+        match (low.parse::<usize>(), high.parse::<usize>()) {
+            (Ok(low), Ok(high)) if high >= low => count += high - low + 1,
+            _ => return fallback(),
+        }
+    }
+    if count == 0 { fallback() } else { count }
 }
