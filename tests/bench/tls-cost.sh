@@ -10,8 +10,9 @@
 #   plain HTTP, keep-alive           the baseline
 #   TLS 1.3, keep-alive              TLS record cost only (handshake excluded)
 #   TLS 1.3, one connection each     a full handshake (ECDSA P-256 certificate) per request
-# The clients are Python (stdlib ssl/socket) on the other CPUs: they set the pace, not the
-# gateway, so this is the cost per request at moderate load, not at saturation. Needs openssl,
+# The clients are Python (stdlib ssl/socket) on the same machine: they set the pace, not the
+# gateway, so this is the cost per request at moderate load, not at saturation. CPU time is read in
+# clock ticks (10 ms): a few thousand requests keep the rounding within a few per cent. Needs openssl,
 # python3 and target/release/a2a-bench (`cargo build --release -p a2a-bench`). Prints a Markdown
 # table.
 set -euo pipefail
