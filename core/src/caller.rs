@@ -99,3 +99,29 @@ impl Caller {
         self.scopes.iter().any(|s| s == scope)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every authority that is not a JWT issuer is reserved, so no issuer can be named like it and
+    /// share its tenants; a new authentication method that forgets this fails here.
+    #[test]
+    fn every_non_jwt_authority_is_reserved() {
+        let caller = |auth| Caller { id: Arc::from("c"), tenant: Some(Arc::from("acme")), scopes: Arc::from([]), auth };
+        let methods = [
+            AuthMethod::ApiKey { key_id: Arc::from("k") },
+            AuthMethod::Introspection,
+            AuthMethod::Mtls,
+            AuthMethod::Anonymous,
+        ];
+        let mut authorities: Vec<String> =
+            methods.into_iter().map(|m| caller(m).tenant_authority().to_owned()).collect();
+        authorities.sort();
+        let mut reserved = RESERVED_AUTHORITIES.map(str::to_owned).to_vec();
+        reserved.sort();
+        assert_eq!(authorities, reserved);
+        let jwt = caller(AuthMethod::Jwt { issuer: Arc::from("https://idp") });
+        assert_eq!(jwt.tenant_authority(), "https://idp");
+    }
+}
