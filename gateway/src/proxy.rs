@@ -158,12 +158,11 @@ impl Forwarder {
         let content_type = content_type(response.headers());
         let body = self.read_whole(&backend.name, response).await?;
         // One pass over a success answer: its check and its task fact.
-        let fact = match status.is_success() {
-            true => {
-                let (rpc_id, want) = (call.rpc_id.as_ref(), self.observers.wants_artifacts());
-                checked_fact(backend, &exchange.request_id, call.binding, content_type.as_deref(), &body, rpc_id, want)?
-            }
-            false => None,
+        let fact = if status.is_success() {
+            let (rpc_id, want) = (call.rpc_id.as_ref(), self.observers.wants_artifacts());
+            checked_fact(backend, &exchange.request_id, call.binding, content_type.as_deref(), &body, rpc_id, want)?
+        } else {
+            None
         };
         screened(backend, &exchange.request_id, call.binding, status, &body)?;
         if let Some(fact) = fact {

@@ -30,25 +30,7 @@ pids+=($!)
 for _ in $(seq 100); do grep -q '^listening' "$work/backend.out" && break; sleep 0.1; done
 backend=$(sed -n 's/^listening //p' "$work/backend.out")
 
-cat >"$work/client.py" <<'EOF'
-import socket, sys
-port, n = int(sys.argv[1]), int(sys.argv[2])
-body = (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1",'
-        b'"role":"ROLE_USER","parts":[{"text":"hello"}],"metadata":{"skillId":"bench"}}}}')
-request = (b"POST / HTTP/1.1\r\nhost: gateway\r\ncontent-type: application/json\r\na2a-version: 1.0\r\n"
-           b"content-length: %d\r\n\r\n" % len(body)) + body
-conn = socket.create_connection(("127.0.0.1", port))
-answers = conn.makefile("rb")
-for _ in range(n):
-    conn.sendall(request)
-    status, length = answers.readline(), 0
-    while (line := answers.readline()) not in (b"\r\n", b""):
-        if line.lower().startswith(b"content-length"):
-            length = int(line.split(b":")[1])
-    answers.read(length)
-    if b" 200 " not in status:
-        sys.exit(f"answer: {status!r}")
-EOF
+client=$root/tests/bench/send-messages.py
 
 for bin in "${bins[@]}"; do
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -67,9 +49,9 @@ EOF
         curl -sf -o /dev/null "http://127.0.0.1:$port/.well-known/agent-card.json" && break
         sleep 0.3
     done
-    python3 "$work/client.py" "$port" 300
+    python3 "$client" "$port" 300
     callgrind_control -z "$gateway" >/dev/null 2>&1
-    python3 "$work/client.py" "$port" "$requests"
+    python3 "$client" "$port" "$requests"
     callgrind_control -d "$gateway" >/dev/null 2>&1
     kill -TERM "$gateway"
     wait "$gateway" 2>/dev/null || true

@@ -64,43 +64,7 @@ EOF
     exit 1
 }
 
-cat >"$work/client.py" <<'EOF'
-import socket, ssl, sys, threading
-port, n, mode, ca = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-body = (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1",'
-        b'"role":"ROLE_USER","parts":[{"text":"hello"}],"metadata":{"skillId":"bench"}}}}')
-request = (b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\na2a-version: 1.0\r\n"
-           b"content-length: %d\r\n\r\n" % len(body)) + body
-context = ssl.create_default_context(cafile=ca)
-context.minimum_version = ssl.TLSVersion.TLSv1_3
-def connect():
-    raw = socket.create_connection(("127.0.0.1", port))
-    return raw if mode == "plain" else context.wrap_socket(raw, server_hostname="127.0.0.1")
-def one(conn, answers):
-    conn.sendall(request)
-    status, length = answers.readline(), 0
-    while (line := answers.readline()) not in (b"\r\n", b""):
-        if line.lower().startswith(b"content-length"):
-            length = int(line.split(b":")[1])
-    answers.read(length)
-    if b" 200 " not in status:
-        sys.exit(f"answer: {status!r}")
-def worker(count):
-    if mode == "handshake":
-        for _ in range(count):
-            conn = connect()
-            one(conn, conn.makefile("rb"))
-            conn.close()
-    else:
-        conn = connect()
-        answers = conn.makefile("rb")
-        for _ in range(count):
-            one(conn, answers)
-        conn.close()
-threads = [threading.Thread(target=worker, args=(n // 8,)) for _ in range(8)]
-for t in threads: t.start()
-for t in threads: t.join()
-EOF
+client=$root/tests/bench/send-messages.py
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 ticks_per_second=$(getconf CLK_TCK)
@@ -108,9 +72,9 @@ ticks_per_second=$(getconf CLK_TCK)
 # measure PID PORT MODE → CPU µs per request of the gateway PID.
 measure() {
     local pid=$1 port=$2 mode=$3 before after
-    python3 "$work/client.py" "$port" 400 "$mode" "$work/ca.crt"
+    python3 "$client" "$port" 400 --connections 8 --mode "$mode" --ca "$work/ca.crt"
     before=$(cpu_ticks "$pid")
-    python3 "$work/client.py" "$port" "$requests" "$mode" "$work/ca.crt"
+    python3 "$client" "$port" "$requests" --connections 8 --mode "$mode" --ca "$work/ca.crt"
     after=$(cpu_ticks "$pid")
     python3 -c "print(f'{($after - $before) / $ticks_per_second / ($requests // 8 * 8) * 1e6:.1f}')"
 }

@@ -1,0 +1,72 @@
+"""Sends unary A2A 1.0 SendMessage calls to a gateway on 127.0.0.1 and reads each answer, for the
+bench scripts that measure the gateway's own cost per request (ir-per-request.sh, tls-cost.sh).
+
+    send-messages.py PORT REQUESTS [--connections N] [--mode plain|tls|handshake] [--ca FILE]
+
+plain: HTTP/1.1 kept alive; tls: TLS 1.3 kept alive; handshake: a new TLS connection per request.
+REQUESTS are split evenly over the connections (the remainder is not sent). Exits non-zero on any
+answer other than 200."""
+
+import argparse
+import socket
+import ssl
+import sys
+import threading
+
+BODY = (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1",'
+        b'"role":"ROLE_USER","parts":[{"text":"hello"}],"metadata":{"skillId":"bench"}}}}')
+REQUEST = (b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\na2a-version: 1.0\r\n"
+           b"content-length: %d\r\n\r\n" % len(BODY)) + BODY
+
+args = argparse.ArgumentParser()
+args.add_argument("port", type=int)
+args.add_argument("requests", type=int)
+args.add_argument("--connections", type=int, default=1)
+args.add_argument("--mode", choices=["plain", "tls", "handshake"], default="plain")
+args.add_argument("--ca")
+args = args.parse_args()
+context = None
+if args.mode != "plain":
+    context = ssl.create_default_context(cafile=args.ca)
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+failures = []
+
+
+def connect():
+    raw = socket.create_connection(("127.0.0.1", args.port))
+    return raw if context is None else context.wrap_socket(raw, server_hostname="127.0.0.1")
+
+
+def one(conn, answers):
+    conn.sendall(REQUEST)
+    status, length = answers.readline(), 0
+    while (line := answers.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length"):
+            length = int(line.split(b":")[1])
+    answers.read(length)
+    if b" 200 " not in status:
+        failures.append(status)
+
+
+def worker(count):
+    if args.mode == "handshake":
+        for _ in range(count):
+            conn = connect()
+            one(conn, conn.makefile("rb"))
+            conn.close()
+        return
+    conn = connect()
+    answers = conn.makefile("rb")
+    for _ in range(count):
+        one(conn, answers)
+    conn.close()
+
+
+threads = [threading.Thread(target=worker, args=(args.requests // args.connections,))
+           for _ in range(args.connections)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+if failures:
+    sys.exit(f"{len(failures)} answers other than 200, e.g. {failures[0]!r}")
