@@ -118,6 +118,11 @@ pub struct CardSettings {
 }
 
 impl CardSettings {
+    /// Whether cards carry the 0.3 top-level fields for clients that name no version.
+    fn serves_v03_fields(&self) -> bool {
+        self.info.unversioned_fetch == crate::config::UnversionedFetch::V03
+    }
+
     /// The gateway's own security on a card (and the extended card it then serves); a backend's
     /// security fields say how to reach the backend, which is the gateway's business, not the
     /// caller's, so they are removed.
@@ -275,7 +280,9 @@ pub fn gateway_card(settings: &CardSettings, backends: &[BackendCard<'_>]) -> Va
     if let Some(provider) = &info.provider {
         card["provider"] = json!(provider);
     }
-    add_v03_fields(&mut card, Some(&format!("{public_base}/")), Some(public_base));
+    if settings.serves_v03_fields() {
+        add_v03_fields(&mut card, Some(&format!("{public_base}/")), Some(public_base));
+    }
     settings.apply_security(&mut card);
     card
 }
@@ -315,7 +322,9 @@ pub fn agent_card(settings: &CardSettings, backend: &BackendCard<'_>) -> Value {
     }
     // Push configs to an agent's path are the gateway's too: agents never get a caller's URL.
     out["capabilities"]["pushNotifications"] = json!(settings.push);
-    add_v03_fields(&mut out, jsonrpc.as_deref(), rest.as_deref());
+    if settings.serves_v03_fields() {
+        add_v03_fields(&mut out, jsonrpc.as_deref(), rest.as_deref());
+    }
     settings.apply_security(&mut out);
     out
 }

@@ -277,3 +277,30 @@ fn the_0_3_form_carries_authentication_the_strict_form_does_not() {
     assert_eq!(strict["securitySchemes"], json!({"bearer": scheme}));
     assert!(strict.get("security").is_none() && strict.get("supportsAuthenticatedExtendedCard").is_none());
 }
+
+/// `card.unversioned_fetch: "1.0"`: a client that names no version gets the strict 1.0 card, from
+/// the gateway and from each agent path, authentication in 1.0 form only; the default serves it the
+/// 0.3 fields.
+#[test]
+fn an_unversioned_fetch_can_be_read_as_1_0() {
+    let scheme = json!({"httpAuthSecurityScheme": {"scheme": "Bearer"}});
+    let security =
+        Security { schemes: json!({"bearer": scheme}), requirements: json!([{"schemes": {"bearer": {"list": []}}}]) };
+    let strict_info = CardInfo { unversioned_fetch: crate::config::UnversionedFetch::V1, ..CardInfo::default() };
+    let strict = CardSettings { info: strict_info, security: Some(security.clone()), ..settings("http://gw") };
+    let lenient = CardSettings { security: Some(security), ..settings("http://gw") };
+    let card = backend_card();
+    let names = names();
+    for (settings, v03) in [(&strict, false), (&lenient, true)] {
+        for built in [gateway_card(settings, &[backend(&card, &names)]), agent_card(settings, &backend(&card, &names))]
+        {
+            let doc = CardDoc::new(&built);
+            let served: Value = serde_json::from_slice(&doc.body).unwrap();
+            for field in V03_TOP_LEVEL.iter().chain(&["security", "supportsAuthenticatedExtendedCard"]) {
+                assert_eq!(served.get(*field).is_some(), v03, "{field} with v03 = {v03}");
+            }
+            assert_eq!(served["supportedInterfaces"], built["supportedInterfaces"]);
+            assert_eq!(doc.body == doc.strict, !v03, "the unversioned form is the strict form only when set");
+        }
+    }
+}

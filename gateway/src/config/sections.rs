@@ -209,6 +209,15 @@ pub struct CardInfo {
     pub version: String,
     #[serde(default)]
     pub provider: Option<Provider>,
+    /// How a card fetch that names no `A2A-Version` is read. `"0.3"` (the default, as the
+    /// specification reads any request without the header): the card also carries the 0.3
+    /// top-level interface fields and the 0.3 form of its authentication, which 0.3 clients need
+    /// and the strict 1.0 card schema does not allow, as a reference SDK server with 0.3 support
+    /// serves it. `"1.0"`: every fetch gets the strict 1.0 card, for a fleet without 0.3 clients
+    /// that are unable to read `supportedInterfaces` (1.x clients send the header and get the strict
+    /// card either way).
+    #[serde(default)]
+    pub unversioned_fetch: UnversionedFetch,
 }
 
 impl Default for CardInfo {
@@ -218,8 +227,21 @@ impl Default for CardInfo {
             description: default_card_description(),
             version: default_card_version(),
             provider: None,
+            unversioned_fetch: UnversionedFetch::default(),
         }
     }
+}
+
+/// The card a client that names no A2A version is given (`card.unversioned_fetch`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+pub enum UnversionedFetch {
+    /// The card with the 0.3 top-level fields too.
+    #[default]
+    #[serde(rename = "0.3")]
+    V03,
+    /// The strict 1.0 card.
+    #[serde(rename = "1.0")]
+    V1,
 }
 
 fn default_card_name() -> String {
