@@ -21,15 +21,16 @@ use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
 
 mod answer;
-mod bridged;
 mod client;
 mod grpc;
+mod leg;
 mod request;
 
 pub use client::{AgentClient, agent_client, agent_client_with};
 pub use grpc::{GrpcClient, grpc_client_with};
 
-use answer::{build_response, checked, checked_fact, chunks, content_type, is_event_stream, relayed_headers, screened};
+use answer::{build_response, checked, content_type, screened};
+use leg::{Answer, Leg, Seen};
 
 /// Why a forward failed, and whether it is safe to try another backend.
 #[derive(Debug)]
@@ -113,8 +114,9 @@ impl Forwarder {
 
     /// Sends the call to `backend` and relays its answer to the caller; what the answer says about
     /// tasks is reported to the observers as `exchange`. `body` is the checked request in its
-    /// canonical 1.0 form, written out for the agent's dialect and binding. A 0.3 agent's answer to
-    /// a 0.3 caller goes back unchanged.
+    /// canonical 1.0 form, written out for the agent's dialect and binding. The one pipeline of every
+    /// forward: the leg (the agent side's codec) is chosen and the request written for it, sent, and
+    /// the answer relayed as a stream or read whole, observed and sent back.
     pub async fn forward(
         &self,
         backend: &Backend,
@@ -124,51 +126,41 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, ForwardError> {
-        // Pass-through needs one wire on both sides: 0.3 JSON-RPC.
-        if call.dialect == Dialect::V03
-            && call.binding == Binding::JsonRpc
-            && backend.dialect == Dialect::V03
-            && backend.jsonrpc_url.is_some()
-        {
-            return self.forward_unchanged(backend, exchange, call, headers, body).await;
-        }
-        if let (None, None, Some(target)) = (&backend.jsonrpc_url, &backend.rest_url, &backend.grpc) {
-            // An agent that offers only gRPC.
-            return self.forward_grpc(backend, target, exchange, call, headers, body).await;
-        }
-        let has_binding = match call.binding {
-            Binding::JsonRpc => backend.jsonrpc_url.is_some(),
-            Binding::Rest => backend.rest_url.is_some(),
+        let leg = Leg::choose(backend, call, &body)?;
+        let caller = exchange.caller.as_ref();
+        let response = match &leg {
+            Leg::Native => self.send(backend, caller, call, method, headers, body, None).await?,
+            Leg::PassThrough(outgoing) | Leg::Bridged { outgoing, .. } => {
+                let method = &outgoing.method;
+                self.send(backend, caller, call, method, headers, Bytes::new(), Some(outgoing)).await?
+            }
+            Leg::Grpc { target, method, message } => {
+                self.send_grpc(backend, target, method, message, &exchange, headers).await?
+            }
         };
-        if backend.dialect != Dialect::V1 || !has_binding {
-            // Another dialect, or a 1.0 agent without the caller's binding: translated.
-            return self.forward_bridged(backend, exchange, call, headers, body).await;
-        }
-        let response = self.send(backend, exchange.caller.as_ref(), call, method, headers, body, None).await?;
-        let status = response.status();
-        let mut out_headers = relayed_headers(response.headers());
-        if status.is_success() && is_event_stream(response.headers()) {
-            out_headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
-            // Asks reverse proxies in front of the gateway not to buffer the stream either.
-            out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-            let relay =
-                Relay::new(chunks(response), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
-            return Ok(build_response(status, out_headers, Body::from_stream(relay)));
-        }
-        let content_type = content_type(response.headers());
-        let body = self.read_whole(&backend.name, response).await?;
-        // One pass over a success answer: its check and its task fact.
-        let fact = if status.is_success() {
-            let (rpc_id, want) = (call.rpc_id.as_ref(), self.observers.wants_artifacts());
-            checked_fact(backend, &exchange.request_id, call.binding, content_type.as_deref(), &body, rpc_id, want)?
+        let passed_through = matches!(leg, Leg::PassThrough(_));
+        let mut answer = if leg.streams(call, &response) {
+            let (status, out_headers) = leg.stream_head(&response);
+            let (events, copy) = self.events(leg, backend, &exchange, call, response);
+            let mut relay = Relay::new(events, self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
+            if let Some(copy) = copy {
+                relay = relay.observing(copy);
+            }
+            build_response(status, out_headers, Body::from_stream(relay))
         } else {
-            None
+            let Answer { status, headers, body, seen } = self.answer(leg, backend, &exchange, call, response).await?;
+            match seen {
+                Seen::Nothing => {}
+                Seen::Fact(fact) => self.observers.report(&exchange, &fact, Source::Response),
+                Seen::Body(source) => self.observers.observe_json(&exchange, &body, source),
+                Seen::Copy(v1) => self.observers.observe_json(&exchange, &v1, Source::Response),
+            }
+            build_response(status, headers, Body::from(body))
         };
-        screened(backend, &exchange.request_id, call.binding, status, &body)?;
-        if let Some(fact) = fact {
-            self.observers.report(&exchange, &fact, Source::Response);
+        if passed_through {
+            answer.extensions_mut().insert(crate::protocol::agent_side::PassedThrough);
         }
-        Ok(build_response(status, out_headers, Body::from(body)))
+        Ok(answer)
     }
 
     /// A task as its agent has it now: GetTask in 1.0 JSON-RPC under the exchange's request id (the

@@ -10,17 +10,18 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use a2a_core::{A2aCall, A2aError, Binding};
-use axum::body::Body;
 use bytes::Bytes;
+use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
-use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use http::{HeaderMap, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use super::answer::{build_response, screened};
+use super::answer::screened;
 use super::request::unreachable;
 use super::{ForwardError, Forwarder};
 use crate::observers::Exchange;
@@ -31,8 +32,6 @@ use crate::protocol::grpc::{Method, back};
 use crate::protocol::synthetic;
 use crate::protocol::translate::v03;
 use crate::registry::{Backend, GrpcTarget};
-use crate::relay::Relay;
-use a2a_core::Source;
 
 pub type GrpcClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
@@ -61,16 +60,17 @@ pub fn grpc_client_with(connect_timeout: std::time::Duration, tls: Option<rustls
 const METADATA: [&str; 3] = ["a2a-extensions", "traceparent", "tracestate"];
 
 impl Forwarder {
-    pub(super) async fn forward_grpc(
+    /// Sends the method's `message` to a gRPC agent; an answer that is no gRPC answer, or one that
+    /// failed before any message (trailers only), is the agent's refusal, screened.
+    pub(super) async fn send_grpc(
         &self,
         backend: &Backend,
         target: &GrpcTarget,
-        exchange: Exchange,
-        call: &A2aCall,
+        method: &Method,
+        message: &[u8],
+        exchange: &Exchange,
         headers: &HeaderMap,
-        body: Bytes,
-    ) -> Result<Response<Body>, ForwardError> {
-        let (method, message) = back::request_message(call, &body, target.tenant.as_deref())?;
+    ) -> Result<Response<Incoming>, ForwardError> {
         let uri = format!("{}{}", target.url.as_str().trim_end_matches('/'), method.path());
         let mut request = http::Request::post(uri)
             .header(header::CONTENT_TYPE, crate::protocol::grpc::CONTENT_TYPE)
@@ -96,7 +96,7 @@ impl Forwarder {
                 return Err(ForwardError::NotSent(error.into()));
             }
         }
-        let request = request.body(Full::new(wire::frame(&message))).map_err(|_| A2aError::Internal)?;
+        let request = request.body(Full::new(wire::frame(message))).map_err(|_| A2aError::Internal)?;
         let response =
             match tokio::time::timeout(self.first_byte_timeout, self.grpc_for(&backend.name).request(request)).await {
                 Ok(Ok(response)) => response,
@@ -115,43 +115,47 @@ impl Forwarder {
                     return Err(ForwardError::Failed(error));
                 }
             };
-        let request_id = exchange.request_id.clone();
-        let refused = |status: &Status| {
-            let (http, body) = status.to_rest_error();
-            screened(backend, &request_id, Binding::Rest, http, &body).err().unwrap_or_else(|| {
-                ForwardError::Answered(A2aError::AgentFailed {
-                    agent: backend.name.to_string(),
-                    request_id: request_id.to_string(),
-                })
-            })
-        };
         let is_grpc = crate::protocol::grpc::front::is_grpc(response.headers());
         if response.status() != StatusCode::OK || !is_grpc {
             let status = Status::new(wire::INTERNAL, format!("HTTP {} without a gRPC answer", response.status()));
-            return Err(refused(&status));
+            return Err(refused(backend, &exchange.request_id, &status));
         }
         // A trailers-only answer: the call failed before any message.
         if let Some(status) = Status::from_headers(response.headers()).filter(|s| s.code != 0) {
-            return Err(refused(&status));
+            return Err(refused(backend, &exchange.request_id, &status));
         }
-        let mut out_headers = HeaderMap::new();
-        if call.operation.is_streaming() {
-            out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-            out_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            out_headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-            let events = Events {
-                body: response.into_body(),
-                deframer: Deframer::new(self.max_response_bytes),
-                call: call.clone(),
-                method,
-                backend: backend.name.clone(),
-                request_id,
-                done: false,
-            };
-            let relay =
-                Relay::new(events.boxed(), self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
-            return Ok(build_response(StatusCode::OK, out_headers, Body::from_stream(relay)));
+        Ok(response)
+    }
+
+    /// A gRPC agent's streamed messages, one SSE event each in the call's binding, as they arrive.
+    pub(super) fn grpc_events(
+        &self,
+        backend: &Backend,
+        exchange: &Exchange,
+        call: &A2aCall,
+        method: Method,
+        response: Response<Incoming>,
+    ) -> BoxStream<'static, Result<Bytes, Fault>> {
+        Events {
+            body: response.into_body(),
+            deframer: Deframer::new(self.max_response_bytes),
+            call: call.clone(),
+            method,
+            backend: backend.name.clone(),
+            request_id: exchange.request_id.clone(),
+            done: false,
         }
+        .boxed()
+    }
+
+    /// A gRPC agent's one answer message, read whole (bounded by `limits.max_response_bytes`); a
+    /// status other than OK in its trailers is the agent's refusal, screened.
+    pub(super) async fn grpc_message(
+        &self,
+        backend: &Backend,
+        request_id: &str,
+        response: Response<Incoming>,
+    ) -> Result<Bytes, ForwardError> {
         let collected =
             Limited::new(response.into_body(), self.max_response_bytes + 5).collect().await.map_err(|_| {
                 ForwardError::Failed(A2aError::BackendUnavailable(format!(
@@ -162,23 +166,27 @@ impl Forwarder {
         let status = collected.trailers().and_then(Status::from_headers);
         let status = status.unwrap_or_else(|| Status::new(wire::INTERNAL, "the answer ended without a status"));
         if status.code != 0 {
-            return Err(refused(&status));
+            return Err(refused(backend, request_id, &status));
         }
         let mut deframer = Deframer::new(self.max_response_bytes);
         deframer.push(&collected.to_bytes());
-        let message = match deframer.next_message() {
-            Ok(Some(message)) => message,
-            _ => return Err(ForwardError::Answered(A2aError::InvalidAgentResponse("no answer message".into()))),
-        };
-        let v1 = back::unary_answer(call, &method, &message).map_err(ForwardError::Answered)?;
-        self.observers.observe_json(&exchange, &v1, Source::Response);
-        let content_type = match call.binding {
-            Binding::JsonRpc => "application/json",
-            Binding::Rest => crate::protocol::A2A_JSON,
-        };
-        out_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-        Ok(build_response(StatusCode::OK, out_headers, Body::from(v1)))
+        match deframer.next_message() {
+            Ok(Some(message)) => Ok(message),
+            _ => Err(ForwardError::Answered(A2aError::InvalidAgentResponse("no answer message".into()))),
+        }
     }
+}
+
+/// A gRPC status other than OK as the agent's answer: an A2A error keeps its code (screened like an
+/// HTTP+JSON error), anything else is the agent's failure.
+fn refused(backend: &Backend, request_id: &str, status: &Status) -> ForwardError {
+    let (http, body) = status.to_rest_error();
+    screened(backend, request_id, Binding::Rest, http, &body).err().unwrap_or_else(|| {
+        ForwardError::Answered(A2aError::AgentFailed {
+            agent: backend.name.to_string(),
+            request_id: request_id.to_string(),
+        })
+    })
 }
 
 /// A gRPC agent's streamed messages as the SSE events of the call's binding. The stream ends after

@@ -1,5 +1,6 @@
-//! The innermost service: forwards a routed call to its backend (with the one retry or fail-over a
-//! call may have), or answers the calls the gateway serves itself.
+//! The innermost service: forwards a routed call to its backend (each try an [`Attempt`], the one
+//! retry or fail-over a call may have decided by its [`Failover`]), or answers the calls the gateway
+//! serves itself.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -93,11 +94,8 @@ impl Service<Request<Bytes>> for ForwardService {
                         None => (std::borrow::Cow::Borrowed(call), body),
                     };
                     let call = &*call;
-                    // A new task routed by skill may move to another backend with the skill when its
-                    // first choice could not even be connected to; nothing else is ever retried.
-                    let movable = call.operation.is_send() && call.task_id.is_none() && call.agent.is_none();
-                    let mut tried: Vec<Arc<str>> = Vec::new();
                     let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
+                    let mut failover = Failover::new(call, hint.skill.as_deref());
                     loop {
                         let exchange = Exchange {
                             backend: backend.name.clone(),
@@ -107,82 +105,121 @@ impl Service<Request<Bytes>> for ForwardService {
                             request_id: request_id.clone(),
                             skill: skill.clone(),
                         };
-                        let asked = std::time::Instant::now();
-                        let forward = async {
-                            // With traces exported, the backend call is a span of its own and the
-                            // backend's parent.
-                            let span = crate::telemetry::backend_call(&parts.headers, &backend.name);
-                            let headers = span.as_ref().map_or(&parts.headers, |s| &s.headers);
-                            let result = gateway
-                                .forwarder
-                                .forward(&backend, exchange, call, &parts.method, headers, body.clone())
-                                .await;
-                            if let Some(span) = span {
-                                span.finish(result.as_ref().err().map(|e| e.error().reason()));
-                            }
-                            let waited = asked.elapsed();
-                            metrics::histogram!(BACKEND_DURATION, "backend" => backend.name.to_string())
-                                .record(waited.as_secs_f64());
-                            if let Some(info) = info {
-                                info.add_backend_time(waited);
-                            }
-                            result
-                        };
-                        // A call still waiting for its backend when the drain deadline passes gets an
-                        // answer instead of a cut connection.
-                        // A blocking send names its task only when it ends, so the deadline watch
-                        // cannot see it: its wait ends at the skill's deadline instead.
-                        let deadline = hint.skill.as_deref().and_then(|s| gateway.config.deadlines.get(s).copied());
-                        let wait_limit = match deadline {
-                            Some(d) if call.operation == Operation::SendMessage => d,
-                            _ => Duration::MAX,
-                        };
-                        let result = tokio::select! {
-                            result = forward => result,
-                            _ = tokio::time::sleep(wait_limit), if wait_limit != Duration::MAX => {
-                                return Err(A2aError::BackendUnavailable(format!(
-                                    "the task did not finish within its skill's deadline of {wait_limit:?}; use streaming or returnImmediately to have it canceled at the deadline"
-                                )));
-                            }
-                            _ = gateway.shared.drain_deadline.cancelled() => {
-                                return Err(A2aError::BackendUnavailable("the gateway is shutting down; retry".into()));
-                            }
-                        };
-                        // An agent's error answer is an answer: only failures to answer count.
-                        gateway.registry.report_request(
-                            &backend.name,
-                            !result.as_ref().is_err_and(ForwardError::is_backend_failure),
-                        );
-                        match result {
+                        let attempt = Attempt { gateway: &gateway, parts: &parts, info, hint };
+                        match attempt.run(&backend, exchange, call, body.clone()).await? {
                             Ok(response) => return Ok(response),
-                            // Never read by the agent, and not movable: once more, on a fresh
-                            // connection (a pooled one to a restarted agent is what failed).
-                            Err(ForwardError::NotSent(_)) if !movable && !tried.contains(&backend.name) => {
-                                tried.push(backend.name.clone());
-                            }
-                            Err(ForwardError::NotSent(error)) if movable => {
-                                tried.push(backend.name.clone());
-                                let next = hint.skill.as_deref().and_then(|skill| {
-                                    let candidates: Vec<_> = snapshot
-                                        .with_skill(skill)
-                                        .into_iter()
-                                        .filter(|b| !tried.contains(&b.name))
-                                        .collect();
-                                    gateway.registry.pick(&candidates).cloned()
-                                });
-                                match next {
-                                    Some(next) => {
-                                        tracing::info!(from = %backend.name, to = %next.name, "failing over a new task");
-                                        backend = next;
-                                    }
-                                    None => return Err(error),
-                                }
-                            }
-                            Err(error) => return Err(error.into_error()),
+                            Err(error) => backend = failover.next(&gateway, &snapshot, &backend, error)?,
                         }
                     }
                 }
             }
         })
+    }
+}
+
+/// One forward of a call to one backend, timed and traced, bounded by the skill's deadline and the
+/// drain deadline; its backend's health learns how it went.
+struct Attempt<'a> {
+    gateway: &'a Gateway,
+    parts: &'a http::request::Parts,
+    info: Option<&'a RequestInfo>,
+    hint: &'a RouteHint,
+}
+
+impl Attempt<'_> {
+    /// The backend's answer or why it gave none (`Ok(Err(_))`, for the failover to judge), or the
+    /// gateway's own answer when a deadline passed first (`Err`).
+    async fn run(
+        &self,
+        backend: &Arc<crate::registry::Backend>,
+        exchange: Exchange,
+        call: &A2aCall,
+        body: Bytes,
+    ) -> Result<Result<Response<Body>, ForwardError>, A2aError> {
+        let (gateway, parts) = (self.gateway, self.parts);
+        let asked = std::time::Instant::now();
+        let forward = async {
+            // With traces exported, the backend call is a span of its own and the backend's parent.
+            let span = crate::telemetry::backend_call(&parts.headers, &backend.name);
+            let headers = span.as_ref().map_or(&parts.headers, |s| &s.headers);
+            let result = gateway.forwarder.forward(backend, exchange, call, &parts.method, headers, body).await;
+            if let Some(span) = span {
+                span.finish(result.as_ref().err().map(|e| e.error().reason()));
+            }
+            let waited = asked.elapsed();
+            metrics::histogram!(BACKEND_DURATION, "backend" => backend.name.to_string()).record(waited.as_secs_f64());
+            if let Some(info) = self.info {
+                info.add_backend_time(waited);
+            }
+            result
+        };
+        // A call still waiting for its backend when the drain deadline passes gets an answer instead
+        // of a cut connection. A blocking send names its task only when it ends, so the deadline
+        // watch cannot see it: its wait ends at the skill's deadline instead.
+        let deadline = self.hint.skill.as_deref().and_then(|s| gateway.config.deadlines.get(s).copied());
+        let wait_limit = match deadline {
+            Some(d) if call.operation == Operation::SendMessage => d,
+            _ => Duration::MAX,
+        };
+        let result = tokio::select! {
+            result = forward => result,
+            _ = tokio::time::sleep(wait_limit), if wait_limit != Duration::MAX => {
+                return Err(A2aError::BackendUnavailable(format!(
+                    "the task did not finish within its skill's deadline of {wait_limit:?}; use streaming or returnImmediately to have it canceled at the deadline"
+                )));
+            }
+            _ = gateway.shared.drain_deadline.cancelled() => {
+                return Err(A2aError::BackendUnavailable("the gateway is shutting down; retry".into()));
+            }
+        };
+        // An agent's error answer is an answer: only failures to answer count.
+        gateway.registry.report_request(&backend.name, !result.as_ref().is_err_and(ForwardError::is_backend_failure));
+        Ok(result)
+    }
+}
+
+/// What a call does when its backend gave no answer (the pipeline's hook, in the shape of pingora's
+/// `fail_to_connect`): a call the backend never read goes once more, on a fresh connection (a pooled
+/// one to a restarted agent is what failed); a new task routed by skill moves instead to another
+/// backend with the skill; nothing else is ever retried.
+struct Failover<'a> {
+    /// A new task routed by skill: it may go to any backend with the skill.
+    movable: bool,
+    skill: Option<&'a str>,
+    tried: Vec<Arc<str>>,
+}
+
+impl<'a> Failover<'a> {
+    fn new(call: &A2aCall, skill: Option<&'a str>) -> Failover<'a> {
+        let movable = call.operation.is_send() && call.task_id.is_none() && call.agent.is_none();
+        Failover { movable, skill, tried: Vec::new() }
+    }
+
+    /// The backend to try after `backend` failed with `error`, or the error the caller gets.
+    fn next(
+        &mut self,
+        gateway: &Gateway,
+        snapshot: &crate::registry::Snapshot,
+        backend: &Arc<crate::registry::Backend>,
+        error: ForwardError,
+    ) -> Result<Arc<crate::registry::Backend>, A2aError> {
+        match error {
+            ForwardError::NotSent(_) if !self.movable && !self.tried.contains(&backend.name) => {
+                self.tried.push(backend.name.clone());
+                Ok(backend.clone())
+            }
+            ForwardError::NotSent(error) if self.movable => {
+                self.tried.push(backend.name.clone());
+                let next = self.skill.and_then(|skill| {
+                    let candidates: Vec<_> =
+                        snapshot.with_skill(skill).into_iter().filter(|b| !self.tried.contains(&b.name)).collect();
+                    gateway.registry.pick(&candidates).cloned()
+                });
+                let next = next.ok_or(error)?;
+                tracing::info!(from = %backend.name, to = %next.name, "failing over a new task");
+                Ok(next)
+            }
+            error => Err(error.into_error()),
+        }
     }
 }
