@@ -307,3 +307,20 @@ async fn sdk03_rest_clients_get_0_3_server_answers_from_1_0_agents() {
     }
     drop((echo, slow));
 }
+
+/// Issue #28 (finding 5): behind the gateway, an agent on the official JavaScript SDK's server (1.0)
+/// serves 0.3 REST callers like a 0.3 server: a non-blocking send answers at once, and `:subscribe`
+/// to its running task streams it to its end (this agent once answered the bridged subscribe 501).
+#[tokio::test]
+async fn sdk03_rest_client_subscribes_to_a_javascript_agents_task_through_the_gateway() {
+    let dir = repo_root().join("tests/js");
+    assert!(dir.join("node_modules/express").exists(), "run `bash tests/setup-js.sh` (tests/run.sh does it)");
+    let script = dir.join("agent.mjs").display().to_string();
+    let js = start_command("js-agent", "node", &[&script, "0", "3"], "READY").await;
+    let gw = gateway(BIN, &config(&[("js", &js.url)], "")).await;
+    wait_for_skills(&gw.url, &["js-slow"]).await;
+    for base in [gw.url.clone(), format!("{}/agents/js", gw.url)] {
+        sdk03(&base, &["nonblocking", "subscribe"], &["--slow-skill", "js-slow"]).await;
+    }
+    drop(js);
+}
