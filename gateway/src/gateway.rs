@@ -264,16 +264,15 @@ impl Gateway {
         let binding = if backend.jsonrpc_url.is_some() { Binding::JsonRpc } else { Binding::Rest };
         let mut call = A2aCall::new(binding, Operation::CancelTask);
         call.task_id = Some(expired.task_id.clone());
-        let body = match binding {
-            Binding::JsonRpc => {
-                call.rpc_id = Some(serde_json::json!(format!("deadline-{}", expired.task_id)));
-                serde_json::json!({"jsonrpc": "2.0", "id": call.rpc_id, "method": "CancelTask", "params": {"id": expired.task_id}})
-            }
-            Binding::Rest => {
-                call.rest_path = Some(format!("/tasks/{}:cancel", expired.task_id));
-                serde_json::json!({})
-            }
-        };
+        if binding == Binding::JsonRpc {
+            call.rpc_id = Some(serde_json::json!(format!("deadline-{}", expired.task_id)));
+        }
+        let request = a2a_model::Request::CancelTask(a2a_model::CancelTaskRequest {
+            tenant: None,
+            id: expired.task_id.clone(),
+            metadata: None,
+        });
+        let body = bytes::Bytes::from(crate::protocol::decode::encode(&mut call, &request));
         let mut headers = http::HeaderMap::new();
         headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
         headers.insert("a2a-version", http::HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
@@ -285,9 +284,14 @@ impl Gateway {
             request_id: Arc::from(format!("deadline-{}", expired.task_id)),
             skill: Some(Arc::from(expired.skill.as_str())),
         };
-        let body = bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
-        if let Err(error) = self.forwarder.forward(backend, exchange, &call, &http::Method::POST, &headers, body).await
-        {
+        let outbound = crate::proxy::Outbound {
+            call: &call,
+            request: &request,
+            method: &http::Method::POST,
+            headers: &headers,
+            body,
+        };
+        if let Err(error) = self.forwarder.forward(backend, exchange, outbound).await {
             tracing::warn!(task_id = %expired.task_id, error = %error.into_error(), "could not cancel an expired task");
         }
     }

@@ -15,6 +15,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, header};
 
 use a2a_core::Source;
+use a2a_model::Request;
 
 use crate::observers::{Exchange, Observers};
 use crate::registry::Backend;
@@ -81,6 +82,16 @@ pub struct Forwarder {
     tls: crate::backend_tls::BackendClients,
 }
 
+/// A call on its way to its agent: the call, its checked request, and the caller's method and headers
+/// (`body` is the request's canonical 1.0 form, kept in step with `request` by whoever amends it).
+pub struct Outbound<'a> {
+    pub call: &'a A2aCall,
+    pub request: &'a Request,
+    pub method: &'a Method,
+    pub headers: &'a HeaderMap,
+    pub body: Bytes,
+}
+
 /// A backend's unary answer, read whole.
 pub struct Unary {
     pub status: StatusCode,
@@ -113,20 +124,19 @@ impl Forwarder {
     }
 
     /// Sends the call to `backend` and relays its answer to the caller; what the answer says about
-    /// tasks is reported to the observers as `exchange`. `body` is the checked request in its
-    /// canonical 1.0 form, written out for the agent's dialect and binding. The one pipeline of every
+    /// tasks is reported to the observers as `exchange`. `request` is the checked request and `body`
+    /// its canonical 1.0 form (what a 1.0 agent with the caller's binding gets); for another dialect,
+    /// binding or gRPC the request is written from the model. The one pipeline of every
     /// forward: the leg (the agent side's codec) is chosen and the request written for it, sent, and
     /// the answer relayed as a stream or read whole, observed and sent back.
     pub async fn forward(
         &self,
         backend: &Backend,
         exchange: Exchange,
-        call: &A2aCall,
-        method: &Method,
-        headers: &HeaderMap,
-        body: Bytes,
+        outbound: Outbound<'_>,
     ) -> Result<Response<Body>, ForwardError> {
-        let leg = Leg::choose(backend, call, &body)?;
+        let Outbound { call, request, method, headers, body } = outbound;
+        let leg = Leg::choose(backend, call, request)?;
         let caller = exchange.caller.as_ref();
         let response = match &leg {
             Leg::Native => self.send(backend, caller, call, method, headers, body, None).await?,
@@ -174,20 +184,17 @@ impl Forwarder {
         history_length: Option<i32>,
     ) -> Option<serde_json::Value> {
         use http_body_util::BodyExt;
-        let rpc_id = serde_json::Value::from(&*exchange.request_id);
         let mut call = A2aCall::new(Binding::JsonRpc, a2a_core::Operation::GetTask);
         call.task_id = Some(task_id.to_owned());
-        call.rpc_id = Some(rpc_id.clone());
-        let mut params = serde_json::json!({"id": task_id});
-        if let Some(n) = history_length {
-            params["historyLength"] = serde_json::json!(n);
-        }
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": rpc_id, "method": "GetTask", "params": params});
+        call.rpc_id = Some(serde_json::Value::from(&*exchange.request_id));
+        let request =
+            Request::GetTask(a2a_model::GetTaskRequest { tenant: None, id: task_id.to_owned(), history_length });
+        let body = Bytes::from(crate::protocol::decode::encode(&mut call, &request));
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert("a2a-version", HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
-        let body = Bytes::from(serde_json::to_vec(&body).ok()?);
-        let response = self.forward(backend, exchange, &call, &Method::POST, &headers, body).await.ok()?;
+        let outbound = Outbound { call: &call, request: &request, method: &Method::POST, headers: &headers, body };
+        let response = self.forward(backend, exchange, outbound).await.ok()?;
         let bytes = response.into_body().collect().await.ok()?.to_bytes();
         let mut answer: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
         let task = answer.get_mut("result")?.take();

@@ -32,49 +32,6 @@ pub struct AgentCall {
     pub streams: bool,
 }
 
-/// The 1.0 request a decoded call stands for: JSON-RPC params, or an HTTP+JSON body completed with
-/// the ids its path named.
-pub fn v1_request(call: &A2aCall, body: &[u8]) -> Result<Request, A2aError> {
-    let bad = TranslateError::into_request_error;
-    match call.binding {
-        Binding::JsonRpc => {
-            let envelope = jsonrpc::Envelope::parse(body).map_err(bad)?;
-            Request::parse(call.operation, envelope.params).map_err(|e| bad(e.into()))
-        }
-        Binding::Rest => {
-            let id = call.task_id.clone().unwrap_or_default();
-            match call.operation {
-                Operation::SendMessage | Operation::SendStreamingMessage => {
-                    let raw: &RawValue = serde_json::from_slice(body)
-                        .map_err(|e| A2aError::invalid_params(format!("invalid request body: {e}")))?;
-                    Request::parse(call.operation, Some(raw)).map_err(|e| bad(e.into()))
-                }
-                Operation::GetTask => {
-                    let history_length = call
-                        .rest_path
-                        .as_deref()
-                        .and_then(|p| p.split_once('?'))
-                        .and_then(|(_, q)| q.split('&').find_map(|kv| kv.strip_prefix("historyLength=")))
-                        .and_then(|n| n.parse().ok());
-                    Ok(Request::GetTask(model::GetTaskRequest { tenant: None, id, history_length }))
-                }
-                Operation::CancelTask => {
-                    let metadata = serde_json::from_slice::<Value>(body)
-                        .ok()
-                        .and_then(|b| b.get("metadata").cloned().and_then(|m| serde_json::from_value(m).ok()));
-                    Ok(Request::CancelTask(model::CancelTaskRequest { tenant: None, id, metadata }))
-                }
-                Operation::SubscribeToTask => {
-                    Ok(Request::SubscribeToTask(model::SubscribeToTaskRequest { tenant: None, id }))
-                }
-                other => Err(A2aError::UnsupportedOperation(format!(
-                    "{other} over HTTP+JSON is not bridged to agents of another A2A version; use JSON-RPC"
-                ))),
-            }
-        }
-    }
-}
-
 /// The request to an agent of `dialect` (0.3 or early). A new task for an early agent gets a fresh
 /// UUID, which the agent then answers with: the id needs no mapping.
 pub fn agent_call(dialect: Dialect, request: Request, rpc_id: Option<&Value>) -> Result<AgentCall, A2aError> {

@@ -15,6 +15,7 @@ use crate::protocol::agent_side::{self, AgentCall, Fault, ObservedCopy};
 use crate::protocol::grpc::{self, back};
 use crate::protocol::observe::TaskFact;
 use crate::registry::{Backend, GrpcTarget};
+use a2a_model::Request;
 
 use super::answer::{
     checked, checked_fact, chunks, content_type, is_event_stream, log_answer, relayed_headers, screened,
@@ -55,20 +56,20 @@ pub(super) enum Seen {
 }
 
 impl<'b> Leg<'b> {
-    /// The leg for `call` to `backend`, with the request written for it (`body` is the checked
-    /// request in its canonical 1.0 form).
-    pub fn choose(backend: &'b Backend, call: &A2aCall, body: &[u8]) -> Result<Leg<'b>, ForwardError> {
+    /// The leg for `call` to `backend`, with the checked `request` written for it (a native leg
+    /// sends the request's canonical 1.0 body, written when it was judged).
+    pub fn choose(backend: &'b Backend, call: &A2aCall, request: &Request) -> Result<Leg<'b>, ForwardError> {
         // Pass-through needs one wire on both sides: 0.3 JSON-RPC.
         if call.dialect == Dialect::V03
             && call.binding == Binding::JsonRpc
             && backend.dialect == Dialect::V03
             && backend.jsonrpc_url.is_some()
         {
-            let request = agent_side::v1_request(call, body)?;
-            return Ok(Leg::PassThrough(agent_side::agent_call(backend.dialect, request, call.rpc_id.as_ref())?));
+            let outgoing = agent_side::agent_call(backend.dialect, request.clone(), call.rpc_id.as_ref())?;
+            return Ok(Leg::PassThrough(outgoing));
         }
         if let (None, None, Some(target)) = (&backend.jsonrpc_url, &backend.rest_url, &backend.grpc) {
-            let (method, message) = back::request_message(call, body, target.tenant.as_deref())?;
+            let (method, message) = back::request_message(request, target.tenant.as_deref())?;
             return Ok(Leg::Grpc { target, method, message });
         }
         let has_binding = match call.binding {
@@ -78,7 +79,7 @@ impl<'b> Leg<'b> {
         if backend.dialect == Dialect::V1 && has_binding {
             return Ok(Leg::Native);
         }
-        let request = agent_side::v1_request(call, body)?;
+        let request = request.clone();
         // A 0.3 agent without JSON-RPC is reached over its HTTP+JSON binding.
         let v03_rest = backend.dialect == Dialect::V03 && backend.jsonrpc_url.is_none();
         let outgoing = match backend.dialect {

@@ -68,8 +68,8 @@ pub async fn answer(
 }
 
 /// Takes the push config off a send: screened, and kept (see [`Push::expect`]) until the send's
-/// answer names its task. Returns the send without it — the call and its canonical body — for the
-/// agent, or `None` when the send carries none (the request is cloned only then).
+/// answer names its task. Returns the send without it — the call, the request and its canonical body —
+/// for the agent, or `None` when the send carries none (the request is cloned only then).
 pub async fn take_from_send(
     push: Option<&Push>,
     owner: Option<&Arc<str>>,
@@ -78,7 +78,7 @@ pub async fn take_from_send(
     request_id: Arc<str>,
     call: &A2aCall,
     request: &Request,
-) -> Result<Option<(A2aCall, Bytes)>, A2aError> {
+) -> Result<Option<(A2aCall, Request, Bytes)>, A2aError> {
     let (Request::SendMessage(send) | Request::SendStreamingMessage(send)) = request else { return Ok(None) };
     if send.configuration.as_ref().is_none_or(|c| c.task_push_notification_config.is_none()) {
         return Ok(None);
@@ -94,7 +94,7 @@ pub async fn take_from_send(
     push.expect(request_id, Push::owner(owner), stored);
     let mut call = call.clone();
     let body = Bytes::from(crate::protocol::decode::encode(&mut call, &request));
-    Ok(Some((call, body)))
+    Ok(Some((call, request, body)))
 }
 
 async fn create(

@@ -17,7 +17,7 @@ use crate::gateway::Gateway;
 use crate::metrics::BACKEND_DURATION;
 use crate::observers::Exchange;
 use crate::protocol::decode::Checked;
-use crate::proxy::ForwardError;
+use crate::proxy::{ForwardError, Outbound};
 use crate::routing;
 use a2a_model::Request as A2aRequest;
 
@@ -70,30 +70,25 @@ impl Service<Request<Bytes>> for ForwardService {
                     // Push configs are the gateway's: answered here, or taken off a send, so that an
                     // agent never gets a caller's URL.
                     let push = gateway.shared.push.as_deref();
-                    let (call, body) = match parts.extensions.get::<Checked>() {
-                        Some(Checked { request, .. }) => {
-                            let answered =
-                                crate::push::api::answer(push, owner.as_ref(), caller, &hint.backend, call, request);
-                            if let Some(answer) = answered.await {
-                                return answer;
-                            }
-                            let stripped = crate::push::api::take_from_send(
-                                push,
-                                owner.as_ref(),
-                                caller,
-                                &hint.backend,
-                                request_id.clone(),
-                                call,
-                                request,
-                            );
-                            match stripped.await? {
-                                Some((call, body)) => (std::borrow::Cow::Owned(call), body),
-                                None => (std::borrow::Cow::Borrowed(call), body),
-                            }
-                        }
-                        None => (std::borrow::Cow::Borrowed(call), body),
+                    let Checked { request, .. } = parts.extensions.get::<Checked>().ok_or(A2aError::Internal)?;
+                    let answered = crate::push::api::answer(push, owner.as_ref(), caller, &hint.backend, call, request);
+                    if let Some(answer) = answered.await {
+                        return answer;
+                    }
+                    let stripped = crate::push::api::take_from_send(
+                        push,
+                        owner.as_ref(),
+                        caller,
+                        &hint.backend,
+                        request_id.clone(),
+                        call,
+                        request,
+                    );
+                    let amended = stripped.await?;
+                    let (call, request, body) = match &amended {
+                        Some((call, request, body)) => (call, request, body.clone()),
+                        None => (call, request, body),
                     };
-                    let call = &*call;
                     let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
                     let mut failover = Failover::new(call, hint.skill.as_deref());
                     loop {
@@ -106,7 +101,7 @@ impl Service<Request<Bytes>> for ForwardService {
                             skill: skill.clone(),
                         };
                         let attempt = Attempt { gateway: &gateway, parts: &parts, info, hint };
-                        match attempt.run(&backend, exchange, call, body.clone()).await? {
+                        match attempt.run(&backend, exchange, call, request, body.clone()).await? {
                             Ok(response) => return Ok(response),
                             Err(error) => backend = failover.next(&gateway, &snapshot, &backend, error)?,
                         }
@@ -134,6 +129,7 @@ impl Attempt<'_> {
         backend: &Arc<crate::registry::Backend>,
         exchange: Exchange,
         call: &A2aCall,
+        request: &A2aRequest,
         body: Bytes,
     ) -> Result<Result<Response<Body>, ForwardError>, A2aError> {
         let (gateway, parts) = (self.gateway, self.parts);
@@ -142,7 +138,8 @@ impl Attempt<'_> {
             // With traces exported, the backend call is a span of its own and the backend's parent.
             let span = crate::telemetry::backend_call(&parts.headers, &backend.name);
             let headers = span.as_ref().map_or(&parts.headers, |s| &s.headers);
-            let result = gateway.forwarder.forward(backend, exchange, call, &parts.method, headers, body).await;
+            let outbound = Outbound { call, request, method: &parts.method, headers, body };
+            let result = gateway.forwarder.forward(backend, exchange, outbound).await;
             if let Some(span) = span {
                 span.finish(result.as_ref().err().map(|e| e.error().reason()));
             }

@@ -4,12 +4,22 @@ fn json_of(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).expect("json")
 }
 
+/// The checked request of a JSON-RPC body, as the decoder reads it.
+fn request_of(operation: Operation, body: &[u8]) -> Request {
+    let envelope = jsonrpc::Envelope::parse(body).expect("envelope");
+    Request::parse(operation, envelope.params).expect("request")
+}
+
+fn get_task(id: &str, history_length: Option<i32>) -> Request {
+    Request::GetTask(model::GetTaskRequest { tenant: None, id: id.into(), history_length })
+}
+
 #[test]
 fn a_1_0_send_becomes_a_0_3_request_and_its_answer_comes_back_in_1_0() {
     let mut call = A2aCall::new(Binding::JsonRpc, Operation::SendMessage);
     call.rpc_id = Some(json!("r"));
     let body = br#"{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
-    let request = v1_request(&call, body).expect("request");
+    let request = request_of(Operation::SendMessage, body);
     let out = agent_call(Dialect::V03, request, call.rpc_id.as_ref()).expect("0.3 call");
     let sent = json_of(&out.body);
     assert_eq!((&sent["method"], &sent["id"]), (&json!("message/send"), &json!("r")));
@@ -29,7 +39,7 @@ fn a_1_0_send_becomes_a_0_3_request_and_its_answer_comes_back_in_1_0() {
 fn early_answers_and_errors_come_back_in_1_0() {
     let mut call = A2aCall::new(Binding::Rest, Operation::GetTask);
     call.task_id = Some("4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b".into());
-    let request = v1_request(&call, b"").expect("request");
+    let request = get_task("4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b", None);
     let out = agent_call(Dialect::Early, request, None).expect("early call");
     assert_eq!((out.method, out.path.as_deref()), (Method::GET, Some("/tasks/4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b")));
     let task = br#"{"id":"4f5c0e9a-8d2b-4c1e-9f3a-2b6d7e8f9a0b","status":{"state":"working"},"artifacts":[]}"#;
@@ -44,7 +54,7 @@ fn a_json_rpc_call_reaches_an_http_json_agent_and_back() {
     let mut call = A2aCall::new(Binding::JsonRpc, Operation::GetTask);
     call.rpc_id = Some(json!(9));
     let body = br#"{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"t/1","historyLength":2}}"#;
-    let out = rebind_call(&call, v1_request(&call, body).expect("request")).expect("rest call");
+    let out = rebind_call(&call, request_of(Operation::GetTask, body)).expect("rest call");
     assert_eq!((out.method, out.path.as_deref()), (Method::GET, Some("/tasks/t%2F1?historyLength=2")));
     let (status, answer) =
         unary_rebound(&call, StatusCode::OK, br#"{"id":"t/1","status":{"state":"TASK_STATE_WORKING"}}"#);
@@ -56,7 +66,7 @@ fn a_json_rpc_call_reaches_an_http_json_agent_and_back() {
     let (_, answer) = unary_rebound(&call, StatusCode::NOT_FOUND, error);
     assert_eq!(json_of(&answer)["error"]["code"], -32001);
     let rest = A2aCall { binding: Binding::Rest, ..call };
-    let out = rebind_call(&rest, v1_request(&rest, b"").expect("request")).expect("rpc call");
+    let out = rebind_call(&rest, get_task("t/1", None)).expect("rpc call");
     assert_eq!(json_of(&out.body)["method"], "GetTask");
     let (status, answer) = unary_rebound(
         &rest,

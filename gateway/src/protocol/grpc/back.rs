@@ -8,15 +8,14 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::Method;
-use crate::protocol::agent_side;
 use crate::protocol::translate::jsonrpc;
+use a2a_model::Request;
 
 /// The call's method and its request message for the agent: the checked request (never the caller's
 /// bytes), with the tenant the agent's gRPC interface names.
-pub fn request_message(call: &A2aCall, body: &[u8], tenant: Option<&str>) -> Result<(Method, Vec<u8>), A2aError> {
-    let method = Method::of(call.operation);
-    let request = agent_side::v1_request(call, body)?;
-    let mut params = serde_json::to_value(&request).map_err(|_| A2aError::Internal)?;
+pub fn request_message(request: &Request, tenant: Option<&str>) -> Result<(Method, Vec<u8>), A2aError> {
+    let method = Method::of(request.operation());
+    let mut params = serde_json::to_value(request).map_err(|_| A2aError::Internal)?;
     if let (Value::Object(map), Some(tenant)) = (&mut params, tenant) {
         map.insert("tenant".into(), Value::String(tenant.to_owned()));
     }
@@ -74,8 +73,9 @@ mod tests {
     fn the_checked_request_goes_out_with_the_agents_tenant_and_answers_come_back_in_the_callers_binding() {
         let mut call = A2aCall::new(Binding::JsonRpc, Operation::GetTask);
         call.rpc_id = Some(Value::from("r1"));
-        let body = br#"{"jsonrpc":"2.0","id":"r1","method":"GetTask","params":{"id":"t1","historyLength":1}}"#;
-        let (method, message) = request_message(&call, body, Some("inner")).unwrap();
+        let request =
+            Request::GetTask(a2a_model::GetTaskRequest { tenant: None, id: "t1".into(), history_length: Some(1) });
+        let (method, message) = request_message(&request, Some("inner")).unwrap();
         let json: Value = serde_json::from_slice(&super::super::to_json(&method.input, &message).unwrap()).unwrap();
         assert_eq!(json, serde_json::json!({"tenant":"inner","id":"t1","historyLength":1}));
         let task = super::super::from_json(&method.output, br#"{"id":"t1","status":{"state":"TASK_STATE_COMPLETED"}}"#)
