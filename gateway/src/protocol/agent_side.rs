@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::errors;
-use super::sse::SseParser;
+use super::sse::{SseParser, frame};
 use super::translate::early::{self, SnapshotDiffer};
 use super::translate::{TranslateError, jsonrpc, v03};
 use a2a_model::{self as model, ErrorKind, ErrorObject, Request, StreamResponse};

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::early_ids::{AgentTask, EarlyIds, EarlyScope};
 use super::errors::render_in;
-use super::sse::SseParser;
+use super::sse::{SseParser, frame};
 use super::translate::early::{self, SnapshotBuilder};
 use super::translate::{TranslateError, jsonrpc, v03};
 use a2a_model::{self as model, ErrorObject, SendMessageResponse, StreamResponse};
@@ -106,14 +106,6 @@ impl Converter {
     }
 }
 
-fn frame(data: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(data.len() + 10);
-    out.extend_from_slice(b"data: ");
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n\r\n");
-    Bytes::from(out)
-}
-
 fn to_json(value: &impl serde::Serialize) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
@@ -134,11 +126,7 @@ pub async fn answer(mut answering: Answering, response: Response<Body>) -> Respo
     let (mut parts, body) = response.into_parts();
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.remove("a2a-version");
-    let is_stream = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+    let is_stream = super::sse::is_event_stream(&parts.headers);
     if is_stream {
         let converter = match answering.dialect {
             Dialect::Early => {

@@ -8,6 +8,25 @@
 /// and [`SseParser::overflowed`] says so (a stream that lost an event cannot be trusted further).
 pub const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
 
+/// One SSE event carrying `data` (CRLF framing, like the reference SDK): the one framer of every
+/// event the gateway writes.
+pub fn frame(data: &[u8]) -> bytes::Bytes {
+    let mut out = Vec::with_capacity(data.len() + 10);
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n\r\n");
+    bytes::Bytes::from(out)
+}
+
+/// Whether `headers` announce an event stream (the media type compared as RFC 9110 says: leading
+/// space and case do not matter).
+pub fn is_event_stream(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().get(..17).is_some_and(|t| t.eq_ignore_ascii_case("text/event-stream")))
+}
+
 #[derive(Debug)]
 pub struct SseParser {
     line: Vec<u8>,
@@ -176,6 +195,21 @@ impl SseParser {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_event_stream_media_type_is_read_without_regard_to_case_space_or_parameters() {
+        let with = |value: &str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_str(value).unwrap());
+            is_event_stream(&headers)
+        };
+        assert!(with("text/event-stream"));
+        assert!(with(" Text/Event-Stream; charset=utf-8"));
+        assert!(!with("text/event"));
+        assert!(!with("application/json"));
+        assert!(!is_event_stream(&http::HeaderMap::new()));
+        assert_eq!(&frame(b"{}")[..], b"data: {}\r\n\r\n");
+    }
 
     fn events(chunks: &[&[u8]]) -> Vec<String> {
         let mut parser = SseParser::new();

@@ -6,14 +6,7 @@ use a2a_core::{A2aError, Binding, TaskState};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-/// An SSE event carrying `data` (CRLF framing, like the reference SDK).
-pub fn frame(data: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(data.len() + 10);
-    out.extend_from_slice(b"data: ");
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n\r\n");
-    Bytes::from(out)
-}
+pub use super::sse::frame;
 
 /// Wraps a StreamResponse in the binding's envelope.
 fn envelope(binding: Binding, rpc_id: Option<&Value>, stream_response: Value) -> Value {

@@ -112,12 +112,7 @@ pub(super) fn chunks(response: Response<Incoming>) -> futures::stream::BoxStream
         .boxed()
 }
 
-pub(super) fn is_event_stream(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
-}
+pub(super) use crate::protocol::sse::is_event_stream;
 
 pub(super) fn relayed_headers(from: &HeaderMap) -> HeaderMap {
     let mut out = HeaderMap::new();

@@ -300,12 +300,7 @@ const ABANDONED_STREAM_GRACE: Duration = Duration::from_secs(10);
 /// already; a stream is read until its first event, so that the task it started is known — and its
 /// live-task lease kept — before the backend connection is closed.
 async fn settle_abandoned(response: Response<Body>) {
-    let streaming = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !streaming {
+    if !crate::protocol::sse::is_event_stream(response.headers()) {
         return;
     }
     let mut body = response.into_body();

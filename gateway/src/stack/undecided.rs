@@ -36,11 +36,11 @@ pub(super) fn answer(
         (Binding::Rest, false) => (result, "application/json"),
     };
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
-    let bytes = match content_type {
-        "text/event-stream" => [b"data: ".as_slice(), &bytes, b"\n\n"].concat(),
-        _ => bytes,
+    let body = match content_type {
+        "text/event-stream" => crate::protocol::sse::frame(&bytes),
+        _ => bytes.into(),
     };
-    let mut response = Response::new(Body::from(bytes));
+    let mut response = Response::new(Body::from(body));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     Some(response)
 }

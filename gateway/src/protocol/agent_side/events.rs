@@ -3,14 +3,6 @@
 
 use super::*;
 
-pub(super) fn frame(data: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(data.len() + 10);
-    out.extend_from_slice(b"data: ");
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n\r\n");
-    Bytes::from(out)
-}
-
 pub(super) struct Converter {
     dialect: Dialect,
     /// A 0.3 agent's events in its HTTP+JSON binding (bare StreamResponses), not JSON-RPC.

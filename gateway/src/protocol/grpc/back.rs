@@ -57,11 +57,7 @@ pub fn unary_answer(call: &A2aCall, method: &Method, message: &[u8]) -> Result<V
 /// One streamed message (a StreamResponse) as the SSE event of the call's binding.
 pub fn stream_event(call: &A2aCall, method: &Method, message: &[u8]) -> Result<Bytes, A2aError> {
     let data = in_binding(call, answer_json(method, &method.output, message)?)?;
-    let mut out = Vec::with_capacity(data.len() + 10);
-    out.extend_from_slice(b"data: ");
-    out.extend_from_slice(&data);
-    out.extend_from_slice(b"\r\n\r\n");
-    Ok(Bytes::from(out))
+    Ok(crate::protocol::sse::frame(&data))
 }
 
 #[cfg(test)]

@@ -85,11 +85,7 @@ pub async fn answer(
     deadline: Option<tokio::time::Instant>,
 ) -> Response<Body> {
     let (parts, body) = response.into_parts();
-    let is_stream = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+    let is_stream = crate::protocol::sse::is_event_stream(&parts.headers);
     let mut headers = HeaderMap::new();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(super::CONTENT_TYPE));
     for name in ["a2a-version", "a2a-extensions", "x-request-id"] {
