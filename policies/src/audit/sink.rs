@@ -199,6 +199,10 @@ impl SinkHandle {
 /// How often a failing target is retried when no record comes to trigger it.
 const RETRY_EVERY: Duration = Duration::from_millis(500);
 
+/// How long a busy writer waits after writing a batch before it takes the next: records reach their
+/// targets at most this much later, in batches, instead of waking the writer one by one.
+const LINGER: Duration = Duration::from_millis(2);
+
 /// Owns the writer thread. Call [`AuditSink::shutdown`] on graceful shutdown.
 pub struct AuditSink {
     handle: SinkHandle,
@@ -324,51 +328,72 @@ struct Writer {
 
 impl Writer {
     fn run(mut self, mut rx: mpsc::Receiver<Msg>) {
-        while let Some(msg) = rx.blocking_recv() {
-            match msg {
-                Msg::Record(record) => self.write(&record),
-                Msg::Wake => {}
-                Msg::Flush(reply) => {
-                    self.report_drops();
-                    self.report_refusals();
-                    let _ = reply.send(self.sync());
+        // An idle writer blocks until the next message; a busy one takes what is queued, writes it
+        // out, and lets `LINGER` pass before it looks again, so that a busy request path does not
+        // wake it (a futex wake and two context switches, on a shared core) for every record.
+        while let Some(first) = rx.blocking_recv() {
+            let mut next = Some(first);
+            while let Some(msg) = next.take() {
+                if let Some(reply) = self.take(msg) {
+                    return self.shut_down(rx, reply);
                 }
-                Msg::Shutdown(reply) => {
-                    rx.close();
-                    while let Ok(msg) = rx.try_recv() {
-                        match msg {
-                            Msg::Record(record) => self.write(&record),
-                            Msg::Wake => {}
-                            Msg::Flush(other) | Msg::Shutdown(other) => {
-                                self.report_drops();
-                                let _ = other.send(self.sync());
-                            }
+                self.report_drops();
+                self.report_refusals();
+                next = match rx.try_recv() {
+                    Ok(msg) => Some(msg),
+                    Err(_) => {
+                        self.flush();
+                        // The flush may be the write that ended an outage: report its refusals
+                        // now, not with the next record, which may be long in coming.
+                        if self.report_refusals() {
+                            self.flush();
                         }
-                        self.report_drops();
+                        std::thread::sleep(LINGER);
+                        rx.try_recv().ok()
                     }
-                    self.report_drops();
-                    self.report_refusals();
-                    for i in 0..self.targets.len() {
-                        let sealed = self.targets[i].seal();
-                        self.note(i, sealed);
-                    }
-                    let _ = reply.send(self.sync());
-                    return;
-                }
-            }
-            self.report_drops();
-            self.report_refusals();
-            if rx.is_empty() {
-                self.flush();
-                // The flush may be the write that ended an outage: report its refusals now, not
-                // with the next record, which may be long in coming.
-                if self.report_refusals() {
-                    self.flush();
-                }
+                };
             }
         }
         self.report_drops();
         let _ = self.sync();
+    }
+
+    /// Handles one message; a shutdown is handed back with its reply.
+    fn take(&mut self, msg: Msg) -> Option<oneshot::Sender<Result<(), AuditError>>> {
+        match msg {
+            Msg::Record(record) => self.write(&record),
+            Msg::Wake => {}
+            Msg::Flush(reply) => {
+                self.report_drops();
+                self.report_refusals();
+                let _ = reply.send(self.sync());
+            }
+            Msg::Shutdown(reply) => return Some(reply),
+        }
+        None
+    }
+
+    /// Drains the queue, seals and syncs every target, then answers the shutdown.
+    fn shut_down(mut self, mut rx: mpsc::Receiver<Msg>, reply: oneshot::Sender<Result<(), AuditError>>) {
+        rx.close();
+        while let Ok(msg) = rx.try_recv() {
+            match msg {
+                Msg::Record(record) => self.write(&record),
+                Msg::Wake => {}
+                Msg::Flush(other) | Msg::Shutdown(other) => {
+                    self.report_drops();
+                    let _ = other.send(self.sync());
+                }
+            }
+            self.report_drops();
+        }
+        self.report_drops();
+        self.report_refusals();
+        for i in 0..self.targets.len() {
+            let sealed = self.targets[i].seal();
+            self.note(i, sealed);
+        }
+        let _ = reply.send(self.sync());
     }
 
     fn report_drops(&mut self) {
