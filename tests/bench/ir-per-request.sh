@@ -5,6 +5,8 @@
 # Kernel time (system calls, wake-ups) is not in it; `compare.sh` measures that side.
 #
 #   tests/bench/ir-per-request.sh <gateway binary> [<second gateway binary>] [requests (default 2000)]
+#   IR_SCENARIO=full-stack tests/bench/ir-per-request.sh ...   (the full-stack scenario instead:
+#                          configs/full-stack.yaml, its token and body; the audit log goes to a scratch dir)
 #
 # Needs valgrind (Debian's package) and target/release/a2a-bench
 # (`cargo build --release -p a2a-bench`). Sends `requests` sequential requests on one keep-alive
@@ -32,14 +34,22 @@ backend=$(sed -n 's/^listening //p' "$work/backend.out")
 
 client=$root/tests/bench/send-messages.py
 
+scenario=${IR_SCENARIO:-plain}
+client_args=()
+if [[ $scenario == full-stack ]]; then
+    configs=$root/tests/bench/configs
+    client_args=(--body-file "$configs/full-stack.body.json" --token-file "$configs/full-stack.token")
+    export BENCH_BACKEND_URL=$backend BENCH_WORK_DIR=$work BENCH_CONFIG_DIR=$configs
+fi
+
 for bin in "${bins[@]}"; do
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    cat >"$work/gateway.yaml" <<EOF
-listeners: {public: 127.0.0.1:$port, admin: null}
-health: {interval: 30s}
-routing: {default_skill: bench}
-backends: [{name: bench, url: "$backend"}]
-EOF
+    if [[ $scenario == full-stack ]]; then
+        sed "s/public: 127.0.0.1:0/public: 127.0.0.1:$port/" "$configs/full-stack.yaml" >"$work/gateway.yaml"
+    else
+        printf '%s\n' "listeners: {public: 127.0.0.1:$port, admin: null}" "health: {interval: 30s}" \
+            "routing: {default_skill: bench}" "backends: [{name: bench, url: \"$backend\"}]" >"$work/gateway.yaml"
+    fi
     rm -f "$work"/cg.out*
     valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$bin" serve --config "$work/gateway.yaml" \
         >"$work/gateway.log" 2>&1 &
@@ -49,13 +59,13 @@ EOF
         curl -sf -o /dev/null "http://127.0.0.1:$port/.well-known/agent-card.json" && break
         sleep 0.3
     done
-    python3 "$client" "$port" 300
+    python3 "$client" "$port" 300 "${client_args[@]}"
     callgrind_control -z "$gateway" >/dev/null 2>&1
-    python3 "$client" "$port" "$requests"
+    python3 "$client" "$port" "$requests" "${client_args[@]}"
     callgrind_control -d "$gateway" >/dev/null 2>&1
     kill -TERM "$gateway"
     wait "$gateway" 2>/dev/null || true
     total=$(callgrind_annotate "$(ls "$work"/cg.out.* | sort | head -1)" 2>/dev/null \
         | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
-    echo "$bin: $((total / requests)) Ir per request ($requests requests)"
+    echo "$bin: $((total / requests)) Ir per request ($requests requests, $scenario)"
 done

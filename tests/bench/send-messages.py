@@ -2,10 +2,12 @@
 bench scripts that measure the gateway's own cost per request (ir-per-request.sh, tls-cost.sh).
 
     send-messages.py PORT REQUESTS [--connections N] [--mode plain|tls|handshake] [--ca FILE]
+                     [--body-file FILE] [--token-file FILE]
 
 plain: HTTP/1.1 kept alive; tls: TLS 1.3 kept alive; handshake: a new TLS connection per request.
 REQUESTS are split evenly over the connections (the remainder is not sent). Exits non-zero on any
-answer other than 200."""
+answer other than 200. --body-file sends that JSON-RPC body instead of the plain one, --token-file
+adds `Authorization: Bearer` with that token (the full-stack scenario's files in configs/)."""
 
 import argparse
 import socket
@@ -15,8 +17,6 @@ import threading
 
 BODY = (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1",'
         b'"role":"ROLE_USER","parts":[{"text":"hello"}],"metadata":{"skillId":"bench"}}}}')
-REQUEST = (b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\na2a-version: 1.0\r\n"
-           b"content-length: %d\r\n\r\n" % len(BODY)) + BODY
 
 args = argparse.ArgumentParser()
 args.add_argument("port", type=int)
@@ -24,7 +24,18 @@ args.add_argument("requests", type=int)
 args.add_argument("--connections", type=int, default=1)
 args.add_argument("--mode", choices=["plain", "tls", "handshake"], default="plain")
 args.add_argument("--ca")
+args.add_argument("--body-file")
+args.add_argument("--token-file")
 args = args.parse_args()
+if args.body_file:
+    with open(args.body_file, "rb") as f:
+        BODY = f.read().strip()
+AUTH = b""
+if args.token_file:
+    with open(args.token_file, "rb") as f:
+        AUTH = b"authorization: Bearer " + f.read().strip() + b"\r\n"
+REQUEST = (b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\na2a-version: 1.0\r\n"
+           + AUTH + b"content-length: %d\r\n\r\n" % len(BODY)) + BODY
 context = None
 if args.mode != "plain":
     context = ssl.create_default_context(cafile=args.ca)
