@@ -68,12 +68,24 @@ pub const RESERVED_AUTHORITIES: [&str; 4] = ["api-key", "introspection", "mtls",
 impl Caller {
     /// The caller of a gateway without authentication, known by its address.
     pub fn anonymous(address: IpAddr) -> Caller {
-        Caller {
-            id: Arc::from(format!("ip:{address}")),
-            tenant: None,
-            scopes: Arc::from([]),
-            auth: AuthMethod::Anonymous,
+        // Calls from one address come in runs (a connection's requests, one after the other on a
+        // worker thread): each thread writes the caller of the address it saw last once, not per call.
+        thread_local! {
+            static LAST: std::cell::RefCell<Option<(IpAddr, Caller)>> = const { std::cell::RefCell::new(None) };
         }
+        LAST.with_borrow_mut(|last| match last {
+            Some((seen, caller)) if *seen == address => caller.clone(),
+            _ => {
+                let caller = Caller {
+                    id: Arc::from(format!("ip:{address}")),
+                    tenant: None,
+                    scopes: Arc::from([]),
+                    auth: AuthMethod::Anonymous,
+                };
+                *last = Some((address, caller.clone()));
+                caller
+            }
+        })
     }
 
     /// Who vouched for the caller's tenant: the JWT issuer, `api-key` (the gateway's own key list)
@@ -123,5 +135,17 @@ mod tests {
         assert_eq!(authorities, reserved);
         let jwt = caller(AuthMethod::Jwt { issuer: Arc::from("https://idp") });
         assert_eq!(jwt.tenant_authority(), "https://idp");
+    }
+
+    /// The cached anonymous caller is the caller of the address asked for, whatever came before.
+    #[test]
+    fn an_anonymous_caller_is_known_by_its_own_address() {
+        let a: IpAddr = [10, 0, 0, 1].into();
+        let b: IpAddr = "::1".parse().unwrap();
+        for (address, id) in [(a, "ip:10.0.0.1"), (a, "ip:10.0.0.1"), (b, "ip:::1"), (a, "ip:10.0.0.1")] {
+            let caller = Caller::anonymous(address);
+            assert_eq!((&*caller.id, caller.tenant.is_none(), caller.scopes.len()), (id, true, 0));
+            assert_eq!(caller.auth, AuthMethod::Anonymous);
+        }
     }
 }
