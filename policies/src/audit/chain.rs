@@ -114,19 +114,43 @@ impl Chain {
             out.push(b',');
         }
         out.extend_from_slice(b"\"seq\":");
-        out.extend_from_slice(self.seq.to_string().as_bytes());
+        push_decimal(out, self.seq);
         out.extend_from_slice(b",\"prev\":\"");
-        out.extend_from_slice(hex::encode(self.prev).as_bytes());
+        push_hex(out, &self.prev);
         out.extend_from_slice(b"\"}");
         if record.kind.event() == SEAL_EVENT {
             let mac = self.key.seal_mac(&out[start..]);
             out.pop();
             out.extend_from_slice(b",\"mac\":\"");
-            out.extend_from_slice(hex::encode(mac).as_bytes());
+            push_hex(out, &mac);
             out.extend_from_slice(b"\"}");
         }
         self.prev = self.key.hash(&out[start..]);
         self.seq += 1;
+    }
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Appends `bytes` as lower-case hex (what `hex::encode` writes, without its allocation).
+fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)]);
+        out.push(DIGITS[usize::from(byte & 0xf)]);
     }
 }
 
@@ -195,6 +219,19 @@ impl Link {
 mod tests {
     use super::*;
     use crate::audit::record::Kind;
+
+    #[test]
+    fn numbers_and_hashes_are_written_as_the_formatter_and_hex_write_them() {
+        for n in [0, 7, 10, 99, 1_000_001, u64::MAX] {
+            let mut out = Vec::new();
+            push_decimal(&mut out, n);
+            assert_eq!(out, n.to_string().into_bytes());
+        }
+        let bytes: Vec<u8> = (0..=255).collect();
+        let mut out = Vec::new();
+        push_hex(&mut out, &bytes);
+        assert_eq!(out, hex::encode(&bytes).into_bytes());
+    }
 
     #[test]
     fn each_line_links_to_the_hash_of_the_one_before() {

@@ -201,34 +201,35 @@ impl Record {
         Record { at: SystemTime::now(), common: None, kind }
     }
 
-    /// Appends the record as one JSON object (no line break) to `out`.
+    /// Appends the record as one JSON object (no line break) to `out`: `ts` and `event`, the common
+    /// facts, then what the kind adds. The records of one call share their common facts, so the
+    /// writer thread keeps the last one written and copies it rather than escaping it again.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         let start = out.len();
-        let mut serializer = serde_json::Serializer::new(&mut *out);
-        // Writing into a Vec with string keys cannot fail.
-        let _ = self.serialize_into(&mut serializer);
+        out.extend_from_slice(b"{\"ts\":\"");
+        push_timestamp(out, self.at);
+        out.extend_from_slice(b"\",\"event\":\"");
+        // Event names are ASCII identifiers: nothing to escape.
+        out.extend_from_slice(self.kind.event().as_bytes());
+        out.push(b'"');
+        if let Some(common) = &self.common {
+            LAST_COMMON.with_borrow_mut(|last| {
+                if last.as_ref().is_none_or(|(seen, _)| seen != common) {
+                    let mut fragment = Vec::with_capacity(256);
+                    push_entries(&mut fragment, |map| serialize_common(common, map));
+                    *last = Some((common.clone(), fragment));
+                }
+                if let Some((_, fragment)) = last {
+                    out.extend_from_slice(fragment);
+                }
+            });
+        }
+        push_entries(out, |map| self.serialize_kind(map));
+        out.push(b'}');
         escape_line_breakers(out, start);
     }
 
-    fn serialize_into(&self, serializer: &mut serde_json::Serializer<&mut Vec<u8>>) -> serde_json::Result<()> {
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("ts", &humantime::format_rfc3339_millis(self.at).to_string())?;
-        map.serialize_entry("event", self.kind.event())?;
-        if let Some(c) = &self.common {
-            map.serialize_entry("caller", &c.caller.as_deref())?;
-            map.serialize_entry("tenant", &c.tenant.as_deref())?;
-            map.serialize_entry("request_id", &c.request_id.as_deref())?;
-            map.serialize_entry("trace_id", &c.trace_id.as_deref())?;
-            map.serialize_entry("skill", &c.skill.as_deref())?;
-            map.serialize_entry("backend", &c.backend.as_deref())?;
-            map.serialize_entry("task_id", &c.task_id.as_deref())?;
-            map.serialize_entry("context_id", &c.context_id.as_deref())?;
-            map.serialize_entry("binding", &c.binding.map(|b| b.to_string()))?;
-            map.serialize_entry("operation", &c.operation.map(Operation::method_name))?;
-            if let Some(routed_by) = &c.routed_by {
-                map.serialize_entry("routed_by", &**routed_by)?;
-            }
-        }
+    fn serialize_kind(&self, map: &mut Map<'_>) -> serde_json::Result<()> {
         match &self.kind {
             Kind::Received { content } => {
                 if let Some(content) = content {
@@ -313,8 +314,68 @@ impl Record {
             }
             Kind::Seal { reason } => map.serialize_entry("reason", reason)?,
         }
-        map.end()
+        Ok(())
     }
+}
+
+type Map<'a> = serde_json::ser::Compound<'a, &'a mut Vec<u8>, serde_json::ser::CompactFormatter>;
+
+thread_local! {
+    /// The common facts last written on this thread, and their JSON entries.
+    static LAST_COMMON: std::cell::RefCell<Option<(Common, Vec<u8>)>> = const { std::cell::RefCell::new(None) };
+    /// The millisecond last written on this thread, and its RFC 3339 form.
+    static LAST_STAMP: std::cell::Cell<(u128, [u8; 24])> = const { std::cell::Cell::new((u128::MAX, [0; 24])) };
+}
+
+/// Appends the entries `write` makes, each after a comma, as they go inside an object.
+fn push_entries(out: &mut Vec<u8>, write: impl FnOnce(&mut Map<'_>) -> serde_json::Result<()>) {
+    let start = out.len();
+    {
+        let mut serializer = serde_json::Serializer::new(&mut *out);
+        // Writing into a Vec with string keys cannot fail.
+        if let Ok(mut map) = serializer.serialize_map(None) {
+            let _ = write(&mut map);
+            let _ = SerializeMap::end(map);
+        }
+    }
+    // `{` + entries + `}` became `,` + entries; an empty map leaves nothing.
+    if out.len() - start <= 2 {
+        out.truncate(start);
+    } else {
+        out[start] = b',';
+        out.pop();
+    }
+}
+
+/// Appends `at` as RFC 3339 UTC with milliseconds (`2026-12-04T23:29:02.587Z`).
+fn push_timestamp(out: &mut Vec<u8>, at: SystemTime) {
+    let millis = at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let (seen, mut text) = LAST_STAMP.get();
+    if seen != millis {
+        let formatted = humantime::format_rfc3339_millis(at).to_string();
+        text = [0; 24];
+        let len = formatted.len().min(24);
+        text[..len].copy_from_slice(&formatted.as_bytes()[..len]);
+        LAST_STAMP.set((millis, text));
+    }
+    out.extend_from_slice(&text);
+}
+
+fn serialize_common(c: &Common, map: &mut Map<'_>) -> serde_json::Result<()> {
+    map.serialize_entry("caller", &c.caller.as_deref())?;
+    map.serialize_entry("tenant", &c.tenant.as_deref())?;
+    map.serialize_entry("request_id", &c.request_id.as_deref())?;
+    map.serialize_entry("trace_id", &c.trace_id.as_deref())?;
+    map.serialize_entry("skill", &c.skill.as_deref())?;
+    map.serialize_entry("backend", &c.backend.as_deref())?;
+    map.serialize_entry("task_id", &c.task_id.as_deref())?;
+    map.serialize_entry("context_id", &c.context_id.as_deref())?;
+    map.serialize_entry("binding", &c.binding.map(Binding::as_str))?;
+    map.serialize_entry("operation", &c.operation.map(Operation::method_name))?;
+    if let Some(routed_by) = &c.routed_by {
+        map.serialize_entry("routed_by", &**routed_by)?;
+    }
+    Ok(())
 }
 
 /// serde_json escapes C0 controls but writes DEL, the C1 controls (NEL among them) and the line and

@@ -80,3 +80,51 @@ fn content_is_the_message_parts_on_one_line() {
     let value = json(&Record::event(Common::default(), Kind::Received { content: Some(content) }));
     assert_eq!(value["content"]["parts"], serde_json::Value::Null);
 }
+
+/// The writer thread copies the common facts it wrote last: a run of records of one call, records
+/// of another call between them, and a record without common facts come out byte for byte as a
+/// thread that never wrote before writes them, keys in their documented order.
+#[test]
+fn records_read_the_same_whichever_records_came_before() {
+    let common = |caller: &str, task: &str| Common {
+        caller: Some(caller.into()),
+        task_id: Some(task.into()),
+        request_id: Some("r-\u{2028}".into()),
+        binding: Some(Binding::JsonRpc),
+        operation: Some(Operation::SendMessage),
+        ..Common::default()
+    };
+    let records = vec![
+        Record::event(common("alice", "t1"), Kind::State { state: TaskState::Working, source: Source::Stream }),
+        Record::event(common("alice", "t1"), Kind::Ended { state: TaskState::Completed, duration: Duration::ZERO }),
+        Record::meta(Kind::Seal { reason: "rotate" }),
+        Record::event(common("bob", "t2"), Kind::State { state: TaskState::Failed, source: Source::Response }),
+        Record::event(common("alice", "t1"), Kind::Received { content: None }),
+    ];
+    let fresh = |record: Record| {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            record.write_json(&mut out);
+            out
+        })
+        .join()
+        .unwrap()
+    };
+    for record in &records {
+        let mut out = Vec::new();
+        record.write_json(&mut out);
+        assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&fresh(record.clone())));
+        let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.starts_with("{\"ts\":\"") && text[31..].starts_with("\",\"event\":\""), "{text}");
+        assert_eq!(value["ts"].as_str().unwrap().len(), 24, "{value}");
+        if record.common.is_some() {
+            let at = |key: &str| text.find(&format!("\"{key}\":")).unwrap();
+            let order = ["event", "caller", "tenant", "request_id", "trace_id", "skill", "backend", "task_id"];
+            assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{text}");
+            assert!(at("context_id") < at("binding") && at("binding") < at("operation"), "{text}");
+            assert_eq!(value["request_id"], "r-\u{2028}");
+            assert!(text.contains("r-\\u2028"), "line separators stay escaped");
+        }
+    }
+}
