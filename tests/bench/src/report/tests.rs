@@ -62,7 +62,7 @@ fn saturation_compares_with_agentgateway_round_by_round_when_it_ran() {
         "{report}"
     );
     assert!(
-        report.contains("at saturation, gateway, no policies | ≤ 12 µs | 55.0 (50.0–60.0) µs | **not met** |"),
+        report.contains("at saturation, gateway, no policies | ≤ 25 µs | 55.0 (50.0–60.0) µs | **not met** |"),
         "{report}"
     );
 }
