@@ -140,6 +140,9 @@ struct CallMetrics {
 }
 
 thread_local! {
+    /// [`BACKEND_DURATION`]'s handle per backend.
+    static BACKEND_DURATIONS: std::cell::RefCell<std::collections::HashMap<Box<str>, metrics::Histogram>> =
+        std::cell::RefCell::default();
     /// By the hash of their labels; a hash shared by two label sets holds both.
     static CALL_METRICS: std::cell::RefCell<std::collections::HashMap<u64, Vec<CallMetrics>>> =
         std::cell::RefCell::default();
@@ -190,6 +193,19 @@ impl CallMetrics {
             overhead: metrics::histogram!(OVERHEAD, "operation" => operation),
         }
     }
+}
+
+/// Records how long `backend` took to answer a call, through a handle each thread registers once
+/// per backend (as [`CallMetrics`] does for the per-call metrics).
+pub fn record_backend_duration(backend: &str, seconds: f64) {
+    BACKEND_DURATIONS.with_borrow_mut(|handles| match handles.get(backend) {
+        Some(histogram) => histogram.record(seconds),
+        None => {
+            let histogram = metrics::histogram!(BACKEND_DURATION, "backend" => backend.to_owned());
+            histogram.record(seconds);
+            handles.insert(backend.into(), histogram);
+        }
+    });
 }
 
 fn status_class(status: u16) -> &'static str {
@@ -260,5 +276,15 @@ mod tests {
         CallMetrics::with(labels("review", "ok"), |m| assert_eq!(&*m.skill, "review"));
         CallMetrics::with(labels("echo", "backend_5xx"), |m| assert_eq!(m.outcome, "backend_5xx"));
         assert_eq!(cached(), before + 3);
+    }
+
+    #[test]
+    fn a_backend_registers_its_duration_handle_once() {
+        let cached = || BACKEND_DURATIONS.with_borrow(|handles| handles.len());
+        let before = cached();
+        for backend in ["echo", "echo", "review", "echo"] {
+            record_backend_duration(backend, 0.001);
+        }
+        assert_eq!(cached(), before + 2);
     }
 }

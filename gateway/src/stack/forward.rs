@@ -14,7 +14,6 @@ use http::{Request, Response};
 use tower::Service;
 
 use crate::gateway::Gateway;
-use crate::metrics::BACKEND_DURATION;
 use crate::observers::Exchange;
 use crate::protocol::decode::Checked;
 use crate::proxy::{ForwardError, Outbound};
@@ -144,7 +143,7 @@ impl Attempt<'_> {
                 span.finish(result.as_ref().err().map(|e| e.error().reason()));
             }
             let waited = asked.elapsed();
-            metrics::histogram!(BACKEND_DURATION, "backend" => backend.name.to_string()).record(waited.as_secs_f64());
+            crate::metrics::record_backend_duration(&backend.name, waited.as_secs_f64());
             if let Some(info) = self.info {
                 info.add_backend_time(waited);
             }
