@@ -14,6 +14,7 @@ mod operation;
 mod parse;
 mod protojson;
 mod requests;
+pub mod strict;
 
 pub use card::{
     AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface, AgentProvider, AgentSkill,
@@ -26,7 +27,7 @@ pub use objects::{
     TaskStatus, TaskStatusUpdateEvent,
 };
 pub use operation::Operation;
-pub use parse::{ParseError, parse, parse_object};
+pub use parse::{ParseError, parse, parse_object, parse_object_strict};
 pub use protojson::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
 pub use requests::{
     AuthenticationInfo, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,

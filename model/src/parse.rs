@@ -31,6 +31,24 @@ pub fn parse_object<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, Pa
     }
 }
 
+/// [`parse_object`], refusing a key repeated in any object of `json` in the same pass (see
+/// [`strict`](crate::strict)): what a request is read with, so that nothing else need walk it first.
+pub fn parse_object_strict<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseError> {
+    if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return parse_object(json);
+    }
+    let mut de = serde_json::Deserializer::from_slice(json);
+    match crate::strict::deserialize(&mut de).and_then(|value| de.end().map(|()| value)) {
+        Ok(value) => Ok(value),
+        Err(_) => {
+            let mut de = serde_json::Deserializer::from_slice(json);
+            let value = serde_path_to_error::deserialize(crate::strict::Strict(&mut de)).map_err(tracked_error)?;
+            de.end().map_err(|e| ParseError::Json(e.to_string()))?;
+            Ok(value)
+        }
+    }
+}
+
 /// Parses `json` into `T`, naming the offending field by its JSON pointer.
 ///
 /// The common case, a body that parses, takes serde_json's plain path; only a failure is read again
@@ -46,17 +64,20 @@ pub fn parse<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseErro
 /// [`parse`] with the path of the offending field tracked.
 fn parse_tracked<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseError> {
     let mut de = serde_json::Deserializer::from_slice(json);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let pointer = pointer_of(e.path());
-        let inner = e.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            ParseError::Json(inner.to_string())
-        } else {
-            ParseError::Invalid { pointer, message: strip_position(&inner.to_string()) }
-        }
-    })?;
+    let value = serde_path_to_error::deserialize(&mut de).map_err(tracked_error)?;
     de.end().map_err(|e| ParseError::Json(e.to_string()))?;
     Ok(value)
+}
+
+/// A failed read with its path, as the offending field's pointer and what is wrong with it.
+fn tracked_error(e: serde_path_to_error::Error<serde_json::Error>) -> ParseError {
+    let pointer = pointer_of(e.path());
+    let inner = e.into_inner();
+    if inner.is_syntax() || inner.is_eof() {
+        ParseError::Json(inner.to_string())
+    } else {
+        ParseError::Invalid { pointer, message: strip_position(&inner.to_string()) }
+    }
 }
 
 /// `message.parts[0].text` → `/message/parts/0/text`.

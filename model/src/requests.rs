@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 use super::card::AgentCard;
 use super::objects::{Message, SendMessageResponse, Task};
 use super::operation::Operation;
-use super::parse::{ParseError, parse, parse_object};
+use super::parse::{ParseError, parse, parse_object, parse_object_strict};
 use super::protojson::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
 
 /// `SendMessage` / `SendStreamingMessage` params.
@@ -204,25 +204,30 @@ pub enum Request {
 
 impl Request {
     /// Parses the `params` of a 1.0 request (JSON-RPC `params`, or an HTTP+JSON body completed with
-    /// the path's ids). Absent params read as `{}`.
+    /// the path's ids), refusing a key repeated in any object in the same pass. Absent params read as
+    /// `{}`.
     pub fn parse(operation: Operation, params: Option<&RawValue>) -> Result<Request, ParseError> {
         let json = params.map_or("{}", RawValue::get).as_bytes();
         Ok(match operation {
-            Operation::SendMessage => Request::SendMessage(parse_object(json)?),
-            Operation::SendStreamingMessage => Request::SendStreamingMessage(parse_object(json)?),
-            Operation::GetTask => Request::GetTask(parse_object(json)?),
-            Operation::ListTasks => Request::ListTasks(parse_object(json)?),
-            Operation::CancelTask => Request::CancelTask(parse_object(json)?),
-            Operation::SubscribeToTask => Request::SubscribeToTask(parse_object(json)?),
+            Operation::SendMessage => Request::SendMessage(parse_object_strict(json)?),
+            Operation::SendStreamingMessage => Request::SendStreamingMessage(parse_object_strict(json)?),
+            Operation::GetTask => Request::GetTask(parse_object_strict(json)?),
+            Operation::ListTasks => Request::ListTasks(parse_object_strict(json)?),
+            Operation::CancelTask => Request::CancelTask(parse_object_strict(json)?),
+            Operation::SubscribeToTask => Request::SubscribeToTask(parse_object_strict(json)?),
             Operation::CreateTaskPushNotificationConfig => {
-                Request::CreateTaskPushNotificationConfig(parse_object(json)?)
+                Request::CreateTaskPushNotificationConfig(parse_object_strict(json)?)
             }
-            Operation::GetTaskPushNotificationConfig => Request::GetTaskPushNotificationConfig(parse_object(json)?),
-            Operation::ListTaskPushNotificationConfigs => Request::ListTaskPushNotificationConfigs(parse_object(json)?),
+            Operation::GetTaskPushNotificationConfig => {
+                Request::GetTaskPushNotificationConfig(parse_object_strict(json)?)
+            }
+            Operation::ListTaskPushNotificationConfigs => {
+                Request::ListTaskPushNotificationConfigs(parse_object_strict(json)?)
+            }
             Operation::DeleteTaskPushNotificationConfig => {
-                Request::DeleteTaskPushNotificationConfig(parse_object(json)?)
+                Request::DeleteTaskPushNotificationConfig(parse_object_strict(json)?)
             }
-            Operation::GetExtendedAgentCard => Request::GetExtendedAgentCard(parse_object(json)?),
+            Operation::GetExtendedAgentCard => Request::GetExtendedAgentCard(parse_object_strict(json)?),
         })
     }
 

@@ -206,8 +206,7 @@ fn decode_v03_rest(
     let object = if body.iter().all(u8::is_ascii_whitespace) {
         Map::new()
     } else {
-        strict::check_unique_keys(body).map_err(json_refusal)?;
-        match serde_json::from_slice::<Value>(body).map_err(json_refusal)? {
+        match strict::from_slice::<Value>(body).map_err(json_refusal)? {
             Value::Object(object) => object,
             _ => return Err(A2aError::invalid_params("the request body must be a JSON object")),
         }

@@ -13,7 +13,7 @@ pub mod grpc;
 pub mod json_limits;
 pub mod observe;
 pub mod sse;
-pub mod strict;
+pub use a2a_model::strict;
 pub mod synthetic;
 pub mod translate;
 

@@ -44,7 +44,9 @@ pub(super) fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCa
     if first == Some(b'[') && serde_json::from_slice::<&RawValue>(body).is_ok() {
         return Err(refuse(None, A2aError::InvalidRequest("batch requests are not supported".into())));
     }
-    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
+    // Read strictly: a member named twice, or a key repeated inside a member other than `params`,
+    // is a malformed request object; `params` is kept raw here and read strictly into the model.
+    let envelope: Envelope = strict::from_slice(body).map_err(|e| {
         let error = if e.is_data() {
             A2aError::InvalidRequest("the request must be a JSON-RPC 2.0 request object with each member once".into())
         } else {
@@ -67,12 +69,12 @@ pub(super) fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCa
     let dialect = if v03_method { Dialect::V03 } else { Dialect::V1 };
     let refuse =
         |rpc_id: &Value, error| Refusal { dialect, binding: Binding::JsonRpc, rpc_id: Some(rpc_id.clone()), error };
-    if let Err(error) = strict::check_unique_keys(body) {
-        return Err(refuse(&rpc_id, json_refusal(error)));
-    }
     let request = if v03_method {
-        v03::request_to_v1(&method, envelope.params.map(|p| p.get().as_bytes()))
-            .map_err(|e| refuse(&rpc_id, e.into_request_error()))?
+        let params = envelope.params.map(|p| p.get().as_bytes());
+        if let Some(params) = params {
+            strict::check_unique_keys(params).map_err(|e| refuse(&rpc_id, json_refusal(e)))?;
+        }
+        v03::request_to_v1(&method, params).map_err(|e| refuse(&rpc_id, e.into_request_error()))?
     } else {
         let Some(operation) = Operation::from_method_name(&method) else {
             let error = A2aError::MethodNotFound("Method not found".into());

@@ -45,8 +45,7 @@ pub(super) fn decode_rest(
     check_version(headers)?;
     let has_body = !body.iter().all(u8::is_ascii_whitespace);
     let mut object = if has_body {
-        strict::check_unique_keys(body).map_err(json_refusal)?;
-        match serde_json::from_slice::<Value>(body).map_err(json_refusal)? {
+        match strict::from_slice::<Value>(body).map_err(json_refusal)? {
             Value::Object(object) => object,
             _ => return Err(A2aError::invalid_params("the request body must be a JSON object")),
         }

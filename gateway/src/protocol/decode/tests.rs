@@ -458,3 +458,52 @@ fn v03_rest_requests_are_read_into_1_0_and_refused_in_the_0_3_rest_form() {
         assert!(v["message"].is_string() && only_those, "{v}");
     }
 }
+
+/// A key repeated anywhere is refused in every binding and dialect, read in the same pass as the
+/// request itself: inside `params` as invalid params, in the request object (a member twice, or a
+/// key twice inside a member other than `params`) as an invalid request.
+#[test]
+fn a_repeated_key_is_refused_wherever_it_is() {
+    let message = r#""message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]"#;
+    let invalid_params = [
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{{message},"taskId":"a","taskId":"b"}}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{{message},"metadata":{{"x":{{"k":1,"k":2}}}}}}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{{message}}},"unknown":1}},"params":{{}}}}"#
+        ),
+        r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"parts":[{"text":"a","text":"b"}]}}}"#
+            .into(),
+    ];
+    for body in &invalid_params {
+        let refusal = rpc(body).expect_err(body);
+        assert!(
+            matches!(refusal.error, A2aError::InvalidParams { .. } | A2aError::InvalidRequest(_)),
+            "{body}: {:?}",
+            refusal.error
+        );
+    }
+    for body in [
+        r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"GetTask","params":{"id":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"},"extra":{"k":1,"k":2}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"},"extra":1,"extra":2}"#,
+    ] {
+        let refusal = rpc(body).expect_err(body);
+        assert!(matches!(refusal.error, A2aError::InvalidRequest(_)), "{body}: {:?}", refusal.error);
+    }
+    let inside_params = rpc(&invalid_params[0]).expect_err("repeated taskId");
+    assert!(inside_params.error.to_string().contains("appears twice"), "{}", inside_params.error);
+    // A 0.3 method's params (no A2A-Version: a 0.3 caller).
+    let v03 = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"a","id":"b"}}"#;
+    let refusal = decode(&Method::POST, "/", None, &HeaderMap::new(), v03.as_bytes()).expect_err(v03);
+    assert!(matches!(refusal.error, A2aError::InvalidParams { .. }), "{:?}", refusal.error);
+    // HTTP+JSON bodies, 1.0 and 0.3.
+    let rest = br#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a"}],"metadata":{"s":1,"s":2}}}"#;
+    let refusal = decode(&Method::POST, "/message:send", None, &v1(), rest).expect_err("1.0 REST");
+    assert!(matches!(refusal.error, A2aError::InvalidParams { .. }), "{:?}", refusal.error);
+    let refusal = decode(&Method::POST, "/v1/message:send", None, &HeaderMap::new(), rest).expect_err("0.3 REST");
+    assert!(matches!(refusal.error, A2aError::InvalidParams { .. }), "{:?}", refusal.error);
+}
