@@ -231,6 +231,45 @@ impl Request {
         })
     }
 
+    /// Reads the `params` of `operation` from `deserializer`, for a caller that reads the params
+    /// inside a larger document (the JSON-RPC envelope) in one pass. Objects only, like
+    /// [`Request::parse`]: serde would read a struct from an array, by position. Strictness is the
+    /// deserializer's (see [`strict`](crate::strict)).
+    pub fn read<'de, D: serde::Deserializer<'de>>(operation: Operation, deserializer: D) -> Result<Request, D::Error> {
+        fn object<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+            struct Object<T>(std::marker::PhantomData<T>);
+            impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Object<T> {
+                type Value = T;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                    T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                }
+            }
+            deserializer.deserialize_map(Object(std::marker::PhantomData))
+        }
+        Ok(match operation {
+            Operation::SendMessage => Request::SendMessage(object(deserializer)?),
+            Operation::SendStreamingMessage => Request::SendStreamingMessage(object(deserializer)?),
+            Operation::GetTask => Request::GetTask(object(deserializer)?),
+            Operation::ListTasks => Request::ListTasks(object(deserializer)?),
+            Operation::CancelTask => Request::CancelTask(object(deserializer)?),
+            Operation::SubscribeToTask => Request::SubscribeToTask(object(deserializer)?),
+            Operation::CreateTaskPushNotificationConfig => {
+                Request::CreateTaskPushNotificationConfig(object(deserializer)?)
+            }
+            Operation::GetTaskPushNotificationConfig => Request::GetTaskPushNotificationConfig(object(deserializer)?),
+            Operation::ListTaskPushNotificationConfigs => {
+                Request::ListTaskPushNotificationConfigs(object(deserializer)?)
+            }
+            Operation::DeleteTaskPushNotificationConfig => {
+                Request::DeleteTaskPushNotificationConfig(object(deserializer)?)
+            }
+            Operation::GetExtendedAgentCard => Request::GetExtendedAgentCard(object(deserializer)?),
+        })
+    }
+
     pub fn operation(&self) -> Operation {
         match self {
             Request::SendMessage(_) => Operation::SendMessage,

@@ -507,3 +507,45 @@ fn a_repeated_key_is_refused_wherever_it_is() {
     let refusal = decode(&Method::POST, "/v1/message:send", None, &HeaderMap::new(), rest).expect_err("0.3 REST");
     assert!(matches!(refusal.error, A2aError::InvalidParams { .. }), "{:?}", refusal.error);
 }
+
+/// The JSON-RPC envelope reads `params` straight into the model when `method` comes first, and
+/// keeps them raw for a second read otherwise: both readings accept the same requests into the same
+/// call and model, and refuse the same ones with the same error.
+#[test]
+fn params_read_with_the_envelope_or_after_it_decode_alike() {
+    let message = r#"{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}],"metadata":{"skillId":"echo"}}"#;
+    let cases = [
+        ("SendMessage", format!(r#"{{"message":{message}}}"#)),
+        ("SendStreamingMessage", format!(r#"{{"message":{message},"configuration":{{"historyLength":2}}}}"#)),
+        ("GetTask", r#"{"id":"t1","historyLength":3}"#.to_owned()),
+        ("CancelTask", r#"{"id":"t1","metadata":{"why":"done"}}"#.to_owned()),
+        ("ListTasks", r#"{"contextId":"c","pageSize":5}"#.to_owned()),
+        // Refused, each the same way in both orders.
+        ("GetTask", r#"["t1"]"#.to_owned()),
+        ("GetTask", r#"{"id":"t1","id":"t2"}"#.to_owned()),
+        ("GetTask", r#"{"id":7}"#.to_owned()),
+        ("SendMessage", r#"{"message":{"parts":[{"text":"a","text":"b"}]}}"#.to_owned()),
+        ("SendMessage", "null".to_owned()),
+        ("NoSuchMethod", r#"{"id":"t1"}"#.to_owned()),
+    ];
+    for (method, params) in cases {
+        let method_first = format!(r#"{{"jsonrpc":"2.0","id":"r","method":"{method}","params":{params}}}"#);
+        let params_first = format!(r#"{{"params":{params},"jsonrpc":"2.0","method":"{method}","id":"r"}}"#);
+        assert!(
+            matches!(
+                json_rpc::read_envelope(method_first.as_bytes()),
+                Ok(json_rpc::OnePass { params: json_rpc::Params::Read(_), .. })
+            ) || decode_any(&Method::POST, "/", None, &v1(), method_first.as_bytes()).is_err(),
+            "{method_first}: a well-formed request in the SDKs' order is read in one pass"
+        );
+        let one = decode_any(&Method::POST, "/", None, &v1(), method_first.as_bytes());
+        let two = decode_any(&Method::POST, "/", None, &v1(), params_first.as_bytes());
+        match (one, two) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!((a.call, a.request, a.body), (b.call, b.request, b.body), "{method_first}");
+            }
+            (Err(a), Err(b)) => assert_eq!(format!("{:?}", a.error), format!("{:?}", b.error), "{method_first}"),
+            (a, b) => panic!("{method_first}: {:?} against {:?}", a.map(|d| d.call), b.map(|d| d.call)),
+        }
+    }
+}
