@@ -165,6 +165,23 @@ struct ExampleAgentArgs {
     task_ttl_secs: u64,
 }
 
+/// The runtime: one worker per CPU the process may use; on a single CPU (a container limited to
+/// one, or a process pinned to one) the current-thread scheduler, which does the same work without
+/// the work-stealing queues, atomics and cross-thread wake-ups a lone worker gains nothing from.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let single = match std::env::var("A2A_RUNTIME").as_deref() {
+        Ok("current_thread") => true,
+        Ok("multi_thread") => false,
+        _ => cpus == 1,
+    };
+    if single {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Runtime::new()
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Check { file } = &cli.command {
@@ -219,7 +236,7 @@ fn main() -> ExitCode {
     }
     init_tracing();
     install_crypto_provider();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("cannot start the runtime: {error}");
