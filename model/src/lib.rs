@@ -27,11 +27,11 @@ pub use objects::{
     TaskStatus, TaskStatusUpdateEvent,
 };
 pub use operation::Operation;
-pub use parse::{ParseError, parse, parse_object, parse_object_strict};
+pub use parse::{ParseError, parse, parse_object};
 pub use protojson::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
 pub use requests::{
     AuthenticationInfo, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest, Request,
-    Response, SendMessageConfiguration, SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfig,
-    TaskPushNotificationConfigRef,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest, ParamsOf,
+    Request, Response, SendMessageConfiguration, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };

@@ -25,24 +25,37 @@ pub fn parse_object<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, Pa
     if json.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
         return parse(json);
     }
+    Err(not_an_object(json))
+}
+
+/// Why `json`, which does not start with `{`, is no object: not JSON at all, or another value.
+fn not_an_object(json: &[u8]) -> ParseError {
     match serde_json::from_slice::<serde::de::IgnoredAny>(json) {
-        Err(e) => Err(ParseError::Json(e.to_string())),
-        Ok(_) => Err(ParseError::invalid("", "expected a JSON object")),
+        Err(e) => ParseError::Json(e.to_string()),
+        Ok(_) => ParseError::invalid("", "expected a JSON object"),
     }
 }
 
-/// [`parse_object`], refusing a key repeated in any object of `json` in the same pass (see
-/// [`strict`](crate::strict)): what a request is read with, so that nothing else need walk it first.
-pub fn parse_object_strict<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseError> {
+/// Reads the JSON object `json` with `seed`, refusing a key repeated in any object of it in the same
+/// pass (see [`strict`](crate::strict)): what a request is read with, so that nothing else need walk
+/// it first. As in [`parse`], only a failing body is read again, with the path tracked, to name the
+/// offending field.
+pub(crate) fn parse_object_strict<'de, S: serde::de::DeserializeSeed<'de> + Copy>(
+    json: &'de [u8],
+    seed: S,
+) -> Result<S::Value, ParseError> {
     if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return parse_object(json);
+        return Err(not_an_object(json));
     }
     let mut de = serde_json::Deserializer::from_slice(json);
-    match crate::strict::deserialize(&mut de).and_then(|value| de.end().map(|()| value)) {
+    match seed.deserialize(crate::strict::Strict(&mut de)).and_then(|value| de.end().map(|()| value)) {
         Ok(value) => Ok(value),
         Err(_) => {
             let mut de = serde_json::Deserializer::from_slice(json);
-            let value = serde_path_to_error::deserialize(crate::strict::Strict(&mut de)).map_err(tracked_error)?;
+            let mut track = serde_path_to_error::Track::new();
+            let read =
+                seed.deserialize(serde_path_to_error::Deserializer::new(crate::strict::Strict(&mut de), &mut track));
+            let value = read.map_err(|e| tracked_error(serde_path_to_error::Error::new(track.path(), e)))?;
             de.end().map_err(|e| ParseError::Json(e.to_string()))?;
             Ok(value)
         }

@@ -202,33 +202,26 @@ pub enum Request {
     GetExtendedAgentCard(GetExtendedAgentCardRequest),
 }
 
+/// A seed that reads the params of one operation (see [`Request::read`]), for a reader that meets
+/// them inside a larger document.
+#[derive(Clone, Copy)]
+pub struct ParamsOf(pub Operation);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ParamsOf {
+    type Value = Request;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Request, D::Error> {
+        Request::read(self.0, deserializer)
+    }
+}
+
 impl Request {
     /// Parses the `params` of a 1.0 request (JSON-RPC `params`, or an HTTP+JSON body completed with
     /// the path's ids), refusing a key repeated in any object in the same pass. Absent params read as
     /// `{}`.
     pub fn parse(operation: Operation, params: Option<&RawValue>) -> Result<Request, ParseError> {
         let json = params.map_or("{}", RawValue::get).as_bytes();
-        Ok(match operation {
-            Operation::SendMessage => Request::SendMessage(parse_object_strict(json)?),
-            Operation::SendStreamingMessage => Request::SendStreamingMessage(parse_object_strict(json)?),
-            Operation::GetTask => Request::GetTask(parse_object_strict(json)?),
-            Operation::ListTasks => Request::ListTasks(parse_object_strict(json)?),
-            Operation::CancelTask => Request::CancelTask(parse_object_strict(json)?),
-            Operation::SubscribeToTask => Request::SubscribeToTask(parse_object_strict(json)?),
-            Operation::CreateTaskPushNotificationConfig => {
-                Request::CreateTaskPushNotificationConfig(parse_object_strict(json)?)
-            }
-            Operation::GetTaskPushNotificationConfig => {
-                Request::GetTaskPushNotificationConfig(parse_object_strict(json)?)
-            }
-            Operation::ListTaskPushNotificationConfigs => {
-                Request::ListTaskPushNotificationConfigs(parse_object_strict(json)?)
-            }
-            Operation::DeleteTaskPushNotificationConfig => {
-                Request::DeleteTaskPushNotificationConfig(parse_object_strict(json)?)
-            }
-            Operation::GetExtendedAgentCard => Request::GetExtendedAgentCard(parse_object_strict(json)?),
-        })
+        parse_object_strict(json, ParamsOf(operation))
     }
 
     /// Reads the `params` of `operation` from `deserializer`, for a caller that reads the params

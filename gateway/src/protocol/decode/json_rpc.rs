@@ -94,16 +94,6 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
-/// Reads a 1.0 operation's params into the model.
-struct ReadParams(Operation);
-
-impl<'de> serde::de::DeserializeSeed<'de> for ReadParams {
-    type Value = Request;
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Request, D::Error> {
-        Request::read(self.0, deserializer)
-    }
-}
-
 impl<'de> serde::de::Visitor<'de> for OnePassVisitor {
     type Value = OnePass<'de>;
 
@@ -125,7 +115,7 @@ impl<'de> serde::de::Visitor<'de> for OnePassVisitor {
                         _ => None,
                     };
                     out.params = match operation {
-                        Some(operation) => Params::Read(map.next_value_seed(ReadParams(operation))?),
+                        Some(operation) => Params::Read(map.next_value_seed(a2a_model::ParamsOf(operation))?),
                         // `null` reads as no params, as `Envelope` reads it.
                         None => map.next_value::<Option<&RawValue>>()?.map_or(Params::Absent, Params::Raw),
                     };
