@@ -130,7 +130,7 @@ async fn a_wrong_ca_an_expired_certificate_and_a_wrong_host_name_are_refused_bef
         let error = rpc_tls(&client, &root, "SendMessage", send.clone()).await.unwrap_err();
         let cut = ["connection closed", "broken pipe", "connection reset"].iter().any(|c| error.contains(c));
         assert!(error.contains(alert) || cut, "{name}: {error}");
-        let log = std::fs::read_to_string(&s.gw.log).unwrap();
+        let log = s.gw.log_with(&[logged]).await;
         assert!(log.contains(logged), "{name}: the gateway's log does not say '{logged}'");
     }
     // The official SDK client sees the handshake refusal too.
@@ -249,6 +249,6 @@ async fn a_bound_token_works_only_with_its_certificate() {
     // The certificate alone is not enough in this mode.
     let (status, body) = rpc_tls(&with_billing, &root, "SendMessage", send).await.unwrap();
     assert_eq!(status, 401, "{body}");
-    let log = std::fs::read_to_string(&s.gw.log).unwrap();
+    let log = s.gw.log_with(&["is another certificate's", "the token has no cnf.x5t#S256"]).await;
     assert!(log.contains("is another certificate's") && log.contains("the token has no cnf.x5t#S256"), "log");
 }

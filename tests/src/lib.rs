@@ -48,6 +48,20 @@ impl Proc {
         self.child.id()
     }
 
+    /// The process's log once it holds every one of `lines` (waiting up to 10 s: a process may
+    /// log an event after its peer has already seen the effect, e.g. a refused handshake), or as it
+    /// is then.
+    pub async fn log_with(&self, lines: &[&str]) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if lines.iter().all(|line| log.contains(line)) || std::time::Instant::now() > deadline {
+                return log;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Sends a signal (e.g. `SIGTERM`, `SIGHUP`) to the process.
     pub fn signal(&self, signal: &str) {
         let pid = self.pid().expect("process is running");
