@@ -134,7 +134,7 @@ async fn an_agents_failure_becomes_the_gateways_error_with_a_request_id_in_log_a
             }
             assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains(&request_id)), "{text}");
             // The operator finds the agent's answer in the log under the same id.
-            let log = std::fs::read_to_string(&gw.log).expect("gateway log");
+            let log = gw.log_with(&[&request_id]).await;
             let line = log.lines().find(|l| l.contains(&request_id) && l.contains("answered with an error"));
             assert!(line.is_some_and(|l| l.contains("db01")), "request id {request_id} not in the log:\n{log}");
         }
@@ -292,7 +292,7 @@ async fn a_huge_card_fails_its_fetch_without_being_read_whole() {
     let gw = gateway(BIN, &config(&[("huge", &base), ("echo", &echo.url)], extra)).await;
     let card = wait_for_skills(&gw.url, &["echo"]).await;
     assert!(!card.to_string().contains("huge"), "{card}");
-    let log = std::fs::read_to_string(&gw.log).expect("log");
+    let log = gw.log_with(&["larger than limits.max_card_bytes"]).await;
     assert!(log.contains("larger than limits.max_card_bytes"), "{log}");
     let pulled = served.load(Ordering::SeqCst);
     // The default cap is 1 MiB; what the gateway pulled is that plus what sat in socket buffers.
