@@ -272,10 +272,6 @@ impl Gateway {
             id: expired.task_id.clone(),
             metadata: None,
         });
-        let body = bytes::Bytes::from(crate::protocol::decode::encode(&mut call, &request));
-        let mut headers = http::HeaderMap::new();
-        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-        headers.insert("a2a-version", http::HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
         let exchange = crate::observers::Exchange {
             backend: backend.name.clone(),
             binding,
@@ -284,14 +280,7 @@ impl Gateway {
             request_id: Arc::from(format!("deadline-{}", expired.task_id)),
             skill: Some(Arc::from(expired.skill.as_str())),
         };
-        let outbound = crate::proxy::Outbound {
-            call: &call,
-            request: &request,
-            method: &http::Method::POST,
-            headers: &headers,
-            body,
-        };
-        if let Err(error) = self.forwarder.forward(backend, exchange, outbound).await {
+        if let Err(error) = self.forwarder.forward_own(backend, exchange, call, request).await {
             tracing::warn!(task_id = %expired.task_id, error = %error.into_error(), "could not cancel an expired task");
         }
     }

@@ -189,16 +189,29 @@ impl Forwarder {
         call.rpc_id = Some(serde_json::Value::from(&*exchange.request_id));
         let request =
             Request::GetTask(a2a_model::GetTaskRequest { tenant: None, id: task_id.to_owned(), history_length });
+        let response = self.forward_own(backend, exchange, call, request).await.ok()?;
+        let bytes = response.into_body().collect().await.ok()?.to_bytes();
+        let mut answer: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+        let task = answer.get_mut("result")?.take();
+        (task.get("id").and_then(serde_json::Value::as_str) == Some(task_id)).then_some(task)
+    }
+
+    /// Forwards a call the gateway makes itself (the tap's GetTask, a deadline's cancel): `request`
+    /// written by the one encoder, with the gateway's own headers, answered and observed like any
+    /// call. Sent as `POST`: these are JSON-RPC calls, or an HTTP+JSON cancel.
+    pub async fn forward_own(
+        &self,
+        backend: &Backend,
+        exchange: Exchange,
+        mut call: A2aCall,
+        request: Request,
+    ) -> Result<Response<Body>, ForwardError> {
         let body = Bytes::from(crate::protocol::decode::encode(&mut call, &request));
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert("a2a-version", HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
         let outbound = Outbound { call: &call, request: &request, method: &Method::POST, headers: &headers, body };
-        let response = self.forward(backend, exchange, outbound).await.ok()?;
-        let bytes = response.into_body().collect().await.ok()?.to_bytes();
-        let mut answer: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-        let task = answer.get_mut("result")?.take();
-        (task.get("id").and_then(serde_json::Value::as_str) == Some(task_id)).then_some(task)
+        self.forward(backend, exchange, outbound).await
     }
 
     /// Sends the call and reads the whole answer (for calls the gateway post-processes); an error
