@@ -15,7 +15,8 @@ use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 use serde::Deserialize;
 
 use crate::config::{Config, Limits};
-use crate::proxy::{AgentClient, GrpcClient};
+use crate::proxy::{AgentClients, GrpcClient};
+use crate::workers::PerWorker;
 
 /// The environment variable that must be `1` for `insecure_skip_verify` to be accepted.
 pub const ALLOW_INSECURE_ENV: &str = "A2A_GATEWAY_ALLOW_INSECURE_TLS";
@@ -131,9 +132,9 @@ pub struct TlsClients {
     /// Card fetches.
     pub cards: reqwest::Client,
     /// JSON-RPC and HTTP+JSON forwarding.
-    pub agent: AgentClient,
+    pub agent: AgentClients,
     /// gRPC forwarding (HTTP/2 only).
-    pub grpc: GrpcClient,
+    pub grpc: PerWorker<GrpcClient>,
 }
 
 /// The clients of the backends that have a `tls:` section, by backend name.
@@ -167,8 +168,8 @@ fn clients_for(tls: rustls::ClientConfig, limits: &Limits) -> anyhow::Result<Tls
         .no_proxy()
         .tls_backend_preconfigured(for_cards)
         .build()?;
-    let agent = crate::proxy::agent_client_with(limits, tls.clone())?;
-    let grpc = crate::proxy::grpc_client_with(limits.connect_timeout, Some(tls));
+    let agent = crate::proxy::agent_clients(limits, tls.clone())?;
+    let grpc = PerWorker::new(|| crate::proxy::grpc_client_with(limits.connect_timeout, Some(tls.clone())));
     Ok(TlsClients { cards, agent, grpc })
 }
 

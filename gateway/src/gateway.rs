@@ -34,7 +34,7 @@ pub struct Shared {
     /// own origin only, never to another host.
     pub idp_client: reqwest::Client,
     /// The forwarder's pooled client to agents (its pool outlives reloads).
-    pub agent_client: crate::proxy::AgentClient,
+    pub agent_client: crate::proxy::AgentClients,
     pub directory: Arc<dyn TaskDirectory>,
     pub observers: Arc<Observers>,
     /// Cancelled when the drain deadline passes: open streams and waiting calls are ended.
@@ -70,7 +70,7 @@ impl Shared {
             // Backends are reached directly; an HTTP(S)_PROXY in the environment is for callers.
             .no_proxy()
             .build()?;
-        let agent_client = crate::proxy::agent_client(&config.limits)?;
+        let agent_client = crate::proxy::agent_clients(&config.limits, crate::proxy::platform_tls())?;
         let idp_client = reqwest::Client::builder()
             .connect_timeout(config.limits.connect_timeout)
             .redirect(reqwest::redirect::Policy::custom(same_origin_redirects))

@@ -37,6 +37,7 @@ pub mod stack;
 pub mod state;
 pub mod telemetry;
 pub mod time;
+pub mod workers;
 
 /// Installs the process-wide TLS crypto provider (ring) once; reqwest is built without one.
 pub fn install_crypto_provider() {

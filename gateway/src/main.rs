@@ -165,21 +165,27 @@ struct ExampleAgentArgs {
     task_ttl_secs: u64,
 }
 
-/// The runtime: one worker per CPU the process may use; on a single CPU (a container limited to
-/// one, or a process pinned to one) the current-thread scheduler, which does the same work without
-/// the work-stealing queues, atomics and cross-thread wake-ups a lone worker gains nothing from.
+/// The runtime. On a single CPU (a container limited to one, or a process pinned to one) the
+/// current-thread scheduler, which does the same work without the work-stealing queues, atomics
+/// and cross-thread wake-ups a lone worker gains nothing from. On more, the same per core: one
+/// worker thread per CPU the process may use, each serving the connections handed to it
+/// ([`a2a_gateway::workers`]), beside the main thread's runtime. `A2A_RUNTIME` (`current_thread`,
+/// `per_core`, `multi_thread`: tokio's work-stealing runtime) overrides the choice.
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let single = match std::env::var("A2A_RUNTIME").as_deref() {
-        Ok("current_thread") => true,
-        Ok("multi_thread") => false,
-        _ => cpus == 1,
-    };
-    if single {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
-    } else {
-        tokio::runtime::Runtime::new()
+    let mode = std::env::var("A2A_RUNTIME").ok();
+    match mode.as_deref() {
+        Some("multi_thread") => return tokio::runtime::Runtime::new(),
+        Some("per_core") => {
+            a2a_gateway::workers::start(cpus)?;
+        }
+        Some("current_thread") => {}
+        _ if cpus > 1 => {
+            a2a_gateway::workers::start(cpus)?;
+        }
+        _ => {}
     }
+    tokio::runtime::Builder::new_current_thread().enable_all().build()
 }
 
 fn main() -> ExitCode {

@@ -27,7 +27,7 @@ mod grpc;
 mod leg;
 mod request;
 
-pub use client::{AgentClient, agent_client, agent_client_with};
+pub use client::{AgentClient, AgentClients, agent_client, agent_client_with, agent_clients, platform_tls};
 pub use grpc::{GrpcClient, grpc_client_with};
 
 use answer::{build_response, checked, content_type, screened};
@@ -70,14 +70,14 @@ impl From<A2aError> for ForwardError {
 }
 
 pub struct Forwarder {
-    client: AgentClient,
+    client: AgentClients,
     credentials: Arc<BackendCredentials>,
     observers: Arc<Observers>,
     max_response_bytes: usize,
     first_byte_timeout: Duration,
     streams: StreamSettings,
     /// HTTP/2 client for agents that speak only gRPC.
-    grpc: grpc::GrpcClient,
+    grpc: crate::workers::PerWorker<grpc::GrpcClient>,
     /// The clients of backends with their own TLS settings (instead of the two above).
     tls: crate::backend_tls::BackendClients,
 }
@@ -101,7 +101,7 @@ pub struct Unary {
 
 impl Forwarder {
     pub fn new(
-        client: AgentClient,
+        client: AgentClients,
         credentials: Arc<BackendCredentials>,
         observers: Arc<Observers>,
         max_response_bytes: usize,
@@ -109,18 +109,18 @@ impl Forwarder {
         streams: StreamSettings,
         tls: crate::backend_tls::BackendClients,
     ) -> Forwarder {
-        let grpc = grpc::client(first_byte_timeout);
+        let grpc = crate::workers::PerWorker::new(|| grpc::client(first_byte_timeout));
         Forwarder { client, credentials, observers, max_response_bytes, first_byte_timeout, streams, grpc, tls }
     }
 
     /// The client to `backend`'s JSON interfaces: its own when it has TLS settings.
     fn client_for(&self, backend: &str) -> &AgentClient {
-        self.tls.get(backend).map_or(&self.client, |clients| &clients.agent)
+        self.tls.get(backend).map_or(&self.client, |clients| &clients.agent).get()
     }
 
     /// The client to `backend`'s gRPC interface.
     fn grpc_for(&self, backend: &str) -> &grpc::GrpcClient {
-        self.tls.get(backend).map_or(&self.grpc, |clients| &clients.grpc)
+        self.tls.get(backend).map_or(&self.grpc, |clients| &clients.grpc).get()
     }
 
     /// Sends the call to `backend` and relays its answer to the caller; what the answer says about

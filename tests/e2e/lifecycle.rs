@@ -184,3 +184,61 @@ async fn a_backend_slow_to_answer_gets_the_first_byte_timeout() {
     assert!(answer["error"]["message"].as_str().unwrap().contains("in time"), "{answer}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// Voluntary context switches of each of `pid`'s threads named `a2a-worker-*`, by name.
+fn worker_switches(pid: u32) -> std::collections::BTreeMap<String, u64> {
+    let mut workers = std::collections::BTreeMap::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else { continue };
+        let field = |key: &str| status.lines().find_map(|l| l.strip_prefix(key)).map(str::trim).map(str::to_owned);
+        if let Some(name) = field("Name:").filter(|n| n.starts_with("a2a-worker-")) {
+            workers.insert(name, field("voluntary_ctxt_switches:").unwrap().parse().unwrap());
+        }
+    }
+    workers
+}
+
+/// Thread per core: each accepted connection is served on a worker thread of its own (round robin),
+/// not on the thread that accepted it. Two callers' connections, each making calls one after another,
+/// make both workers wait for the network (a worker only parks when it serves something).
+#[tokio::test]
+async fn per_core_connections_are_served_on_the_worker_threads_in_turn() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = a2a_e2e::gateway_with_env(BIN, &config(&[("echo", &echo.url)], ""), &[("A2A_RUNTIME", "per_core")]).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let pid = gw.pid().unwrap();
+    let before = worker_switches(pid);
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    assert_eq!(before.len(), cpus, "one worker thread per CPU: {before:?}");
+    // Two connections, one per client, opened one after the other: two different workers.
+    let callers = (0..2.min(cpus)).map(|_| {
+        let url = format!("{}/", gw.url);
+        async move {
+            let client = reqwest::Client::builder().pool_max_idle_per_host(1).build().unwrap();
+            for i in 0..100 {
+                let body = json!({"jsonrpc": "2.0", "id": i, "method": "SendMessage",
+                    "params": {"message": text_message("hi", Some("echo"))}});
+                let answer: Value = client
+                    .post(&url)
+                    .header("A2A-Version", "1.0")
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+            }
+        }
+    });
+    // One at a time first, so the two connections are accepted in turn.
+    let mut callers = callers.collect::<Vec<_>>().into_iter();
+    let first = tokio::spawn(callers.next().unwrap());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    futures::future::join_all(callers).await;
+    first.await.unwrap();
+    let after = worker_switches(pid);
+    let busy: Vec<_> = after.iter().filter(|(name, n)| **n >= before[*name] + 50).map(|(name, _)| name).collect();
+    assert_eq!(busy.len(), 2.min(cpus), "workers that served the calls: {busy:?} (before {before:?}, after {after:?})");
+}

@@ -111,10 +111,23 @@ async fn start(
     marker: &str,
     files: Vec<TempFile>,
 ) -> anyhow::Result<Proc> {
+    start_with_env(name, program, args, &[], marker, files).await
+}
+
+/// [`start`] with `env` added to the inherited environment.
+async fn start_with_env(
+    name: &str,
+    program: &Path,
+    args: &[String],
+    env: &[(&str, &str)],
+    marker: &str,
+    files: Vec<TempFile>,
+) -> anyhow::Result<Proc> {
     let log = log_dir().join(format!("{name}-{}.log", uuid::Uuid::new_v4().simple()));
     let stderr = std::fs::File::create(&log)?;
     let mut child = Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(stderr)
@@ -176,6 +189,16 @@ pub async fn gateway_with_file(bin: &str, yaml: &str, path: PathBuf) -> Proc {
     std::fs::write(&path, yaml).expect("write config");
     let args = vec!["serve".to_string(), "--config".into(), path.display().to_string()];
     start("gateway", Path::new(bin), &args, "listening", vec![TempFile(path)]).await.expect("gateway starts")
+}
+
+/// Starts `a2a-gateway serve` with `yaml` and `env` added to its environment.
+pub async fn gateway_with_env(bin: &str, yaml: &str, env: &[(&str, &str)]) -> Proc {
+    let path = std::env::temp_dir().join(format!("a2a-gw-{}.yaml", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&path, yaml).expect("write config");
+    let args = vec!["serve".to_string(), "--config".into(), path.display().to_string()];
+    start_with_env("gateway", Path::new(bin), &args, env, "listening", vec![TempFile(path)])
+        .await
+        .expect("gateway starts")
 }
 
 /// A gateway config for `backends` (name, url) with the public listener on an ephemeral port, fast

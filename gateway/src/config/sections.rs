@@ -292,7 +292,7 @@ pub struct Limits {
     /// Largest Agent Card accepted from a backend; a larger one fails the health check.
     #[serde(default = "default_max_card_bytes")]
     pub max_card_bytes: usize,
-    /// Idle connections kept open per backend origin for reuse. Each holds its buffers, so after a
+    /// Idle connections kept open per backend origin for reuse, per worker thread. Each holds its buffers, so after a
     /// burst of streams the pool would otherwise keep one per stream that ran.
     #[serde(default = "default_backend_idle_connections")]
     pub backend_idle_connections: usize,

@@ -130,7 +130,22 @@ impl PublicListener {
                 peer,
                 tls: self.tls.clone(),
             };
-            tokio::spawn(connection.run(stream, slot, stop.clone(), open.clone()));
+            let (stop, open) = (stop.clone(), open.clone());
+            match crate::workers::get() {
+                None => {
+                    tokio::spawn(connection.run(stream, slot, stop, open));
+                }
+                // Registered again on the worker's own reactor, so its readiness wakes that thread.
+                Some(workers) => match stream.into_std() {
+                    Ok(stream) => workers.spawn(async move {
+                        match TcpStream::from_std(stream) {
+                            Ok(stream) => connection.run(stream, slot, stop, open).await,
+                            Err(error) => tracing::warn!(%peer, %error, "connection not handed to a worker"),
+                        }
+                    }),
+                    Err(error) => tracing::warn!(%peer, %error, "connection not handed to a worker"),
+                },
+            }
         }
         drop(listener);
         stop.cancel();

@@ -18,17 +18,26 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls_platform_verifier::BuilderVerifierExt;
 
 use crate::config::Limits;
+use crate::workers::PerWorker;
 
 /// Pooled HTTP/1.1 and HTTP/2 client to agents, plain or TLS.
 pub type AgentClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// The agent client of each worker thread (see [`crate::workers`]): each with its own pool.
+pub type AgentClients = PerWorker<AgentClient>;
 
 /// Builds the client from the configured limits, trusting the platform's trust store.
 pub fn agent_client(limits: &Limits) -> anyhow::Result<AgentClient> {
     agent_client_with(limits, platform_tls())
 }
 
+/// One [`agent_client_with`] per worker thread.
+pub fn agent_clients(limits: &Limits, tls: rustls::ClientConfig) -> anyhow::Result<AgentClients> {
+    PerWorker::build(|| agent_client_with(limits, tls.clone()))
+}
+
 /// rustls with the platform's trust store (and the ring provider when none is installed).
-pub(crate) fn platform_tls() -> rustls::ClientConfig {
+pub fn platform_tls() -> rustls::ClientConfig {
     let provider = rustls::crypto::CryptoProvider::get_default()
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
