@@ -151,11 +151,9 @@ impl Forwarder {
         let passed_through = matches!(leg, Leg::PassThrough(_));
         let mut answer = if leg.streams(call, &response) {
             let (status, out_headers) = leg.stream_head(&response);
-            let (events, copy) = self.events(leg, backend, &exchange, call, response);
-            let mut relay = Relay::new(events, self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
-            if let Some(copy) = copy {
-                relay = relay.observing(copy);
-            }
+            let (events, reading) = self.events(leg, backend, &exchange, call, response);
+            let relay =
+                Relay::new(events, reading, self.observers.clone(), exchange, call.rpc_id.clone(), &self.streams);
             build_response(status, out_headers, Body::from_stream(relay))
         } else {
             let Answer { status, headers, body, seen } = self.answer(leg, backend, &exchange, call, response).await?;

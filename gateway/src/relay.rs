@@ -11,6 +11,10 @@
 //! (without a copy: the pieces are `Bytes` slices of the backend's chunks), so the gateway's own
 //! bytes can never land inside an event, and a bad event never reaches the caller. Opt-in, a `: ka`
 //! comment is written when the backend has been quiet for the keep-alive interval.
+//!
+//! The agent's events are framed once, here, whatever the leg ([`Reading`]): a 1.0 agent's events
+//! go on as they are, a pass-through agent's too while the tap reads their 1.0 copy, and a bridged
+//! agent's are converted to 1.0 and the caller gets the conversion.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -29,8 +33,8 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use crate::config::StreamLimits;
 use crate::deadlines::Deadlines;
 use crate::observers::{Exchange, Observers};
-use crate::protocol::agent_side::{Fault, ObservedCopy};
-use crate::protocol::sse::SseParser;
+use crate::protocol::agent_side::{EventConverter, Fault, Unread};
+use crate::protocol::sse::{SseParser, frame};
 use crate::protocol::{bridge, errors, synthetic};
 
 mod end;
@@ -54,13 +58,23 @@ pub struct StreamSettings {
     pub limits: Arc<crate::config::Streams>,
 }
 
+/// How the relay reads the agent's events, and what the caller gets of each.
+pub enum Reading {
+    /// 1.0 in the caller's binding: the caller gets the agent's bytes, the tap reads them.
+    Native,
+    /// The agent speaks the caller's dialect (0.3): the caller gets the agent's bytes, the tap
+    /// reads their 1.0 copy (an event the gateway cannot read passes unread).
+    PassThrough(EventConverter),
+    /// Another dialect or binding: the caller gets each event converted to 1.0, and so does the tap.
+    Bridged(EventConverter),
+}
+
 pub struct Relay {
     inner: BoxStream<'static, Result<Bytes, Fault>>,
-    /// Frames the bytes the caller gets (the backend's, or their 1.0 translation).
+    /// Frames the agent's events.
     framer: SseParser,
     tap: Tap,
-    /// Pass-through streams: the caller gets the agent's bytes, the tap reads this 1.0 copy.
-    copy: Option<ObservedCopy>,
+    reading: Reading,
     rpc_id: Option<Value>,
     /// Pieces of the event still arriving, handed on once it is whole and valid.
     held: Vec<Bytes>,
@@ -82,6 +96,7 @@ pub struct Relay {
 impl Relay {
     pub fn new(
         inner: BoxStream<'static, Result<Bytes, Fault>>,
+        reading: Reading,
         observers: Arc<Observers>,
         exchange: Exchange,
         rpc_id: Option<Value>,
@@ -94,7 +109,7 @@ impl Relay {
             inner,
             framer: SseParser::with_limit(limits.max_event_bytes),
             tap,
-            copy: None,
+            reading,
             rpc_id,
             held: Vec::new(),
             out: VecDeque::new(),
@@ -111,47 +126,60 @@ impl Relay {
         }
     }
 
-    /// Relays the agent's bytes unchanged to a caller of the agent's dialect; the tap reads them
-    /// through `copy`.
-    pub fn observing(mut self, copy: ObservedCopy) -> Relay {
-        self.copy = Some(copy);
-        self
-    }
-
     /// The event size limit of this stream (for errors that carry it).
     pub fn max_event_bytes(&self) -> usize {
         self.limits.max_event_bytes
     }
 
-    /// Reads one event the caller would get: through the pass-through copy, or as it is.
-    fn read_event(tap: &mut Tap, copy: Option<&mut ObservedCopy>, data: &[u8]) -> Result<(), StreamEnd> {
-        let Some(copy) = copy else { return tap.read(data) };
+    /// Reads one agent event; a bridged one's conversion is appended, framed, to `converted`.
+    fn read_event(tap: &mut Tap, reading: &mut Reading, data: &[u8], converted: &mut Vec<u8>) -> Result<(), StreamEnd> {
         let mut verdict = Ok(());
-        let understood = copy.translate(data, &mut |event| {
-            if verdict.is_ok() {
-                verdict = tap.read(event);
+        match reading {
+            Reading::Native => tap.read(data),
+            Reading::PassThrough(converter) => match converter.event(data, &mut |event| {
+                if verdict.is_ok() {
+                    verdict = tap.read(event);
+                }
+            }) {
+                Err(Unread::NotJson(_)) => Err(StreamEnd::Malformed),
+                Err(Unread::Invalid(_)) | Ok(()) => verdict,
+            },
+            Reading::Bridged(converter) => {
+                let mut pass = |event: &[u8]| {
+                    if verdict.is_ok() {
+                        verdict = tap.read(event);
+                        if verdict.is_ok() {
+                            converted.extend_from_slice(&frame(event));
+                        }
+                    }
+                };
+                match converter.event(data, &mut pass) {
+                    Ok(()) => {}
+                    Err(Unread::NotJson(_)) => return Err(StreamEnd::Malformed),
+                    // An invalid-answer error event stands for it (the tap ends the stream on it).
+                    Err(unread) => pass(&converter.unread_event(unread)),
+                }
+                verdict
             }
-        });
-        if !understood && serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err() {
-            return Err(StreamEnd::Malformed);
         }
-        verdict
     }
 
-    /// Takes one chunk of the backend's stream: whole valid events go to `out`, the start of the
-    /// next event waits in `held`, a bad event ends the stream after the good ones before it.
+    /// Takes one chunk of the backend's stream: whole valid events go to `out` (a bridged stream's
+    /// converted), the start of the next event waits in `held`, a bad event ends the stream after
+    /// the good ones before it.
     fn take_chunk(&mut self, chunk: Bytes) {
         let events_before = self.framer.event_bytes();
         let mut good = 0;
         let mut bad: Option<StreamEnd> = None;
-        let (tap, mut copy) = (&mut self.tap, self.copy.as_mut());
+        let mut converted = Vec::new();
+        let (tap, reading) = (&mut self.tap, &mut self.reading);
         self.framer.feed_steps(&chunk, &mut |data, end| {
             if bad.is_some() {
                 return;
             }
             match data {
                 None => good = end,
-                Some(data) => match Self::read_event(tap, copy.as_deref_mut(), data) {
+                Some(data) => match Self::read_event(tap, reading, data, &mut converted) {
                     Ok(()) => good = end,
                     Err(why) => bad = Some(why),
                 },
@@ -160,13 +188,25 @@ impl Relay {
         if bad.is_none() && self.framer.overflowed() {
             bad = Some(StreamEnd::TooLarge(self.limits.max_event_bytes));
         }
-        if self.framer.event_bytes() != events_before {
+        // Idle is measured by what the caller gets: a bridged agent's event that stands for nothing
+        // new (an early agent repeating its snapshot) does not count.
+        let bridged = matches!(self.reading, Reading::Bridged(_));
+        let heard = if bridged { !converted.is_empty() } else { self.framer.event_bytes() != events_before };
+        if heard {
             self.idle.as_mut().reset(Instant::now() + self.limits.idle_timeout);
         }
-        if let (Some(quiet), Some(every)) = (self.quiet.as_mut(), self.keepalive) {
+        // The keep-alive is due after a quiet spell of the caller's stream (a bridged agent's
+        // comments do not reach the caller).
+        if let (Some(quiet), Some(every)) = (self.quiet.as_mut(), self.keepalive)
+            && (!bridged || !converted.is_empty())
+        {
             quiet.as_mut().reset(Instant::now() + every);
         }
-        if good == chunk.len() && self.held.is_empty() && bad.is_none() {
+        if bridged {
+            if !converted.is_empty() {
+                self.out.push_back(Bytes::from(converted));
+            }
+        } else if good == chunk.len() && self.held.is_empty() && bad.is_none() {
             self.out.push_back(chunk);
         } else {
             if good > 0 {
@@ -214,7 +254,10 @@ impl Relay {
         );
         let binding = exchange.binding;
         let error = why.error(&exchange.backend);
-        let dialect = self.copy.as_ref().map_or(Dialect::V1, ObservedCopy::dialect);
+        let dialect = match &self.reading {
+            Reading::PassThrough(converter) => converter.dialect(),
+            Reading::Native | Reading::Bridged(_) => Dialect::V1,
+        };
         let event = match self.tap.task_id.clone() {
             Some(task_id) => {
                 let text = error.to_string();

@@ -3,20 +3,15 @@
 //! answer — unary result, every stream event, every error — turned back into 1.0 in the caller's
 //! binding, before the relay's tap and the observers read it (they only read 1.0).
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use a2a_core::{A2aCall, A2aError, Binding, Dialect, Operation};
 use bytes::Bytes;
-use futures::Stream;
-use futures::stream::BoxStream;
 use http::{Method, StatusCode};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::errors;
-use super::sse::{SseParser, frame};
+use super::sse::frame;
 use super::translate::early::{self, SnapshotDiffer};
 use super::translate::{TranslateError, jsonrpc, v03};
 use a2a_model::{self as model, ErrorKind, ErrorObject, Request, StreamResponse};
@@ -245,13 +240,15 @@ pub fn unary_to_v1(dialect: Dialect, call: &A2aCall, status: StatusCode, body: &
 
 /// A unary early answer to a streamed continuation, as the 1.0 stream it stands for.
 pub fn continuation_stream(call: &A2aCall, status: StatusCode, body: &[u8]) -> Bytes {
-    let mut converter = Converter::new(Dialect::Early, call, SnapshotDiffer::continuing(None));
+    let mut converter = EventConverter::continuing(Dialect::Early, call, SnapshotDiffer::continuing(None));
     if !status.is_success() {
         let error = early::error_to_v1(Some(Operation::SendMessage), status.as_u16(), body);
         return frame(&failure(call.binding, call.rpc_id.as_ref(), error).1);
     }
     let mut out = Vec::new();
-    converter.event(body, &mut |data| out.extend_from_slice(&frame(data)));
+    if let Err(unread) = converter.event(body, &mut |data| out.extend_from_slice(&frame(data))) {
+        out.extend_from_slice(&frame(&converter.unread_event(unread)));
+    }
     Bytes::from(out)
 }
 /// Response extension: the answer is the agent's own, already in the caller's dialect.
@@ -259,10 +256,7 @@ pub fn continuation_stream(call: &A2aCall, status: StatusCode, body: &[u8]) -> B
 pub struct PassedThrough;
 
 mod events;
-pub use self::events::AgentEvents;
-pub use self::events::Fault;
-pub use self::events::ObservedCopy;
-use self::events::*;
+pub use self::events::{Emit, EventConverter, Fault, Unread};
 
 #[cfg(test)]
 mod tests;

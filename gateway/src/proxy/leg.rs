@@ -5,16 +5,16 @@
 
 use a2a_core::{A2aCall, Binding, Dialect, Source};
 use bytes::Bytes;
-use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use hyper::body::Incoming;
 
 use crate::observers::Exchange;
-use crate::protocol::agent_side::{self, AgentCall, Fault, ObservedCopy};
+use crate::protocol::agent_side::{self, AgentCall, EventConverter, Fault};
 use crate::protocol::grpc::{self, back};
 use crate::protocol::observe::TaskFact;
 use crate::registry::{Backend, GrpcTarget};
+use crate::relay::Reading;
 use a2a_model::Request;
 
 use super::answer::{
@@ -119,8 +119,8 @@ impl<'b> Leg<'b> {
 }
 
 impl Forwarder {
-    /// The agent's event stream as the events the relay hands on (in the caller's binding, 1.0 or
-    /// the agent's own dialect), and the 1.0 copy the tap reads when they are the agent's bytes.
+    /// The agent's event stream, and how the relay reads it (see [`Reading`]): a gRPC agent's
+    /// messages arrive as 1.0 events in the caller's binding.
     pub(super) fn events(
         &self,
         leg: Leg<'_>,
@@ -128,19 +128,18 @@ impl Forwarder {
         exchange: &Exchange,
         call: &A2aCall,
         response: Response<Incoming>,
-    ) -> (BoxStream<'static, Result<Bytes, Fault>>, Option<ObservedCopy>) {
+    ) -> (BoxStream<'static, Result<Bytes, Fault>>, Reading) {
         match leg {
-            Leg::Native => (chunks(response), None),
-            Leg::PassThrough(_) => (chunks(response), Some(ObservedCopy::new(backend.dialect, call))),
+            Leg::Native => (chunks(response), Reading::Native),
+            Leg::PassThrough(_) => (chunks(response), Reading::PassThrough(EventConverter::new(backend.dialect, call))),
             Leg::Bridged { v03_rest, .. } => {
-                let limit = self.streams.limits.for_skill(exchange.skill.as_deref()).max_event_bytes;
-                let mut events = agent_side::AgentEvents::new(backend.dialect, call, chunks(response), limit);
+                let mut converter = EventConverter::new(backend.dialect, call);
                 if v03_rest {
-                    events = events.v03_rest();
+                    converter = converter.v03_rest();
                 }
-                (events.boxed(), None)
+                (chunks(response), Reading::Bridged(converter))
             }
-            Leg::Grpc { method, .. } => (self.grpc_events(backend, exchange, call, method, response), None),
+            Leg::Grpc { method, .. } => (self.grpc_events(backend, exchange, call, method, response), Reading::Native),
         }
     }
 

@@ -1,9 +1,11 @@
-//! An agent's answer stream, converted event by event to the 1.0 form, and the copy of it the
-//! gateway observes.
+//! An agent's stream events read as the 1.0 events they stand for.
 
 use super::*;
 
-pub(super) struct Converter {
+/// Reads an agent's stream events (its dialect and binding) as the 1.0 events, in the caller's
+/// binding, they stand for. The relay holds one: for a pass-through stream the tap reads what it
+/// gives while the caller gets the agent's bytes; for a bridged stream the caller gets it too.
+pub struct EventConverter {
     dialect: Dialect,
     /// A 0.3 agent's events in its HTTP+JSON binding (bare StreamResponses), not JSON-RPC.
     v03_rest: bool,
@@ -12,36 +14,66 @@ pub(super) struct Converter {
     differ: SnapshotDiffer,
 }
 
-impl Converter {
-    pub(super) fn new(dialect: Dialect, call: &A2aCall, differ: SnapshotDiffer) -> Converter {
-        Converter { dialect, v03_rest: false, binding: call.binding, rpc_id: call.rpc_id.clone(), differ }
+/// An agent event that stands for no 1.0 event.
+#[derive(Debug)]
+pub enum Unread {
+    /// Not JSON at all.
+    NotJson(TranslateError),
+    /// JSON, but no event of the agent's dialect.
+    Invalid(TranslateError),
+}
+
+impl EventConverter {
+    pub fn new(dialect: Dialect, call: &A2aCall) -> EventConverter {
+        EventConverter::continuing(dialect, call, SnapshotDiffer::new())
     }
 
-    fn write(&self, event: &StreamResponse, out: Emit<'_>) -> bool {
+    pub(super) fn continuing(dialect: Dialect, call: &A2aCall, differ: SnapshotDiffer) -> EventConverter {
+        EventConverter { dialect, v03_rest: false, binding: call.binding, rpc_id: call.rpc_id.clone(), differ }
+    }
+
+    /// The agent is a 0.3 agent that streams in its HTTP+JSON binding.
+    pub fn v03_rest(mut self) -> EventConverter {
+        self.v03_rest = true;
+        self
+    }
+
+    /// The agent's dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    fn write(&self, event: &StreamResponse, out: Emit<'_>) {
         out(&success(self.binding, self.rpc_id.as_ref(), event));
-        true
     }
 
-    fn write_error(&self, error: ErrorObject, out: Emit<'_>) -> bool {
+    fn write_error(&self, error: ErrorObject, out: Emit<'_>) {
         out(&failure(self.binding, self.rpc_id.as_ref(), error).1);
-        true
     }
 
-    /// The agent's event could not be read: an invalid-answer error event; `false`.
-    fn not_understood(&self, error: TranslateError, out: Emit<'_>) -> bool {
-        self.write_error(invalid_answer(error), out);
-        false
+    /// The data of the error event that stands for an agent event that could not be read.
+    pub fn unread_event(&self, unread: Unread) -> Vec<u8> {
+        let (Unread::NotJson(error) | Unread::Invalid(error)) = unread;
+        failure(self.binding, self.rpc_id.as_ref(), invalid_answer(error)).1
     }
 
-    /// One agent event's `data` as the 1.0 events it stands for (each event's data handed to `out`);
-    /// `false` when the agent's event could not be read (an invalid-answer error event stands for it).
-    pub(super) fn event(&mut self, data: &[u8], out: Emit<'_>) -> bool {
+    /// One agent event's `data` as the 1.0 events it stands for, each event's data handed to `out`
+    /// (an agent's error event as the 1.0 error event); nothing is handed on for an event that
+    /// cannot be read.
+    pub fn event(&mut self, data: &[u8], out: Emit<'_>) -> Result<(), Unread> {
+        let unread = |error: TranslateError| {
+            if serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err() {
+                Unread::NotJson(error)
+            } else {
+                Unread::Invalid(error)
+            }
+        };
         match self.dialect {
             // The agent's other 1.0 binding: HTTP+JSON events are bare StreamResponses.
             Dialect::V1 if self.binding == Binding::JsonRpc => match serde_json::from_slice::<StreamResponse>(data) {
                 Ok(event) => self.write(&event, out),
                 Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err() => {
-                    self.not_understood(TranslateError::Json("an event that is not JSON".into()), out)
+                    return Err(Unread::NotJson(TranslateError::Json("an event that is not JSON".into())));
                 }
                 Err(_) => self.write_error(rest_error(StatusCode::INTERNAL_SERVER_ERROR, data), out),
             },
@@ -59,7 +91,7 @@ impl Converter {
                 match converted {
                     Ok(Ok(event)) => self.write(&event, out),
                     Ok(Err(error)) => self.write_error(error, out),
-                    Err(error) => self.not_understood(error, out),
+                    Err(error) => return Err(unread(error)),
                 }
             }
             Dialect::Early => match serde_json::from_slice::<early::Task>(data) {
@@ -67,9 +99,8 @@ impl Converter {
                     for event in self.differ.push(task) {
                         self.write(&event, out);
                     }
-                    true
                 }
-                Err(e) => self.not_understood(TranslateError::Json(e.to_string()), out),
+                Err(e) => return Err(unread(TranslateError::Json(e.to_string()))),
             },
             _ if self.v03_rest => {
                 let converted = serde_json::from_slice::<Value>(data)
@@ -79,7 +110,7 @@ impl Converter {
                     .and_then(|event| v03::event_to_v1(&event));
                 match converted {
                     Ok(event) => self.write(&event, out),
-                    Err(error) => self.not_understood(error, out),
+                    Err(error) => return Err(unread(error)),
                 }
             }
             _ => {
@@ -94,126 +125,16 @@ impl Converter {
                 match converted {
                     Ok(Ok(event)) => self.write(&event, out),
                     Ok(Err(error)) => self.write_error(error, out),
-                    Err(error) => self.not_understood(error, out),
+                    Err(error) => return Err(unread(error)),
                 }
             }
         }
+        Ok(())
     }
 }
 
 /// Where a converter hands each 1.0 event's data.
-type Emit<'a> = &'a mut dyn FnMut(&[u8]);
-
-/// An agent's SSE stream, event by event in 1.0 (caller's binding); what the relay then relays. An
-/// event that is not JSON, or one larger than the stream's limit, ends it with a [`Fault`].
-pub struct AgentEvents {
-    inner: BoxStream<'static, Result<Bytes, Fault>>,
-    parser: SseParser,
-    converter: Converter,
-    /// The stream ended with this fault, after the events before it were handed on.
-    fault: Option<Fault>,
-    done: bool,
-}
-
-impl AgentEvents {
-    pub fn new(
-        dialect: Dialect,
-        call: &A2aCall,
-        inner: BoxStream<'static, Result<Bytes, Fault>>,
-        max_event_bytes: usize,
-    ) -> AgentEvents {
-        AgentEvents {
-            inner,
-            parser: SseParser::with_limit(max_event_bytes),
-            converter: Converter::new(dialect, call, SnapshotDiffer::new()),
-            fault: None,
-            done: false,
-        }
-    }
-
-    /// The agent is a 0.3 agent that streams in its HTTP+JSON binding.
-    pub fn v03_rest(mut self) -> AgentEvents {
-        self.converter.v03_rest = true;
-        self
-    }
-}
-
-impl Stream for AgentEvents {
-    type Item = Result<Bytes, Fault>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if this.done {
-                return Poll::Ready(None);
-            }
-            if let Some(fault) = this.fault.take() {
-                this.done = true;
-                return Poll::Ready(Some(Err(fault)));
-            }
-            match this.inner.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(chunk))) => {
-                    let mut out = Vec::new();
-                    let mut malformed = false;
-                    let converter = &mut this.converter;
-                    this.parser.feed(&chunk, &mut |data| {
-                        if malformed {
-                            return;
-                        }
-                        let mut events = Vec::new();
-                        let understood = converter.event(data, &mut |event| events.extend_from_slice(&frame(event)));
-                        malformed = !understood && serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err();
-                        if !malformed {
-                            out.extend_from_slice(&events);
-                        }
-                    });
-                    let fault = if this.parser.overflowed() {
-                        Some(Fault::TooLarge)
-                    } else if malformed {
-                        Some(Fault::Malformed)
-                    } else {
-                        None
-                    };
-                    // The events before a bad one go first; the fault ends the stream after them.
-                    this.fault = fault;
-                    if !out.is_empty() {
-                        return Poll::Ready(Some(Ok(Bytes::from(out))));
-                    }
-                }
-                other => return other,
-            }
-        }
-    }
-}
-
-/// For a pass-through stream (caller and agent share a dialect): the relay hands the agent's bytes
-/// on unchanged and gives the tap this 1.0 copy of each event.
-pub struct ObservedCopy {
-    dialect: Dialect,
-    converter: Converter,
-}
-
-impl ObservedCopy {
-    pub fn new(dialect: Dialect, call: &A2aCall) -> ObservedCopy {
-        ObservedCopy { dialect, converter: Converter::new(dialect, call, SnapshotDiffer::new()) }
-    }
-
-    /// The agent's (and the caller's) dialect.
-    pub fn dialect(&self) -> Dialect {
-        self.dialect
-    }
-
-    /// Hands the 1.0 data of the events one agent event stands for to `out`; `false` when the
-    /// agent's event could not be read (nothing is handed on then).
-    pub fn translate(&mut self, data: &[u8], out: Emit<'_>) -> bool {
-        let mut events: Vec<Vec<u8>> = Vec::new();
-        let understood = self.converter.event(data, &mut |event| events.push(event.to_vec()));
-        if understood {
-            events.iter().for_each(|event| out(event));
-        }
-        understood
-    }
-}
+pub type Emit<'a> = &'a mut dyn FnMut(&[u8]);
 
 /// Why an agent's stream could not be relayed to its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
