@@ -82,6 +82,31 @@ impl Workers {
     }
 }
 
+/// The executor of the public listener's HTTP/2 streams: each stream's task goes to the next worker
+/// (on the current runtime when there are none). HTTP/1 connections serve their requests in their
+/// own task, on their worker; an HTTP/2 connection carries many calls at once (a gRPC channel, a
+/// proxy in front of the gateway), which would otherwise all be served by the one worker that
+/// accepted it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SpreadStreams;
+
+impl<F> hyper::rt::Executor<F> for SpreadStreams
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, stream: F) {
+        match get() {
+            Some(workers) => workers.spawn(async move {
+                stream.await;
+            }),
+            None => {
+                tokio::spawn(stream);
+            }
+        }
+    }
+}
+
 /// One value per worker thread (and one for every other thread), each built separately: a client
 /// whose pool is the worker's own, so a request never takes a connection another thread serves.
 pub struct PerWorker<C>(Arc<[C]>);

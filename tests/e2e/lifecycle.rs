@@ -242,3 +242,34 @@ async fn per_core_connections_are_served_on_the_worker_threads_in_turn() {
     let busy: Vec<_> = after.iter().filter(|(name, n)| **n >= before[*name] + 50).map(|(name, _)| name).collect();
     assert_eq!(busy.len(), 2.min(cpus), "workers that served the calls: {busy:?} (before {before:?}, after {after:?})");
 }
+
+/// Thread per core with HTTP/2: the calls of one connection (a gRPC channel, a proxy in front) are
+/// spread over the workers, not all served by the worker that accepted it.
+#[tokio::test]
+async fn per_core_one_http2_connections_calls_are_spread_over_the_workers() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = a2a_e2e::gateway_with_env(BIN, &config(&[("echo", &echo.url)], ""), &[("A2A_RUNTIME", "per_core")]).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let pid = gw.pid().unwrap();
+    let workers = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let before = worker_switches(pid);
+    let client = reqwest::Client::builder().http2_prior_knowledge().build().unwrap();
+    let url = format!("{}/", gw.url);
+    for wave in 0..10 {
+        let calls = (0..10).map(|i| {
+            let body = json!({"jsonrpc": "2.0", "id": wave * 10 + i, "method": "SendMessage",
+                "params": {"message": text_message("hi", Some("echo"))}});
+            let request = client.post(&url).header("A2A-Version", "1.0").json(&body).send();
+            async move {
+                let response = request.await.unwrap();
+                assert_eq!(response.version(), reqwest::Version::HTTP_2);
+                let answer: Value = response.json().await.unwrap();
+                assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+            }
+        });
+        futures::future::join_all(calls).await;
+    }
+    let after = worker_switches(pid);
+    let busy: Vec<_> = after.iter().filter(|(name, n)| **n >= before[*name] + 5).map(|(name, _)| name).collect();
+    assert_eq!(busy.len(), workers, "workers that served the calls: {busy:?} (before {before:?}, after {after:?})");
+}

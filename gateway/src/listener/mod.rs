@@ -29,11 +29,13 @@ use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use http::{Request, Version};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
+
+use crate::workers::SpreadStreams;
 
 pub use client_address::{TrustedProxies, limit_key};
 pub use config::Protection;
@@ -53,7 +55,7 @@ const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: c
 
 /// The public listener's settings, built once at start.
 pub struct PublicListener {
-    builder: Arc<Builder<TokioExecutor>>,
+    builder: Arc<Builder<SpreadStreams>>,
     timeouts: Timeouts,
     slots: Arc<Slots>,
     trusted: Arc<TrustedProxies>,
@@ -62,7 +64,7 @@ pub struct PublicListener {
 
 impl PublicListener {
     pub fn new(protection: &Protection, trusted: TrustedProxies) -> PublicListener {
-        let mut builder = Builder::new(TokioExecutor::new());
+        let mut builder = Builder::new(SpreadStreams);
         // The watchdog owns header timing: hyper's own header timer would also end idle keep-alive
         // connections at the header timeout.
         builder.http1().header_read_timeout(None);
@@ -175,7 +177,7 @@ async fn accept_error(error: std::io::Error) {
 }
 
 struct Connection {
-    builder: Arc<Builder<TokioExecutor>>,
+    builder: Arc<Builder<SpreadStreams>>,
     timeouts: Timeouts,
     trusted: Arc<TrustedProxies>,
     app: Router,
