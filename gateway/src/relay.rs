@@ -14,7 +14,8 @@
 //!
 //! The agent's events are framed once, here, whatever the leg ([`Reading`]): a 1.0 agent's events
 //! go on as they are, a pass-through agent's too while the tap reads their 1.0 copy, and a bridged
-//! agent's are converted to 1.0 and the caller gets the conversion.
+//! agent's are converted to 1.0 and the caller gets the conversion. A gRPC agent's messages arrive
+//! decoded, one 1.0 event each, and are framed for the caller here.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -67,6 +68,9 @@ pub enum Reading {
     PassThrough(EventConverter),
     /// Another dialect or binding: the caller gets each event converted to 1.0, and so does the tap.
     Bridged(EventConverter),
+    /// Each item of the agent's stream is one whole 1.0 event's data in the caller's binding (a gRPC
+    /// agent's messages, decoded): the tap reads it and the caller gets it framed.
+    Events,
 }
 
 pub struct Relay {
@@ -135,7 +139,7 @@ impl Relay {
     fn read_event(tap: &mut Tap, reading: &mut Reading, data: &[u8], converted: &mut Vec<u8>) -> Result<(), StreamEnd> {
         let mut verdict = Ok(());
         match reading {
-            Reading::Native => tap.read(data),
+            Reading::Native | Reading::Events => tap.read(data),
             Reading::PassThrough(converter) => match converter.event(data, &mut |event| {
                 if verdict.is_ok() {
                     verdict = tap.read(event);
@@ -160,6 +164,30 @@ impl Relay {
                     Err(unread) => pass(&converter.unread_event(unread)),
                 }
                 verdict
+            }
+        }
+    }
+
+    /// Takes one event of an agent whose events arrive whole ([`Reading::Events`]).
+    fn take_event(&mut self, data: Bytes) {
+        let verdict = if data.len() > self.limits.max_event_bytes {
+            Err(StreamEnd::TooLarge(self.limits.max_event_bytes))
+        } else {
+            self.tap.read(&data)
+        };
+        match verdict {
+            Ok(()) => {
+                let now = Instant::now();
+                self.idle.as_mut().reset(now + self.limits.idle_timeout);
+                if let (Some(quiet), Some(every)) = (self.quiet.as_mut(), self.keepalive) {
+                    quiet.as_mut().reset(now + every);
+                }
+                self.out.push_back(frame(&data));
+                self.watch_deadline();
+            }
+            Err(why) => {
+                self.watch_deadline();
+                self.end(why);
             }
         }
     }
@@ -256,7 +284,7 @@ impl Relay {
         let error = why.error(&exchange.backend);
         let dialect = match &self.reading {
             Reading::PassThrough(converter) => converter.dialect(),
-            Reading::Native | Reading::Bridged(_) => Dialect::V1,
+            Reading::Native | Reading::Bridged(_) | Reading::Events => Dialect::V1,
         };
         let event = match self.tap.task_id.clone() {
             Some(task_id) => {
@@ -319,7 +347,11 @@ impl Stream for Relay {
             }
             match this.inner.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(bytes))) => {
-                    this.take_chunk(bytes);
+                    if matches!(this.reading, Reading::Events) {
+                        this.take_event(bytes);
+                    } else {
+                        this.take_chunk(bytes);
+                    }
                     continue;
                 }
                 Poll::Ready(Some(Err(fault))) => {

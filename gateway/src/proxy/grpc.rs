@@ -27,9 +27,9 @@ use super::{ForwardError, Forwarder};
 use crate::observers::Exchange;
 use crate::protocol::agent_errors;
 use crate::protocol::agent_side::Fault;
+use crate::protocol::errors;
 use crate::protocol::grpc::wire::{self, Deframer, Status};
 use crate::protocol::grpc::{Method, back};
-use crate::protocol::synthetic;
 use crate::protocol::translate::v03;
 use crate::registry::{Backend, GrpcTarget};
 
@@ -127,7 +127,8 @@ impl Forwarder {
         Ok(response)
     }
 
-    /// A gRPC agent's streamed messages, one SSE event each in the call's binding, as they arrive.
+    /// A gRPC agent's streamed messages, each as the data of one 1.0 event in the call's binding, as
+    /// they arrive (the relay reads them as [`crate::relay::Reading::Events`]).
     pub(super) fn grpc_events(
         &self,
         backend: &Backend,
@@ -189,9 +190,9 @@ fn refused(backend: &Backend, request_id: &str, status: &Status) -> ForwardError
     })
 }
 
-/// A gRPC agent's streamed messages as the SSE events of the call's binding. The stream ends after
-/// the trailers; a status other than OK, or a message that is no StreamResponse, ends it with an
-/// error event (the relay then closes the task's stream as for a JSON agent that broke off).
+/// A gRPC agent's streamed messages as the data of the 1.0 events of the call's binding. The stream
+/// ends after the trailers; a status other than OK, or a message that is no StreamResponse, ends it
+/// with an error event (the relay then closes the task's stream as for a JSON agent that broke off).
 struct Events {
     body: hyper::body::Incoming,
     deframer: Deframer,
@@ -205,7 +206,7 @@ struct Events {
 impl Events {
     fn error_event(&mut self, error: &A2aError) -> Bytes {
         self.done = true;
-        synthetic::error_event(self.call.binding, self.call.rpc_id.as_ref(), error)
+        errors::render(error, self.call.binding, self.call.rpc_id.as_ref()).body
     }
 
     fn refused(&mut self, status: &Status) -> Bytes {

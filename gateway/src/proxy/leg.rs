@@ -139,7 +139,7 @@ impl Forwarder {
                 }
                 (chunks(response), Reading::Bridged(converter))
             }
-            Leg::Grpc { method, .. } => (self.grpc_events(backend, exchange, call, method, response), Reading::Native),
+            Leg::Grpc { method, .. } => (self.grpc_events(backend, exchange, call, method, response), Reading::Events),
         }
     }
 

@@ -54,10 +54,9 @@ pub fn unary_answer(call: &A2aCall, method: &Method, message: &[u8]) -> Result<V
     in_binding(call, answer_json(method, &method.output, message)?)
 }
 
-/// One streamed message (a StreamResponse) as the SSE event of the call's binding.
+/// One streamed message (a StreamResponse) as the data of the 1.0 event of the call's binding.
 pub fn stream_event(call: &A2aCall, method: &Method, message: &[u8]) -> Result<Bytes, A2aError> {
-    let data = in_binding(call, answer_json(method, &method.output, message)?)?;
-    Ok(crate::protocol::sse::frame(&data))
+    Ok(Bytes::from(in_binding(call, answer_json(method, &method.output, message)?)?))
 }
 
 #[cfg(test)]
@@ -96,7 +95,7 @@ mod tests {
         )
         .unwrap();
         let event = stream_event(&call, &method, &message).unwrap();
-        assert!(event.starts_with(b"data: {\"statusUpdate\":"));
-        assert!(event.ends_with(b"\r\n\r\n"));
+        assert!(event.starts_with(b"{\"statusUpdate\":"), "{event:?}");
+        assert!(event.ends_with(b"}"), "the data alone, unframed: {event:?}");
     }
 }
