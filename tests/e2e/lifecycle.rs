@@ -198,78 +198,75 @@ fn worker_switches(pid: u32) -> std::collections::BTreeMap<String, u64> {
     workers
 }
 
+/// An echo agent behind a gateway running a worker thread per core, and the gateway's pid.
+async fn per_core_gateway() -> (a2a_e2e::Proc, a2a_e2e::Proc, u32) {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = a2a_e2e::gateway_with_env(BIN, &config(&[("echo", &echo.url)], ""), &[("A2A_RUNTIME", "per_core")]).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let pid = gw.pid().unwrap();
+    (echo, gw, pid)
+}
+
+/// One SendMessage to the echo agent on `client`'s connection; the answer's HTTP version.
+async fn echo_call(client: &reqwest::Client, url: &str, id: u32) -> reqwest::Version {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "SendMessage",
+        "params": {"message": text_message("hi", Some("echo"))}});
+    let response = client.post(url).header("A2A-Version", "1.0").json(&body).send().await.unwrap();
+    let version = response.version();
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    version
+}
+
+/// The workers of `pid` whose voluntary context switches grew by at least `by` since `before`.
+fn busy_workers(pid: u32, before: &std::collections::BTreeMap<String, u64>, by: u64) -> Vec<String> {
+    let after = worker_switches(pid);
+    after.iter().filter(|(name, n)| **n >= before[*name] + by).map(|(name, _)| name.clone()).collect()
+}
+
 /// Thread per core: each accepted connection is served on a worker thread of its own (round robin),
 /// not on the thread that accepted it. Two callers' connections, each making calls one after another,
 /// make both workers wait for the network (a worker only parks when it serves something).
 #[tokio::test]
 async fn per_core_connections_are_served_on_the_worker_threads_in_turn() {
-    let echo = example_agent(BIN, "echo", &[]).await;
-    let gw = a2a_e2e::gateway_with_env(BIN, &config(&[("echo", &echo.url)], ""), &[("A2A_RUNTIME", "per_core")]).await;
-    wait_for_skills(&gw.url, &["echo"]).await;
-    let pid = gw.pid().unwrap();
+    let (_echo, gw, pid) = per_core_gateway().await;
     let before = worker_switches(pid);
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     assert_eq!(before.len(), cpus, "one worker thread per CPU: {before:?}");
     // Two connections, one per client, opened one after the other: two different workers.
-    let callers = (0..2.min(cpus)).map(|_| {
-        let url = format!("{}/", gw.url);
-        async move {
-            let client = reqwest::Client::builder().pool_max_idle_per_host(1).build().unwrap();
-            for i in 0..100 {
-                let body = json!({"jsonrpc": "2.0", "id": i, "method": "SendMessage",
-                    "params": {"message": text_message("hi", Some("echo"))}});
-                let answer: Value = client
-                    .post(&url)
-                    .header("A2A-Version", "1.0")
-                    .json(&body)
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
-                assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
-            }
+    let url = format!("{}/", gw.url);
+    let caller = |url: String| async move {
+        let client = reqwest::Client::builder().pool_max_idle_per_host(1).build().unwrap();
+        for i in 0..100 {
+            echo_call(&client, &url, i).await;
         }
-    });
-    // One at a time first, so the two connections are accepted in turn.
-    let mut callers = callers.collect::<Vec<_>>().into_iter();
-    let first = tokio::spawn(callers.next().unwrap());
+    };
+    let first = tokio::spawn(caller(url.clone()));
+    // The first connection is accepted before the second opens.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    futures::future::join_all(callers).await;
+    if cpus > 1 {
+        caller(url).await;
+    }
     first.await.unwrap();
-    let after = worker_switches(pid);
-    let busy: Vec<_> = after.iter().filter(|(name, n)| **n >= before[*name] + 50).map(|(name, _)| name).collect();
-    assert_eq!(busy.len(), 2.min(cpus), "workers that served the calls: {busy:?} (before {before:?}, after {after:?})");
+    let busy = busy_workers(pid, &before, 50);
+    assert_eq!(busy.len(), 2.min(cpus), "workers that served the calls: {busy:?} (before {before:?})");
 }
 
 /// Thread per core with HTTP/2: the calls of one connection (a gRPC channel, a proxy in front) are
 /// spread over the workers, not all served by the worker that accepted it.
 #[tokio::test]
 async fn per_core_one_http2_connections_calls_are_spread_over_the_workers() {
-    let echo = example_agent(BIN, "echo", &[]).await;
-    let gw = a2a_e2e::gateway_with_env(BIN, &config(&[("echo", &echo.url)], ""), &[("A2A_RUNTIME", "per_core")]).await;
-    wait_for_skills(&gw.url, &["echo"]).await;
-    let pid = gw.pid().unwrap();
+    let (_echo, gw, pid) = per_core_gateway().await;
     let workers = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let before = worker_switches(pid);
     let client = reqwest::Client::builder().http2_prior_knowledge().build().unwrap();
     let url = format!("{}/", gw.url);
     for wave in 0..10 {
-        let calls = (0..10).map(|i| {
-            let body = json!({"jsonrpc": "2.0", "id": wave * 10 + i, "method": "SendMessage",
-                "params": {"message": text_message("hi", Some("echo"))}});
-            let request = client.post(&url).header("A2A-Version", "1.0").json(&body).send();
-            async move {
-                let response = request.await.unwrap();
-                assert_eq!(response.version(), reqwest::Version::HTTP_2);
-                let answer: Value = response.json().await.unwrap();
-                assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
-            }
-        });
-        futures::future::join_all(calls).await;
+        let calls = (0..10).map(|i| echo_call(&client, &url, wave * 10 + i));
+        for version in futures::future::join_all(calls).await {
+            assert_eq!(version, reqwest::Version::HTTP_2);
+        }
     }
-    let after = worker_switches(pid);
-    let busy: Vec<_> = after.iter().filter(|(name, n)| **n >= before[*name] + 5).map(|(name, _)| name).collect();
-    assert_eq!(busy.len(), workers, "workers that served the calls: {busy:?} (before {before:?}, after {after:?})");
+    let busy = busy_workers(pid, &before, 5);
+    assert_eq!(busy.len(), workers, "workers that served the calls: {busy:?} (before {before:?})");
 }
