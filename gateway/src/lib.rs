@@ -10,6 +10,8 @@ pub mod admin;
 pub mod backend_tls;
 pub mod card;
 pub mod catalog;
+pub mod client_address;
+mod compile;
 pub mod config;
 pub mod config_schema;
 pub mod deadlines;

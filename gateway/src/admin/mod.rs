@@ -11,7 +11,6 @@
 mod admission;
 mod api;
 pub mod cli;
-pub mod config;
 mod origin;
 pub mod overlay;
 mod redact;
@@ -33,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::gateway::Gateway;
 
-pub use config::AdminConfig;
+pub use crate::config::AdminConfig;
 pub use registration::spawn_expiry;
 
 /// What the admin API needs of the running gateway (implemented by the server's runtime).

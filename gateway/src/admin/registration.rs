@@ -25,10 +25,9 @@ use reqwest::Url;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::config::{RegistrationConfig, RegistrationCredential, glob_match};
 use super::overlay::{Origin, Source};
 use super::{Admin, AdminError, Host, audit, change_fleet};
-use crate::config::{Backend, SkillGrant};
+use crate::config::{Backend, RegistrationConfig, RegistrationCredential, SkillGrant, glob_match};
 use crate::screen::{AllowRule, ScreenError, ScreenPolicy, SystemResolver, screen_url};
 
 /// The registration credentials of one configuration generation.
