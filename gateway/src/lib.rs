@@ -37,6 +37,7 @@ pub mod screen;
 pub mod server;
 pub mod stack;
 pub mod state;
+pub mod store_error;
 pub mod telemetry;
 pub mod time;
 pub mod workers;

@@ -100,7 +100,7 @@ pub trait SharedEjections: Send + Sync + 'static {
     fn ejected_for(
         &self,
         backend: &str,
-    ) -> futures::future::BoxFuture<'static, Result<Option<Duration>, crate::state::StoreError>>;
+    ) -> futures::future::BoxFuture<'static, Result<Option<Duration>, crate::store_error::StoreError>>;
 }
 
 /// Backends taken out of routing, by reason (`request_failures`, `probe_failed`, `shared`).

@@ -1,7 +1,8 @@
 //! Where the gateway keeps state that replicas must share: in this process (`state: memory`, the
 //! default, nothing to run) or in Redis (`state: {redis: {...}}`), so that several replicas behind a
 //! load balancer behave as one. This module owns the Redis connection (every call bounded by a
-//! timeout) and the store errors; the `state` config section is [`crate::config::StateConfig`]. One Redis store per kind of state: the
+//! timeout); the `state` config section is [`crate::config::StateConfig`], the store errors
+//! [`crate::store_error`]'s. One Redis store per kind of state: the
 //! task directory and contexts ([`redis_directory`]), live-task leases ([`redis_leases`]), rate
 //! quotas ([`redis_quotas`]), the early dialect's ids ([`redis_early_ids`]), per-skill task
 //! deadlines ([`redis_deadlines`]), push-notification configs ([`redis_push`]) and backend
@@ -20,13 +21,12 @@ mod store;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_core::A2aError;
-
 pub use self::store::Redis;
 pub use crate::config::{OnUnavailable, RedisConfig, StateConfig};
 use crate::directory::{MemoryDirectory, TaskDirectory};
 use crate::page_token::PageTokens;
 use crate::protocol::early_ids::{EarlyIds, MemoryEarlyIds};
+pub use crate::store_error::StoreError;
 
 /// The stores that outlive configuration generations, as the configuration asks for them. Leases
 /// and rate quotas are built by their owners from [`Stores::redis`].
@@ -78,24 +78,4 @@ async fn page_key_at_start(redis: &Redis) -> anyhow::Result<[u8; 32]> {
         "state.redis: Redis is unreachable at start ({error}); make it reachable, or set \
          state.redis.page_token_secret so that replicas can start without it"
     )
-}
-
-/// Why shared state could not be read or written.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("the shared state store did not answer within {0:?}")]
-    Timeout(Duration),
-    #[error("the shared state store failed: {0}")]
-    Redis(#[from] redis::RedisError),
-    #[error("the shared state store holds something unexpected: {0}")]
-    Corrupt(String),
-}
-
-impl From<StoreError> for A2aError {
-    fn from(error: StoreError) -> A2aError {
-        // The details (addresses, Redis messages) go to the log, never to the caller.
-        tracing::warn!(%error, "shared state unavailable");
-        metrics::counter!("a2a_state_errors_total").increment(1);
-        A2aError::StateUnavailable
-    }
 }
