@@ -15,7 +15,6 @@ mod origin;
 pub mod overlay;
 mod redact;
 mod registration;
-pub mod stats;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
