@@ -12,6 +12,7 @@ use a2a_policies::backend_auth::BackendCredentials;
 use a2a_policies::concurrency::LiveTasks;
 use a2a_policies::rate_limit::RateLimits;
 use a2a_policies::validate::InputValidation;
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::deadlines::{DeadlineObserver, Deadlines, Expired};
@@ -283,5 +284,35 @@ impl Gateway {
         if let Err(error) = self.forwarder.forward_own(backend, exchange, call, request).await {
             tracing::warn!(task_id = %expired.task_id, error = %error.into_error(), "could not cancel an expired task");
         }
+    }
+}
+
+impl crate::push::Generation for Gateway {
+    /// The task as its agent has it now (GetTask, 1.0 JSON-RPC; the forwarder speaks the agent's
+    /// dialect). Observed like any answer, so the directory and the audit log learn from it too.
+    fn fetch<'a>(
+        &'a self,
+        backend: &'a str,
+        task_id: &'a str,
+        config: &'a (Arc<str>, crate::push::StoredConfig),
+    ) -> BoxFuture<'a, Option<serde_json::Value>> {
+        Box::pin(async move {
+            let snapshot = self.registry.snapshot();
+            let backend = snapshot.backend(backend)?;
+            let (owner, stored) = config;
+            let exchange = crate::observers::Exchange {
+                backend: backend.name.clone(),
+                binding: Binding::JsonRpc,
+                caller: stored.caller.clone(),
+                owner: (!owner.is_empty()).then(|| owner.clone()),
+                request_id: Arc::from(crate::push::deliver::POLL_REQUEST_ID),
+                skill: None,
+            };
+            self.forwarder.get_task(backend, exchange, task_id, Some(0)).await
+        })
+    }
+
+    fn credentials(&self) -> &BackendCredentials {
+        &self.credentials
     }
 }

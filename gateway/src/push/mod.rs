@@ -16,7 +16,7 @@ use a2a_model::TaskPushNotificationConfig;
 use dashmap::DashMap;
 
 pub use crate::config::PushConfig;
-pub use deliver::{Deliveries, SIGNATURE_HEADER};
+pub use deliver::{Deliveries, Generation, SIGNATURE_HEADER};
 pub use store::{MemoryPushStore, PushStore, StoredConfig};
 
 /// A config given on a send, waiting for the send's answer to name its task.
