@@ -50,7 +50,7 @@ pub struct Shared {
     /// The key of ListTasks page tokens, kept across reloads (tokens stay valid).
     pub page_tokens: crate::page_token::PageTokens,
     /// Runtime changes to the fleet (admin API, self-registration), applied over every reload.
-    pub overlay: Arc<crate::admin::overlay::Overlay>,
+    pub overlay: Arc<crate::overlay::Overlay>,
     /// Push-notification configs and deliveries (`push:`; read at start).
     pub push: Option<Arc<crate::push::Push>>,
     /// The shared store, when state is kept in Redis (its health is part of readiness).
@@ -161,7 +161,7 @@ pub struct Gateway {
     pub forwarder: Forwarder,
     pub route_state: Arc<RouteState>,
     /// Who may use the admin API and register agents.
-    pub admin: Arc<crate::admin::AdminGuard>,
+    pub admin: Arc<crate::admin_guard::AdminGuard>,
 }
 
 impl Gateway {
@@ -204,7 +204,7 @@ impl Gateway {
         for name in shared.overlay.draining() {
             registry.set_draining(&name, true);
         }
-        let admin = Arc::new(crate::admin::AdminGuard::new(&config.admin, shared.idp_client.clone(), stop)?);
+        let admin = Arc::new(crate::admin_guard::AdminGuard::new(&config.admin, shared.idp_client.clone(), stop)?);
         let Policies { permissions, rate_limits, validation } = policies;
         let rate_limits = rate_limits.map(|limits| {
             Arc::new(match &shared.redis {

@@ -7,6 +7,7 @@
 //! refusal, task observations) are `a2a_core`'s.
 
 pub mod admin;
+pub mod admin_guard;
 pub mod backend_tls;
 pub mod card;
 pub mod catalog;
@@ -24,6 +25,7 @@ pub mod list;
 pub mod listener;
 pub mod metrics;
 pub mod observers;
+pub mod overlay;
 pub mod page_token;
 pub mod protocol;
 pub mod proxy;

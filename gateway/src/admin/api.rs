@@ -13,10 +13,10 @@ use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
-use super::overlay::Origin;
 use super::{Admin, AdminError, Host, audit, change_fleet};
 use crate::config::Backend;
 use crate::gateway::Gateway;
+use crate::overlay::Origin;
 
 type HostState = State<Arc<dyn Host>>;
 type Peer = ConnectInfo<SocketAddr>;
