@@ -1,11 +1,10 @@
 //! TLS to agents: the rustls configuration of a backend's `tls:` section ([`BackendTls`]: its own
 //! CA bundle, a client certificate for mutual TLS, and — for development only —
-//! `insecure_skip_verify`), and the clients built from it. A
+//! `insecure_skip_verify`), and the clients built from it ([`crate::clients::BackendClients`]). A
 //! backend without the section is reached with the platform's trust store through the shared
 //! clients; one with it gets its own clients (card fetches, JSON forwarding, gRPC), built per
 //! configuration generation. SNI is the host of the backend's URL.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,10 +12,6 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
-
-use crate::config::{Config, Limits};
-use crate::proxy::{AgentClients, GrpcClient};
-use crate::workers::PerWorker;
 
 pub use crate::config::{ALLOW_INSECURE_ENV, BackendTls};
 
@@ -74,53 +69,6 @@ fn read_certs(file: &Path, at: &str) -> Result<Vec<CertificateDer<'static>>, (St
         return Err((at.to_string(), format!("{} holds no certificate in PEM form", file.display())));
     }
     Ok(certs)
-}
-
-/// The clients of one backend with its own TLS settings.
-#[derive(Clone)]
-pub struct TlsClients {
-    /// Card fetches.
-    pub cards: reqwest::Client,
-    /// JSON-RPC and HTTP+JSON forwarding.
-    pub agent: AgentClients,
-    /// gRPC forwarding (HTTP/2 only).
-    pub grpc: PerWorker<GrpcClient>,
-}
-
-/// The clients of the backends that have a `tls:` section, by backend name.
-#[derive(Clone, Default)]
-pub struct BackendClients(Arc<HashMap<String, TlsClients>>);
-
-impl BackendClients {
-    /// Builds the clients of every backend with a `tls:` section; the error names the key.
-    pub fn build(config: &Config) -> Result<BackendClients, (String, String)> {
-        let mut clients = HashMap::new();
-        for (i, backend) in config.backends.iter().enumerate() {
-            let Some(tls) = &backend.tls else { continue };
-            let path = format!("backends[{i}].tls");
-            let tls = tls.client_config(&config.base_dir, &path)?;
-            clients.insert(backend.name.clone(), clients_for(tls, &config.limits).map_err(|e| (path, e.to_string()))?);
-        }
-        Ok(BackendClients(Arc::new(clients)))
-    }
-
-    pub fn get(&self, backend: &str) -> Option<&TlsClients> {
-        self.0.get(backend)
-    }
-}
-
-fn clients_for(tls: rustls::ClientConfig, limits: &Limits) -> anyhow::Result<TlsClients> {
-    let mut for_cards = tls.clone();
-    for_cards.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    let cards = reqwest::Client::builder()
-        .connect_timeout(limits.connect_timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .tls_backend_preconfigured(for_cards)
-        .build()?;
-    let agent = crate::proxy::agent_clients(limits, tls.clone())?;
-    let grpc = PerWorker::new(|| crate::proxy::grpc_client_with(limits.connect_timeout, Some(tls.clone())));
-    Ok(TlsClients { cards, agent, grpc })
 }
 
 /// Accepts any server certificate: `insecure_skip_verify` (signatures still checked, so the

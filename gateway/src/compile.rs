@@ -25,7 +25,7 @@ impl Config {
             }
         }
         // Backends' CA and client certificate files, likewise.
-        crate::backend_tls::BackendClients::build(self).map_err(|(path, message)| invalid(path, message))?;
+        crate::clients::BackendClients::build(self).map_err(|(path, message)| invalid(path, message))?;
         let permissions = match &self.permissions {
             Some(rules) => Permissions::new(rules).map_err(|e| invalid(e.path, e.message))?,
             None => Permissions::allow_all(),

@@ -35,7 +35,7 @@ pub struct Shared {
     /// own origin only, never to another host.
     pub idp_client: reqwest::Client,
     /// The forwarder's pooled client to agents (its pool outlives reloads).
-    pub agent_client: crate::proxy::AgentClients,
+    pub agent_client: crate::clients::AgentClients,
     pub directory: Arc<dyn TaskDirectory>,
     pub observers: Arc<Observers>,
     /// Cancelled when the drain deadline passes: open streams and waiting calls are ended.
@@ -71,7 +71,7 @@ impl Shared {
             // Backends are reached directly; an HTTP(S)_PROXY in the environment is for callers.
             .no_proxy()
             .build()?;
-        let agent_client = crate::proxy::agent_clients(&config.limits, crate::proxy::platform_tls())?;
+        let agent_client = crate::clients::agent_clients(&config.limits, crate::clients::platform_tls())?;
         let idp_client = reqwest::Client::builder()
             .connect_timeout(config.limits.connect_timeout)
             .redirect(reqwest::redirect::Policy::custom(same_origin_redirects))
@@ -195,7 +195,7 @@ impl Gateway {
         // Every card served is signed with the gateway's key, when it has one.
         let signer = crate::card::CardSigner::new(credentials.clone(), &public_base);
         let cards = CardSettings { info: config.card.clone(), public_base, security, push, grpc, signer };
-        let backend_clients = crate::backend_tls::BackendClients::build(&config)
+        let backend_clients = crate::clients::BackendClients::build(&config)
             .map_err(|(path, message)| anyhow::anyhow!("{path}: {message}"))?;
         let registry = Registry::new(&config, cards, shared.client.clone(), backend_clients.clone(), previous)?;
         if let Some(redis) = &shared.redis {

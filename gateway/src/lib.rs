@@ -12,6 +12,7 @@ pub mod backend_tls;
 pub mod card;
 pub mod catalog;
 pub mod client_address;
+pub mod clients;
 mod compile;
 pub mod config;
 pub mod config_schema;
