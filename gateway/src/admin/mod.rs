@@ -3,10 +3,10 @@
 //! [`crate::overlay::Overlay`] over the configuration file, so a reload keeps them; each is
 //! audited with the admin's identity.
 //!
-//! Who may call it ([`crate::admin_guard`]): with `admin.auth` configured, a credential it accepts (and, with
-//! `admin.required_scope`, carrying that scope); without it, anyone who can reach the admin
-//! listener — allowed only when that listener is bound to a loopback address. Either way a web
-//! page cannot drive it: see `admin/origin.rs`.
+//! Who may call it ([`crate::admin_guard`]): with `admin.auth` configured, a credential it accepts
+//! (and, with `admin.required_scope`, carrying that scope); without it, anyone who can reach the
+//! admin listener — allowed only when that listener is bound to a loopback address. Either way a
+//! web page cannot drive it: see `admin/origin.rs`.
 
 mod admission;
 mod api;

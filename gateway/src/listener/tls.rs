@@ -1,8 +1,9 @@
 //! TLS on the listeners: the rustls server configuration built from the PEM files of the
-//! `listeners.tls` section ([`TlsConfig`]) (TLS 1.2 and 1.3 only, ALPN `h2` and `http/1.1`, client certificates verified
-//! against `client_ca` when callers are identified by them), and its reload: every new connection
-//! takes the configuration current then, rebuilt when a file changes (checked every second) or on
-//! SIGHUP. A file that does not load keeps the running certificate and is logged.
+//! `listeners.tls` section ([`TlsConfig`]) (TLS 1.2 and 1.3 only, ALPN `h2` and `http/1.1`, client
+//! certificates verified against `client_ca` when callers are identified by them), and its reload:
+//! every new connection takes the configuration current then, rebuilt when a file changes (checked
+//! every second) or on SIGHUP. A file that does not load keeps the running certificate and is
+//! logged.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

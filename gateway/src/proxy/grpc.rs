@@ -1,10 +1,10 @@
 //! Forwarding to an agent that speaks only gRPC: the checked request as the method's message over
 //! HTTP/2 (a pooled hyper client, [`crate::clients::GrpcClient`]: reqwest does not expose the
-//! trailers gRPC ends a call with), the answer read back into the call's 1.0 binding. Unary answers are read whole (bounded by
-//! `limits.max_response_bytes`); streamed messages become SSE events one by one, as they arrive, and
-//! go through the same relay (tap, observers, keep-alive, drain) as a JSON agent's stream. A status
-//! other than OK is screened like an HTTP+JSON error: A2A errors keep their code, anything else is
-//! the agent's failure.
+//! trailers gRPC ends a call with), the answer read back into the call's 1.0 binding. Unary answers
+//! are read whole (bounded by `limits.max_response_bytes`); streamed messages become SSE events one
+//! by one, as they arrive, and go through the same relay (tap, observers, keep-alive, drain) as a
+//! JSON agent's stream. A status other than OK is screened like an HTTP+JSON error: A2A errors keep
+//! their code, anything else is the agent's failure.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
