@@ -1,76 +1,21 @@
-//! TLS to agents: a backend's `tls:` section (its own CA bundle, a client certificate for mutual
-//! TLS, and — for development only — `insecure_skip_verify`), and the clients built from it. A
+//! TLS to agents: the rustls configuration of a backend's `tls:` section ([`BackendTls`]: its own
+//! CA bundle, a client certificate for mutual TLS, and — for development only —
+//! `insecure_skip_verify`), and the clients built from it ([`crate::clients::BackendClients`]). A
 //! backend without the section is reached with the platform's trust store through the shared
 //! clients; one with it gets its own clients (card fetches, JSON forwarding, gRPC), built per
 //! configuration generation. SNI is the host of the backend's URL.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
-use serde::Deserialize;
 
-use crate::config::{Config, Limits};
-use crate::proxy::{AgentClients, GrpcClient};
-use crate::workers::PerWorker;
-
-/// The environment variable that must be `1` for `insecure_skip_verify` to be accepted.
-pub const ALLOW_INSECURE_ENV: &str = "A2A_GATEWAY_ALLOW_INSECURE_TLS";
-
-/// How the gateway verifies (and authenticates to) one backend over TLS.
-///
-/// ```yaml
-/// backends:
-///   - name: billing
-///     url: https://billing.internal:8443
-///     tls:
-///       ca: [/etc/a2a-gateway/agents-ca.pem]   # only these CAs vouch for the agent
-///       cert: /etc/a2a-gateway/gw-client.crt   # mutual TLS to the agent (with key)
-///       key: /etc/a2a-gateway/gw-client.key
-/// ```
-#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BackendTls {
-    /// PEM files of the CAs the agent's certificate must chain to (instead of the platform's
-    /// trust store).
-    #[serde(default)]
-    pub ca: Vec<PathBuf>,
-    /// The gateway's client certificate for this agent (PEM chain); needs `key`.
-    #[serde(default)]
-    pub cert: Option<PathBuf>,
-    #[serde(default)]
-    pub key: Option<PathBuf>,
-    /// DEVELOPMENT ONLY: accept any certificate from this agent (no chain, name or expiry check),
-    /// so anyone on the path can read and change the traffic. Refused unless the environment
-    /// variable `A2A_GATEWAY_ALLOW_INSECURE_TLS=1` is set where the gateway (and `check`) runs.
-    #[serde(default)]
-    pub insecure_skip_verify: bool,
-}
+pub use crate::config::{ALLOW_INSECURE_ENV, BackendTls};
 
 impl BackendTls {
-    /// Checks what types cannot (paths are read by [`BackendTls::client_config`]).
-    pub fn validate(&self, path: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<(), (String, String)> {
-        if self.cert.is_some() != self.key.is_some() {
-            return Err((format!("{path}.key"), "cert and key go together (mutual TLS to the agent)".into()));
-        }
-        if self.insecure_skip_verify && env(ALLOW_INSECURE_ENV).as_deref() != Some("1") {
-            return Err((
-                format!("{path}.insecure_skip_verify"),
-                format!(
-                    "turns certificate verification off (anyone on the path can read and change the traffic); refused unless {ALLOW_INSECURE_ENV}=1 is set, for development only"
-                ),
-            ));
-        }
-        if self.insecure_skip_verify && !self.ca.is_empty() {
-            return Err((format!("{path}.ca"), "has no effect with insecure_skip_verify".into()));
-        }
-        Ok(())
-    }
-
     /// The rustls client configuration: TLS 1.2+ (each client sets its ALPN offer).
     pub fn client_config(&self, base_dir: &Path, path: &str) -> Result<rustls::ClientConfig, (String, String)> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -124,53 +69,6 @@ fn read_certs(file: &Path, at: &str) -> Result<Vec<CertificateDer<'static>>, (St
         return Err((at.to_string(), format!("{} holds no certificate in PEM form", file.display())));
     }
     Ok(certs)
-}
-
-/// The clients of one backend with its own TLS settings.
-#[derive(Clone)]
-pub struct TlsClients {
-    /// Card fetches.
-    pub cards: reqwest::Client,
-    /// JSON-RPC and HTTP+JSON forwarding.
-    pub agent: AgentClients,
-    /// gRPC forwarding (HTTP/2 only).
-    pub grpc: PerWorker<GrpcClient>,
-}
-
-/// The clients of the backends that have a `tls:` section, by backend name.
-#[derive(Clone, Default)]
-pub struct BackendClients(Arc<HashMap<String, TlsClients>>);
-
-impl BackendClients {
-    /// Builds the clients of every backend with a `tls:` section; the error names the key.
-    pub fn build(config: &Config) -> Result<BackendClients, (String, String)> {
-        let mut clients = HashMap::new();
-        for (i, backend) in config.backends.iter().enumerate() {
-            let Some(tls) = &backend.tls else { continue };
-            let path = format!("backends[{i}].tls");
-            let tls = tls.client_config(&config.base_dir, &path)?;
-            clients.insert(backend.name.clone(), clients_for(tls, &config.limits).map_err(|e| (path, e.to_string()))?);
-        }
-        Ok(BackendClients(Arc::new(clients)))
-    }
-
-    pub fn get(&self, backend: &str) -> Option<&TlsClients> {
-        self.0.get(backend)
-    }
-}
-
-fn clients_for(tls: rustls::ClientConfig, limits: &Limits) -> anyhow::Result<TlsClients> {
-    let mut for_cards = tls.clone();
-    for_cards.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    let cards = reqwest::Client::builder()
-        .connect_timeout(limits.connect_timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .tls_backend_preconfigured(for_cards)
-        .build()?;
-    let agent = crate::proxy::agent_clients(limits, tls.clone())?;
-    let grpc = PerWorker::new(|| crate::proxy::grpc_client_with(limits.connect_timeout, Some(tls.clone())));
-    Ok(TlsClients { cards, agent, grpc })
 }
 
 /// Accepts any server certificate: `insecure_skip_verify` (signatures still checked, so the

@@ -26,7 +26,7 @@ pub enum ConfigError {
     Invalid { path: String, message: String },
 }
 
-fn invalid(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
+pub(crate) fn invalid(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { path: path.into(), message: message.into() }
 }
 
@@ -82,16 +82,16 @@ pub struct Config {
     /// Push notifications terminated at the gateway: callers' webhooks, screened and signed
     /// deliveries. Absent → push-config calls are refused. Read at start.
     #[serde(default)]
-    pub push: Option<crate::push::PushConfig>,
+    pub push: Option<PushConfig>,
     /// Where state shared by replicas lives: `memory` (default) or `{redis: {...}}`. Read at start.
     #[serde(default)]
-    pub state: crate::state::StateConfig,
+    pub state: StateConfig,
     /// Trace export (OTLP/HTTP). Read at start.
     #[serde(default)]
-    pub telemetry: crate::telemetry::TelemetryConfig,
+    pub telemetry: TelemetryConfig,
     /// The admin API: operators' credentials and agent self-registration.
     #[serde(default)]
-    pub admin: crate::admin::AdminConfig,
+    pub admin: AdminConfig,
     /// The directory relative paths in the file (schema files) are resolved against.
     #[serde(skip)]
     pub base_dir: std::path::PathBuf,
@@ -175,7 +175,7 @@ impl Config {
         }
         self.listeners.protection.validate().map_err(|(path, message)| invalid(path, message))?;
         self.check_mtls()?;
-        crate::listener::TrustedProxies::parse(&self.listeners.trusted_proxies)
+        crate::client_address::TrustedProxies::parse(&self.listeners.trusted_proxies)
             .map_err(|(i, message)| invalid(format!("listeners.trusted_proxies[{i}]"), message))?;
         if self.backends.is_empty() {
             return Err(invalid("backends", "at least one backend is required"));
@@ -266,53 +266,6 @@ impl Config {
         }
     }
 
-    /// How the public listener asks for client certificates.
-    pub fn client_certs(&self) -> crate::listener::ClientCerts {
-        use crate::listener::ClientCerts;
-        use a2a_policies::auth::MtlsMode;
-        match self.auth.as_ref().and_then(|auth| auth.mtls.as_ref()).map(|mtls| mtls.mode) {
-            None => ClientCerts::Off,
-            Some(MtlsMode::Optional) => ClientCerts::Optional,
-            Some(MtlsMode::Required | MtlsMode::WithToken) => ClientCerts::Required,
-        }
-    }
-
-    /// Checks the configuration whole and compiles its policy sections (rules, quotas, schemas read
-    /// from their files): once per configuration, handed to the gateway generation that serves it.
-    pub fn compile(&self) -> Result<Policies, ConfigError> {
-        self.validate()?;
-        if let Some(tls) = &self.listeners.tls {
-            // Read now, so that `check` names an unreadable or mismatched file.
-            tls.server_config(&self.base_dir, self.client_certs()).map_err(|e| invalid(e.path(), e.to_string()))?;
-        }
-        for (i, backend) in self.backends.iter().enumerate() {
-            if let Some(jwks) = &backend.card_jwks {
-                crate::card::verify::CardKeys::load(&self.base_dir.join(jwks))
-                    .map_err(|message| invalid(format!("backends[{i}].card_jwks"), message))?;
-            }
-        }
-        // Backends' CA and client certificate files, likewise.
-        crate::backend_tls::BackendClients::build(self).map_err(|(path, message)| invalid(path, message))?;
-        let permissions = match &self.permissions {
-            Some(rules) => Permissions::new(rules).map_err(|e| invalid(e.path, e.message))?,
-            None => Permissions::allow_all(),
-        };
-        let rate_limits = match &self.rate_limit {
-            Some(quotas) => {
-                Some(RateLimits::new(quotas).map_err(|e| invalid(section("rate_limit", &e.path), e.reason))?)
-            }
-            None => None,
-        };
-        let validation = match &self.validation {
-            Some(rules) => Some(
-                InputValidation::new(rules, &self.base_dir, std::sync::Arc::new(a2a_policies::validate::NoCatalog))
-                    .map_err(|e| invalid(section("validation", &e.path), e.reason))?,
-            ),
-            None => None,
-        };
-        Ok(Policies { permissions: std::sync::Arc::new(permissions), rate_limits, validation })
-    }
-
     /// Settings that are valid but unwise, for `check` (and the log at start) to point out.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
@@ -337,7 +290,7 @@ impl Config {
 }
 
 /// A policy module's error path, under its section of this file.
-fn section(name: &str, path: &str) -> String {
+pub(crate) fn section(name: &str, path: &str) -> String {
     if path.starts_with(name) { path.to_string() } else { format!("{name}.{path}") }
 }
 
@@ -423,9 +376,21 @@ pub use a2a_core::duration as duration_serde;
 pub(crate) use a2a_core::duration::option as opt_duration;
 use a2a_core::duration::{self, map as duration_map};
 
+mod admin;
+mod backend_tls;
+mod listeners;
+mod push;
 mod sections;
+mod state;
+mod telemetry;
 
+pub use self::admin::*;
+pub use self::backend_tls::*;
+pub use self::listeners::*;
+pub use self::push::*;
 pub use self::sections::*;
+pub use self::state::*;
+pub use self::telemetry::*;
 
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,7 @@ use dashmap::DashMap;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::state::StoreError;
+use crate::store_error::StoreError;
 
 /// A task whose deadline passed.
 #[derive(Debug, Clone)]

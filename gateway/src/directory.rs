@@ -12,10 +12,7 @@ use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 
 use crate::protocol::observe::{TaskFact, TaskState};
-use crate::state::StoreError;
-
-/// What a read of the directory yields: an error only when a shared store could not be reached.
-pub type Lookup<T> = Result<T, StoreError>;
+pub use crate::store_error::Lookup;
 
 /// What the directory knows about one task.
 #[derive(Debug, Clone, PartialEq, Eq)]

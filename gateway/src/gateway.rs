@@ -12,6 +12,7 @@ use a2a_policies::backend_auth::BackendCredentials;
 use a2a_policies::concurrency::LiveTasks;
 use a2a_policies::rate_limit::RateLimits;
 use a2a_policies::validate::InputValidation;
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::deadlines::{DeadlineObserver, Deadlines, Expired};
@@ -34,7 +35,7 @@ pub struct Shared {
     /// own origin only, never to another host.
     pub idp_client: reqwest::Client,
     /// The forwarder's pooled client to agents (its pool outlives reloads).
-    pub agent_client: crate::proxy::AgentClients,
+    pub agent_client: crate::clients::AgentClients,
     pub directory: Arc<dyn TaskDirectory>,
     pub observers: Arc<Observers>,
     /// Cancelled when the drain deadline passes: open streams and waiting calls are ended.
@@ -49,7 +50,7 @@ pub struct Shared {
     /// The key of ListTasks page tokens, kept across reloads (tokens stay valid).
     pub page_tokens: crate::page_token::PageTokens,
     /// Runtime changes to the fleet (admin API, self-registration), applied over every reload.
-    pub overlay: Arc<crate::admin::overlay::Overlay>,
+    pub overlay: Arc<crate::overlay::Overlay>,
     /// Push-notification configs and deliveries (`push:`; read at start).
     pub push: Option<Arc<crate::push::Push>>,
     /// The shared store, when state is kept in Redis (its health is part of readiness).
@@ -70,7 +71,7 @@ impl Shared {
             // Backends are reached directly; an HTTP(S)_PROXY in the environment is for callers.
             .no_proxy()
             .build()?;
-        let agent_client = crate::proxy::agent_clients(&config.limits, crate::proxy::platform_tls())?;
+        let agent_client = crate::clients::agent_clients(&config.limits, crate::clients::platform_tls())?;
         let idp_client = reqwest::Client::builder()
             .connect_timeout(config.limits.connect_timeout)
             .redirect(reqwest::redirect::Policy::custom(same_origin_redirects))
@@ -160,7 +161,7 @@ pub struct Gateway {
     pub forwarder: Forwarder,
     pub route_state: Arc<RouteState>,
     /// Who may use the admin API and register agents.
-    pub admin: Arc<crate::admin::AdminGuard>,
+    pub admin: Arc<crate::admin_guard::AdminGuard>,
 }
 
 impl Gateway {
@@ -194,7 +195,7 @@ impl Gateway {
         // Every card served is signed with the gateway's key, when it has one.
         let signer = crate::card::CardSigner::new(credentials.clone(), &public_base);
         let cards = CardSettings { info: config.card.clone(), public_base, security, push, grpc, signer };
-        let backend_clients = crate::backend_tls::BackendClients::build(&config)
+        let backend_clients = crate::clients::BackendClients::build(&config)
             .map_err(|(path, message)| anyhow::anyhow!("{path}: {message}"))?;
         let registry = Registry::new(&config, cards, shared.client.clone(), backend_clients.clone(), previous)?;
         if let Some(redis) = &shared.redis {
@@ -203,7 +204,7 @@ impl Gateway {
         for name in shared.overlay.draining() {
             registry.set_draining(&name, true);
         }
-        let admin = Arc::new(crate::admin::AdminGuard::new(&config.admin, shared.idp_client.clone(), stop)?);
+        let admin = Arc::new(crate::admin_guard::AdminGuard::new(&config.admin, shared.idp_client.clone(), stop)?);
         let Policies { permissions, rate_limits, validation } = policies;
         let rate_limits = rate_limits.map(|limits| {
             Arc::new(match &shared.redis {
@@ -283,5 +284,35 @@ impl Gateway {
         if let Err(error) = self.forwarder.forward_own(backend, exchange, call, request).await {
             tracing::warn!(task_id = %expired.task_id, error = %error.into_error(), "could not cancel an expired task");
         }
+    }
+}
+
+impl crate::push::Generation for Gateway {
+    /// The task as its agent has it now (GetTask, 1.0 JSON-RPC; the forwarder speaks the agent's
+    /// dialect). Observed like any answer, so the directory and the audit log learn from it too.
+    fn fetch<'a>(
+        &'a self,
+        backend: &'a str,
+        task_id: &'a str,
+        config: &'a (Arc<str>, crate::push::StoredConfig),
+    ) -> BoxFuture<'a, Option<serde_json::Value>> {
+        Box::pin(async move {
+            let snapshot = self.registry.snapshot();
+            let backend = snapshot.backend(backend)?;
+            let (owner, stored) = config;
+            let exchange = crate::observers::Exchange {
+                backend: backend.name.clone(),
+                binding: Binding::JsonRpc,
+                caller: stored.caller.clone(),
+                owner: (!owner.is_empty()).then(|| owner.clone()),
+                request_id: Arc::from(crate::push::deliver::POLL_REQUEST_ID),
+                skill: None,
+            };
+            self.forwarder.get_task(backend, exchange, task_id, Some(0)).await
+        })
+    }
+
+    fn credentials(&self) -> &BackendCredentials {
+        &self.credentials
     }
 }

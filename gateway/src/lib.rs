@@ -7,9 +7,13 @@
 //! refusal, task observations) are `a2a_core`'s.
 
 pub mod admin;
+pub mod admin_guard;
 pub mod backend_tls;
 pub mod card;
 pub mod catalog;
+pub mod client_address;
+pub mod clients;
+mod compile;
 pub mod config;
 pub mod config_schema;
 pub mod deadlines;
@@ -22,6 +26,7 @@ pub mod list;
 pub mod listener;
 pub mod metrics;
 pub mod observers;
+pub mod overlay;
 pub mod page_token;
 pub mod protocol;
 pub mod proxy;
@@ -35,6 +40,7 @@ pub mod screen;
 pub mod server;
 pub mod stack;
 pub mod state;
+pub mod store_error;
 pub mod telemetry;
 pub mod time;
 pub mod workers;

@@ -14,6 +14,8 @@ use http::{Request, Response};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tower::{Layer, Service, ServiceExt};
 
+pub mod recent;
+
 pub const REQUESTS: &str = "a2a_requests_total";
 pub const REQUEST_DURATION: &str = "http_server_request_duration_seconds";
 pub const OVERHEAD: &str = "a2a_gateway_overhead_seconds";
@@ -97,7 +99,7 @@ where
             let skill = route.as_ref().and_then(|r| r.skill.as_deref()).unwrap_or_default();
             let backend = route.as_ref().map_or("", |r| &*r.backend);
             let denial = result.as_ref().err().and_then(|e| Some((limit_kind(e)?, e.reason())));
-            crate::admin::stats::RECENT.record(skill, outcome != "ok", denial);
+            recent::RECENT.record(skill, outcome != "ok", denial);
             let backend_time = info.as_ref().map(RequestInfo::backend_time).unwrap_or_default();
             CallMetrics::with(CallLabels { operation, binding, skill, backend, outcome }, |metrics| {
                 metrics.requests.increment(1);

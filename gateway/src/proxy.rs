@@ -17,18 +17,15 @@ use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, header};
 use a2a_core::Source;
 use a2a_model::Request;
 
+use crate::clients::{AgentClient, AgentClients, BackendClients, GrpcClient};
 use crate::observers::{Exchange, Observers};
 use crate::registry::Backend;
 use crate::relay::{Relay, StreamSettings};
 
 mod answer;
-mod client;
 mod grpc;
 mod leg;
 mod request;
-
-pub use client::{AgentClient, AgentClients, agent_client, agent_client_with, agent_clients, platform_tls};
-pub use grpc::{GrpcClient, grpc_client_with};
 
 use answer::{build_response, checked, content_type, screened};
 use leg::{Answer, Leg, Seen};
@@ -77,9 +74,9 @@ pub struct Forwarder {
     first_byte_timeout: Duration,
     streams: StreamSettings,
     /// HTTP/2 client for agents that speak only gRPC.
-    grpc: crate::workers::PerWorker<grpc::GrpcClient>,
+    grpc: crate::workers::PerWorker<GrpcClient>,
     /// The clients of backends with their own TLS settings (instead of the two above).
-    tls: crate::backend_tls::BackendClients,
+    tls: BackendClients,
 }
 
 /// A call on its way to its agent: the call, its checked request, and the caller's method and headers
@@ -107,9 +104,9 @@ impl Forwarder {
         max_response_bytes: usize,
         first_byte_timeout: Duration,
         streams: StreamSettings,
-        tls: crate::backend_tls::BackendClients,
+        tls: BackendClients,
     ) -> Forwarder {
-        let grpc = crate::workers::PerWorker::new(|| grpc::client(first_byte_timeout));
+        let grpc = crate::workers::PerWorker::new(|| crate::clients::grpc_client(first_byte_timeout));
         Forwarder { client, credentials, observers, max_response_bytes, first_byte_timeout, streams, grpc, tls }
     }
 
@@ -119,7 +116,7 @@ impl Forwarder {
     }
 
     /// The client to `backend`'s gRPC interface.
-    fn grpc_for(&self, backend: &str) -> &grpc::GrpcClient {
+    fn grpc_for(&self, backend: &str) -> &GrpcClient {
         self.tls.get(backend).map_or(&self.grpc, |clients| &clients.grpc).get()
     }
 

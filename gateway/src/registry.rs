@@ -100,7 +100,7 @@ pub trait SharedEjections: Send + Sync + 'static {
     fn ejected_for(
         &self,
         backend: &str,
-    ) -> futures::future::BoxFuture<'static, Result<Option<Duration>, crate::state::StoreError>>;
+    ) -> futures::future::BoxFuture<'static, Result<Option<Duration>, crate::store_error::StoreError>>;
 }
 
 /// Backends taken out of routing, by reason (`request_failures`, `probe_failed`, `shared`).
@@ -152,7 +152,7 @@ pub struct Registry {
     max_card_bytes: usize,
     client: reqwest::Client,
     /// Card fetches of backends with their own TLS settings.
-    tls_clients: crate::backend_tls::BackendClients,
+    tls_clients: crate::clients::BackendClients,
     /// The keys of backends whose card signatures are checked, and whether a failure fails.
     card_keys: std::collections::HashMap<String, (Arc<crate::card::verify::CardKeys>, bool)>,
     round_robin: AtomicUsize,
@@ -196,7 +196,7 @@ impl Registry {
         config: &Config,
         cards: CardSettings,
         client: reqwest::Client,
-        tls_clients: crate::backend_tls::BackendClients,
+        tls_clients: crate::clients::BackendClients,
         previous: Option<&Registry>,
     ) -> anyhow::Result<Arc<Registry>> {
         let known = previous.and_then(|p| p.states.lock().ok());

@@ -13,10 +13,10 @@ use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
-use super::overlay::Origin;
 use super::{Admin, AdminError, Host, audit, change_fleet};
 use crate::config::Backend;
 use crate::gateway::Gateway;
+use crate::overlay::Origin;
 
 type HostState = State<Arc<dyn Host>>;
 type Peer = ConnectInfo<SocketAddr>;
@@ -252,7 +252,7 @@ async fn tasks(
 /// What the status page shows besides backends and tasks: gauges and recent traffic.
 async fn stats(State(host): HostState, ConnectInfo(peer): Peer, headers: HeaderMap) -> Result<Response, AdminError> {
     let (gateway, _) = admit(&host, &headers, peer).await?;
-    let mut body = super::stats::RECENT.report();
+    let mut body = crate::metrics::recent::RECENT.report();
     body["open_streams"] = json!(crate::metrics::OPEN_STREAMS.load(Ordering::Relaxed));
     body["live_tasks"] = json!(gateway.shared.live_tasks.as_ref().map(|l| l.total_leased()));
     Ok(axum::Json(body).into_response())

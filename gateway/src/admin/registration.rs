@@ -13,8 +13,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use a2a_core::AuthMethod;
-use a2a_policies::auth::Authenticator;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -25,44 +23,10 @@ use reqwest::Url;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::config::{RegistrationConfig, RegistrationCredential, glob_match};
-use super::overlay::{Origin, Source};
 use super::{Admin, AdminError, Host, audit, change_fleet};
-use crate::config::{Backend, SkillGrant};
-use crate::screen::{AllowRule, ScreenError, ScreenPolicy, SystemResolver, screen_url};
-
-/// The registration credentials of one configuration generation.
-pub struct Registrations {
-    authenticator: Authenticator,
-    credentials: Vec<(RegistrationCredential, ScreenPolicy)>,
-    heartbeat_ttl: Duration,
-}
-
-impl Registrations {
-    pub fn new(config: &RegistrationConfig, http: reqwest::Client, stop: &CancellationToken) -> anyhow::Result<Self> {
-        let authenticator = Authenticator::new(&config.auth_config(), http, stop)?;
-        let mut credentials = Vec::new();
-        for credential in &config.credentials {
-            let allow = credential
-                .allow_addresses
-                .iter()
-                .map(|entry| entry.parse::<AllowRule>())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(anyhow::Error::msg)?;
-            credentials.push((credential.clone(), ScreenPolicy { allow_http: true, allow }));
-        }
-        Ok(Registrations { authenticator, credentials, heartbeat_ttl: config.heartbeat_ttl })
-    }
-
-    async fn credential(&self, headers: &HeaderMap) -> Result<&(RegistrationCredential, ScreenPolicy), AdminError> {
-        let caller = self.authenticator.authenticate(headers, None).await.map_err(|failure| {
-            tracing::info!(reason = %failure, "registration refused a credential");
-            if failure.presented() { AdminError::InvalidCredentials } else { AdminError::MissingCredentials }
-        })?;
-        let AuthMethod::ApiKey { key_id } = &caller.auth else { return Err(AdminError::InvalidCredentials) };
-        self.credentials.iter().find(|(c, _)| *c.id == **key_id).ok_or(AdminError::InvalidCredentials)
-    }
-}
+use crate::config::{Backend, RegistrationCredential, SkillGrant, glob_match};
+use crate::overlay::{Origin, Source};
+use crate::screen::{ScreenError, ScreenPolicy, SystemResolver, screen_url};
 
 pub fn routes() -> Router<Arc<dyn Host>> {
     Router::new()

@@ -42,7 +42,7 @@ pub struct Listeners {
     pub admin: Option<SocketAddr>,
     /// Timeouts and caps of the public listener (on by default).
     #[serde(default)]
-    pub protection: crate::listener::Protection,
+    pub protection: Protection,
     /// Proxies (addresses or CIDRs) whose `Forwarded` / `X-Forwarded-For` headers name the caller's
     /// address. Anyone else's forwarding headers are ignored.
     #[serde(default)]
@@ -54,7 +54,7 @@ pub struct Listeners {
     /// TLS on the public listener (and the admin listener, unless `admin: false`): certificate and
     /// key from PEM files, reloaded when they change; client certificates with `client_ca`.
     #[serde(default)]
-    pub tls: Option<crate::listener::TlsConfig>,
+    pub tls: Option<TlsConfig>,
 }
 
 fn default_true() -> bool {
@@ -76,8 +76,8 @@ impl Default for Listeners {
 
 impl Listeners {
     /// The parsed `trusted_proxies` (validated with the configuration).
-    pub fn trusted(&self) -> crate::listener::TrustedProxies {
-        crate::listener::TrustedProxies::parse(&self.trusted_proxies).unwrap_or_default()
+    pub fn trusted(&self) -> crate::client_address::TrustedProxies {
+        crate::client_address::TrustedProxies::parse(&self.trusted_proxies).unwrap_or_default()
     }
 }
 
@@ -464,7 +464,7 @@ pub struct Backend {
     /// TLS to this backend (an `https://` URL): its own CA bundle, a client certificate, or
     /// (development only) `insecure_skip_verify`. Unset: the platform's trust store.
     #[serde(default)]
-    pub tls: Option<crate::backend_tls::BackendTls>,
+    pub tls: Option<BackendTls>,
     /// A JWKS file with the keys this backend's card may be signed with (by `kid`; the `jku` a
     /// card names is never fetched). Set: the card's `signatures` are verified at every fetch.
     #[serde(default)]
@@ -500,7 +500,7 @@ pub struct SkillGrant {
 impl SkillGrant {
     /// Whether the agent may offer `skill`; `reserved`: a file or admin backend serves it.
     pub fn allows(&self, skill: &str, reserved: bool) -> bool {
-        let any = |patterns: &[String]| patterns.iter().any(|p| crate::admin::config::glob_match(p, skill));
+        let any = |patterns: &[String]| patterns.iter().any(|p| glob_match(p, skill));
         any(&self.skills) && (!reserved || any(&self.shared_skills))
     }
 }

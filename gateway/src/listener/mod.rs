@@ -5,8 +5,6 @@
 //!
 //! (axum's `serve` cannot set timeouts or caps: this is its accept loop with those added.)
 
-mod client_address;
-mod config;
 mod peer_identity;
 mod tls;
 mod watch;
@@ -37,9 +35,9 @@ use tower::ServiceExt;
 
 use crate::workers::SpreadStreams;
 
-pub use client_address::{TrustedProxies, limit_key};
-pub use config::Protection;
-pub use tls::{ClientCerts, ListenerTls, TlsConfig, TlsError};
+pub use crate::client_address::{TrustedProxies, limit_key};
+pub use crate::config::{Protection, TlsConfig};
+pub use tls::{ClientCerts, ListenerTls, TlsError};
 use watch::{ConnWatch, InFlight, Timeouts, Watched};
 
 /// Connections and requests the listener refused or cut, by reason.

@@ -1,8 +1,9 @@
-//! TLS on the listeners: the `listeners.tls` section, the rustls server configuration built from
-//! its PEM files (TLS 1.2 and 1.3 only, ALPN `h2` and `http/1.1`, client certificates verified
-//! against `client_ca` when callers are identified by them), and its reload: every new connection
-//! takes the configuration current then, rebuilt when a file changes (checked every second) or on
-//! SIGHUP. A file that does not load keeps the running certificate and is logged.
+//! TLS on the listeners: the rustls server configuration built from the PEM files of the
+//! `listeners.tls` section ([`TlsConfig`]) (TLS 1.2 and 1.3 only, ALPN `h2` and `http/1.1`, client
+//! certificates verified against `client_ca` when callers are identified by them), and its reload:
+//! every new connection takes the configuration current then, rebuilt when a file changes (checked
+//! every second) or on SIGHUP. A file that does not load keeps the running certificate and is
+//! logged.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,38 +14,9 @@ use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
-use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-/// Serve the listeners over TLS.
-///
-/// ```yaml
-/// listeners:
-///   tls:
-///     cert: /etc/a2a-gateway/tls.crt      # PEM chain, leaf first
-///     key: /etc/a2a-gateway/tls.key       # PEM private key (PKCS#8, PKCS#1 or SEC1)
-///     client_ca: [/etc/a2a-gateway/callers-ca.pem]   # mutual TLS: see auth.mtls
-/// ```
-#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TlsConfig {
-    /// PEM file with the certificate chain, the gateway's own certificate first.
-    pub cert: PathBuf,
-    /// PEM file with the certificate's private key.
-    pub key: PathBuf,
-    /// PEM files of the CAs whose client certificates identify callers (mutual TLS). Needs
-    /// `auth.mtls`, which says whether a certificate is required. Empty: none is asked for.
-    #[serde(default)]
-    pub client_ca: Vec<PathBuf>,
-    /// The admin listener is served over TLS too, with the same certificate (without client
-    /// certificates: operators use the admin credentials).
-    #[serde(default = "default_true")]
-    pub admin: bool,
-}
-
-fn default_true() -> bool {
-    true
-}
+use crate::config::TlsConfig;
 
 /// Whether a listener asks for client certificates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +27,18 @@ pub enum ClientCerts {
     Optional,
     /// A connection without a valid certificate is refused in the handshake.
     Required,
+}
+
+impl crate::config::Config {
+    /// How the public listener asks for client certificates.
+    pub fn client_certs(&self) -> ClientCerts {
+        use a2a_policies::auth::MtlsMode;
+        match self.auth.as_ref().and_then(|auth| auth.mtls.as_ref()).map(|mtls| mtls.mode) {
+            None => ClientCerts::Off,
+            Some(MtlsMode::Optional) => ClientCerts::Optional,
+            Some(MtlsMode::Required | MtlsMode::WithToken) => ClientCerts::Required,
+        }
+    }
 }
 
 /// Why the TLS files could not be used; [`TlsError::path`] names the key it is about.

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 
-use crate::directory::Lookup;
+use crate::store_error::Lookup;
 
 /// The agent's task an early caller's id stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,10 +1,10 @@
 //! Forwarding to an agent that speaks only gRPC: the checked request as the method's message over
-//! HTTP/2 (a pooled hyper client: reqwest does not expose the trailers gRPC ends a call with), the
-//! answer read back into the call's 1.0 binding. Unary answers are read whole (bounded by
-//! `limits.max_response_bytes`); streamed messages become SSE events one by one, as they arrive, and
-//! go through the same relay (tap, observers, keep-alive, drain) as a JSON agent's stream. A status
-//! other than OK is screened like an HTTP+JSON error: A2A errors keep their code, anything else is
-//! the agent's failure.
+//! HTTP/2 (a pooled hyper client, [`crate::clients::GrpcClient`]: reqwest does not expose the
+//! trailers gRPC ends a call with), the answer read back into the call's 1.0 binding. Unary answers
+//! are read whole (bounded by `limits.max_response_bytes`); streamed messages become SSE events one
+//! by one, as they arrive, and go through the same relay (tap, observers, keep-alive, drain) as a
+//! JSON agent's stream. A status other than OK is screened like an HTTP+JSON error: A2A errors keep
+//! their code, anything else is the agent's failure.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -16,10 +16,6 @@ use futures::{Stream, StreamExt};
 use http::{HeaderMap, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
 use super::answer::screened;
 use super::request::unreachable;
@@ -32,29 +28,6 @@ use crate::protocol::grpc::wire::{self, Deframer, Status};
 use crate::protocol::grpc::{Method, back};
 use crate::protocol::translate::v03;
 use crate::registry::{Backend, GrpcTarget};
-
-pub type GrpcClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
-
-/// An HTTP/2-only client (gRPC needs HTTP/2: prior knowledge on plain TCP, ALPN h2 on TLS, where
-/// the platform's trust store vouches for agents).
-pub fn client(connect_timeout: std::time::Duration) -> GrpcClient {
-    grpc_client_with(connect_timeout, None)
-}
-
-/// The same with `tls` (a backend's own trust and client certificate) instead of the platform's.
-pub fn grpc_client_with(connect_timeout: std::time::Duration, tls: Option<rustls::ClientConfig>) -> GrpcClient {
-    let mut connector = HttpConnector::new();
-    connector.enforce_http(false);
-    connector.set_connect_timeout(Some(connect_timeout));
-    connector.set_nodelay(true);
-    let tls = tls.unwrap_or_else(super::client::platform_tls);
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http2()
-        .wrap_connector(connector);
-    Client::builder(TokioExecutor::new()).http2_only(true).build(connector)
-}
 
 /// Caller metadata with A2A meaning that goes on to a gRPC agent (as for JSON agents).
 const METADATA: [&str; 3] = ["a2a-extensions", "traceparent", "tracestate"];

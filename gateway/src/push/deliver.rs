@@ -10,18 +10,18 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use a2a_core::{Binding, TaskState};
+use a2a_core::TaskState;
 use a2a_policies::audit::{Audit, PushOutcome};
+use a2a_policies::backend_auth::BackendCredentials;
 use bytes::Bytes;
 use dashmap::DashMap;
+use futures::future::BoxFuture;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::{PushConfig, PushStore, StoredConfig};
-use crate::gateway::Gateway;
-use crate::observers::Exchange;
 
 #[cfg(test)]
 mod tests;
@@ -41,8 +41,23 @@ const LOOK_EVERY: Duration = Duration::from_secs(2);
 /// Lookups remembered at most (older ones are dropped past it).
 const LOOKED_MAX: usize = 10_000;
 
+/// What deliveries need of a configuration generation: polls of tasks at their agents and the key
+/// deliveries are signed with (the gateway implements it).
+pub trait Generation: Send + Sync {
+    /// The task as its agent `backend` has it now, polled for `config` (its owner and caller);
+    /// `None` when the agent cannot say.
+    fn fetch<'a>(
+        &'a self,
+        backend: &'a str,
+        task_id: &'a str,
+        config: &'a (Arc<str>, StoredConfig),
+    ) -> BoxFuture<'a, Option<Value>>;
+    /// The gateway's credentials (their key signs deliveries).
+    fn credentials(&self) -> &BackendCredentials;
+}
+
 /// The current configuration generation, for polls and signatures (set by the server).
-type CurrentGateway = Box<dyn Fn() -> Option<Arc<Gateway>> + Send + Sync>;
+type CurrentGateway = Box<dyn Fn() -> Option<Arc<dyn Generation>> + Send + Sync>;
 
 /// Watchers and deliveries.
 pub struct Deliveries {
@@ -86,8 +101,8 @@ impl Deliveries {
     }
 
     /// Tells the watchers how to reach the current configuration generation.
-    pub fn set_gateway(&self, current: impl Fn() -> Option<Arc<Gateway>> + Send + Sync + 'static) {
-        let _ = self.gateway.set(Box::new(current));
+    pub fn set_gateway<G: Generation + 'static>(&self, current: impl Fn() -> Option<Arc<G>> + Send + Sync + 'static) {
+        let _ = self.gateway.set(Box::new(move || current().map(|gateway| gateway as Arc<dyn Generation>)));
     }
 
     /// Starts following `task_id` (at `backend`) unless it is followed already.
@@ -160,7 +175,7 @@ impl Deliveries {
             };
             if let Some(configs) = configs {
                 let Some(gateway) = self.gateway.get().and_then(|current| current()) else { return };
-                if let Some(task) = fetch(&gateway, backend, task_id, &configs[0]).await {
+                if let Some(task) = gateway.fetch(backend, task_id, &configs[0]).await {
                     let seen = fingerprint(&task);
                     let state = task["status"]["state"].as_str().map(TaskState::from_wire);
                     if last.as_deref() != Some(seen.as_str()) {
@@ -170,7 +185,7 @@ impl Deliveries {
                                 (gateway.clone(), task.clone(), task_id.to_owned(), &seen);
                             async move {
                                 if this.claim(&task_id, &owner, &stored, seen).await {
-                                    this.deliver(&gateway, &owner, &stored, &task_id, state, &task).await;
+                                    this.deliver(&*gateway, &owner, &stored, &task_id, state, &task).await;
                                 }
                             }
                         });
@@ -196,7 +211,7 @@ impl Deliveries {
     /// One update to one config: queued per owner, retried, audited.
     async fn deliver(
         &self,
-        gateway: &Gateway,
+        gateway: &dyn Generation,
         owner: &Arc<str>,
         stored: &StoredConfig,
         task_id: &str,
@@ -267,21 +282,4 @@ fn fingerprint(task: &Value) -> String {
     let status = &task["status"];
     let artifacts = task["artifacts"].as_array().map_or(0, Vec::len);
     format!("{}|{}|{artifacts}", status["state"], status["timestamp"])
-}
-
-/// The task as its agent has it now (GetTask, 1.0 JSON-RPC; the forwarder speaks the agent's
-/// dialect). Observed like any answer, so the directory and the audit log learn from it too.
-async fn fetch(gateway: &Gateway, backend: &str, task_id: &str, config: &(Arc<str>, StoredConfig)) -> Option<Value> {
-    let snapshot = gateway.registry.snapshot();
-    let backend = snapshot.backend(backend)?;
-    let (owner, stored) = config;
-    let exchange = Exchange {
-        backend: backend.name.clone(),
-        binding: Binding::JsonRpc,
-        caller: stored.caller.clone(),
-        owner: (!owner.is_empty()).then(|| owner.clone()),
-        request_id: Arc::from(POLL_REQUEST_ID),
-        skill: None,
-    };
-    gateway.forwarder.get_task(backend, exchange, task_id, Some(0)).await
 }

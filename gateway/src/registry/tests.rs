@@ -63,7 +63,7 @@ fn an_agent_is_routed_only_with_its_granted_skills() {
             signer: None,
         };
         crate::install_crypto_provider();
-        let clients = crate::backend_tls::BackendClients::default();
+        let clients = crate::clients::BackendClients::default();
         let registry = Registry::new(&config, cards, reqwest::Client::new(), clients, None).unwrap();
         registry.install_card("echo", card_with_skills("http://127.0.0.1:1", &["echo"]));
         registry.install_card("team-a-x", card_with_skills("http://127.0.0.1:2", &["team-a-one", "echo", "other"]));

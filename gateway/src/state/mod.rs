@@ -1,7 +1,8 @@
 //! Where the gateway keeps state that replicas must share: in this process (`state: memory`, the
 //! default, nothing to run) or in Redis (`state: {redis: {...}}`), so that several replicas behind a
-//! load balancer behave as one. This module owns the `state` config section, the Redis connection
-//! (every call bounded by a timeout) and the store errors. One Redis store per kind of state: the
+//! load balancer behave as one. This module owns the Redis connection (every call bounded by a
+//! timeout); the `state` config section is [`crate::config::StateConfig`], the store errors
+//! [`crate::store_error`]'s. One Redis store per kind of state: the
 //! task directory and contexts ([`redis_directory`]), live-task leases ([`redis_leases`]), rate
 //! quotas ([`redis_quotas`]), the early dialect's ids ([`redis_early_ids`]), per-skill task
 //! deadlines ([`redis_deadlines`]), push-notification configs ([`redis_push`]) and backend
@@ -20,84 +21,12 @@ mod store;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_core::A2aError;
-use serde::Deserialize;
-
 pub use self::store::Redis;
+pub use crate::config::{OnUnavailable, RedisConfig, StateConfig};
 use crate::directory::{MemoryDirectory, TaskDirectory};
 use crate::page_token::PageTokens;
 use crate::protocol::early_ids::{EarlyIds, MemoryEarlyIds};
-
-/// The `state` section.
-///
-/// ```yaml
-/// state:
-///   redis:
-///     url: redis://redis:6379/0        # rediss:// for TLS
-///     username: gateway                # ACL user (optional)
-///     password: ${REDIS_PASSWORD}
-///     key_prefix: "a2a:"
-///     timeout: 250ms
-///     on_unavailable: fail_closed      # or: local
-///     page_token_secret: ${PAGE_TOKEN_SECRET}
-/// ```
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum StateConfig {
-    /// State lives in this process only (a single replica).
-    #[default]
-    Memory,
-    /// State shared by every replica through one Redis.
-    Redis(RedisConfig),
-}
-
-#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RedisConfig {
-    /// `redis://host:port/db` or `rediss://…` (TLS, verified against the system's roots).
-    pub url: String,
-    /// ACL user; `password` alone authenticates as `default`.
-    #[serde(default)]
-    pub username: Option<String>,
-    #[serde(default)]
-    pub password: Option<a2a_policies::secret::Secret>,
-    /// Requires TLS: a `redis://` URL is upgraded to `rediss://`.
-    #[serde(default)]
-    pub tls: bool,
-    /// Prepended to every key, so that several gateways can share one Redis.
-    #[serde(default = "default_prefix")]
-    pub key_prefix: String,
-    /// The longest any Redis call may take (connecting included) before the call fails.
-    #[serde(default = "default_timeout", with = "a2a_core::duration")]
-    #[schemars(with = "a2a_core::duration::Text")]
-    pub timeout: Duration,
-    /// What calls that need shared state do while Redis is unreachable.
-    #[serde(default)]
-    pub on_unavailable: OnUnavailable,
-    /// The secret ListTasks page tokens are derived from. Absent → a random key stored once in
-    /// Redis (SET NX) and read by every replica at start.
-    #[serde(default)]
-    pub page_token_secret: Option<a2a_policies::secret::Secret>,
-}
-
-fn default_prefix() -> String {
-    "a2a:".into()
-}
-
-fn default_timeout() -> Duration {
-    Duration::from_millis(500)
-}
-
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OnUnavailable {
-    /// Refuse with a retryable `UNAVAILABLE` error (HTTP 503, `Retry-After`).
-    #[default]
-    FailClosed,
-    /// Answer from what this replica knows, counting each such answer in
-    /// `a2a_state_degraded_total`: tasks created through other replicas are not found meanwhile.
-    Local,
-}
+pub use crate::store_error::StoreError;
 
 /// The stores that outlive configuration generations, as the configuration asks for them. Leases
 /// and rate quotas are built by their owners from [`Stores::redis`].
@@ -149,24 +78,4 @@ async fn page_key_at_start(redis: &Redis) -> anyhow::Result<[u8; 32]> {
         "state.redis: Redis is unreachable at start ({error}); make it reachable, or set \
          state.redis.page_token_secret so that replicas can start without it"
     )
-}
-
-/// Why shared state could not be read or written.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("the shared state store did not answer within {0:?}")]
-    Timeout(Duration),
-    #[error("the shared state store failed: {0}")]
-    Redis(#[from] redis::RedisError),
-    #[error("the shared state store holds something unexpected: {0}")]
-    Corrupt(String),
-}
-
-impl From<StoreError> for A2aError {
-    fn from(error: StoreError) -> A2aError {
-        // The details (addresses, Redis messages) go to the log, never to the caller.
-        tracing::warn!(%error, "shared state unavailable");
-        metrics::counter!("a2a_state_errors_total").increment(1);
-        A2aError::StateUnavailable
-    }
 }

@@ -9,8 +9,7 @@ use http::{HeaderValue, header};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::StoredConfig;
-use crate::gateway::Gateway;
+use super::{Generation, StoredConfig};
 use crate::screen::{SystemResolver, screen_url};
 
 use super::Deliveries;
@@ -26,7 +25,7 @@ impl Deliveries {
     /// judged again by the client's resolver when it connects).
     pub(super) async fn attempt(
         &self,
-        gateway: &Gateway,
+        gateway: &dyn Generation,
         stored: &StoredConfig,
         task_id: &str,
         body: &Bytes,
@@ -77,7 +76,7 @@ pub(super) fn payload(dialect: Dialect, task: &Value) -> Vec<u8> {
     serde_json::to_vec(&value).unwrap_or_default()
 }
 
-async fn sign(gateway: &Gateway, url: &str, task_id: &str, body: &[u8]) -> Option<String> {
+async fn sign(gateway: &dyn Generation, url: &str, task_id: &str, body: &[u8]) -> Option<String> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
     let claims = json!({
         "aud": url,
@@ -88,7 +87,7 @@ async fn sign(gateway: &Gateway, url: &str, task_id: &str, body: &[u8]) -> Optio
         "body_sha256": hex::encode(Sha256::digest(body)),
     });
     let Value::Object(claims) = claims else { return None };
-    gateway.credentials.sign(claims).await
+    gateway.credentials().sign(claims).await
 }
 
 fn describe(error: &reqwest::Error) -> String {

@@ -5,7 +5,13 @@
 //! rustls with the platform's trust store, HTTP/2 where the agent offers it by ALPN — what the
 //! gateway's reqwest client gave before, without its per-request URL handling, redirect and proxy
 //! machinery the forwarder never used.
+//!
+//! Also the HTTP/2-only client of agents that speak only gRPC ([`GrpcClient`]), and the clients of
+//! backends with their own TLS settings ([`BackendClients`], from their `tls:` section through
+//! [`crate::backend_tls`]), built per configuration generation. The forwarder ([`crate::proxy`])
+//! sends through them, the registry fetches cards with them.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +23,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls_platform_verifier::BuilderVerifierExt;
 
-use crate::config::Limits;
+use crate::config::{Config, Limits};
 use crate::workers::PerWorker;
 
 /// Pooled HTTP/1.1 and HTTP/2 client to agents, plain or TLS.
@@ -78,6 +84,77 @@ pub fn agent_client_with(limits: &Limits, tls: rustls::ClientConfig) -> anyhow::
         .pool_max_idle_per_host(limits.backend_idle_connections)
         .pool_idle_timeout(limits.backend_idle_timeout)
         .build(connector))
+}
+
+/// The client to agents that speak only gRPC.
+pub type GrpcClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// An HTTP/2-only client (gRPC needs HTTP/2: prior knowledge on plain TCP, ALPN h2 on TLS, where
+/// the platform's trust store vouches for agents).
+pub fn grpc_client(connect_timeout: std::time::Duration) -> GrpcClient {
+    grpc_client_with(connect_timeout, None)
+}
+
+/// The same with `tls` (a backend's own trust and client certificate) instead of the platform's.
+pub fn grpc_client_with(connect_timeout: std::time::Duration, tls: Option<rustls::ClientConfig>) -> GrpcClient {
+    let mut connector = HttpConnector::new();
+    connector.enforce_http(false);
+    connector.set_connect_timeout(Some(connect_timeout));
+    connector.set_nodelay(true);
+    let tls = tls.unwrap_or_else(platform_tls);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http2()
+        .wrap_connector(connector);
+    Client::builder(TokioExecutor::new()).http2_only(true).build(connector)
+}
+
+/// The clients of one backend with its own TLS settings.
+#[derive(Clone)]
+pub struct TlsClients {
+    /// Card fetches.
+    pub cards: reqwest::Client,
+    /// JSON-RPC and HTTP+JSON forwarding.
+    pub agent: AgentClients,
+    /// gRPC forwarding (HTTP/2 only).
+    pub grpc: PerWorker<GrpcClient>,
+}
+
+/// The clients of the backends that have a `tls:` section, by backend name.
+#[derive(Clone, Default)]
+pub struct BackendClients(Arc<HashMap<String, TlsClients>>);
+
+impl BackendClients {
+    /// Builds the clients of every backend with a `tls:` section; the error names the key.
+    pub fn build(config: &Config) -> Result<BackendClients, (String, String)> {
+        let mut clients = HashMap::new();
+        for (i, backend) in config.backends.iter().enumerate() {
+            let Some(tls) = &backend.tls else { continue };
+            let path = format!("backends[{i}].tls");
+            let tls = tls.client_config(&config.base_dir, &path)?;
+            clients.insert(backend.name.clone(), clients_for(tls, &config.limits).map_err(|e| (path, e.to_string()))?);
+        }
+        Ok(BackendClients(Arc::new(clients)))
+    }
+
+    pub fn get(&self, backend: &str) -> Option<&TlsClients> {
+        self.0.get(backend)
+    }
+}
+
+fn clients_for(tls: rustls::ClientConfig, limits: &Limits) -> anyhow::Result<TlsClients> {
+    let mut for_cards = tls.clone();
+    for_cards.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let cards = reqwest::Client::builder()
+        .connect_timeout(limits.connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .tls_backend_preconfigured(for_cards)
+        .build()?;
+    let agent = agent_clients(limits, tls.clone())?;
+    let grpc = PerWorker::new(|| grpc_client_with(limits.connect_timeout, Some(tls.clone())));
+    Ok(TlsClients { cards, agent, grpc })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Recent traffic for the status page: requests and errors per skill in 10-second buckets over the
 //! last ten minutes, and the latest denials with their reasons. A small ring buffer fed by the
-//! metrics layer (one uncontended lock per call); Prometheus keeps the long-term series.
+//! metrics layer (one uncontended lock per call) and read by the admin API's `/admin/v1/stats`;
+//! Prometheus keeps the long-term series.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{LazyLock, Mutex};

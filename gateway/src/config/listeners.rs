@@ -1,6 +1,8 @@
 //! The `listeners.protection` section: how the public listener defends itself against slow and
-//! greedy clients. Every limit is on by default; `null` turns one off.
+//! greedy clients. Every limit is on by default; `null` turns one off. And the `listeners.tls`
+//! section, whose files the listener reads ([`crate::listener`]).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -167,4 +169,34 @@ fn default_max_pending_accept_reset_streams() -> Option<usize> {
 }
 fn default_max_local_error_reset_streams() -> Option<usize> {
     Some(256)
+}
+
+/// Serve the listeners over TLS.
+///
+/// ```yaml
+/// listeners:
+///   tls:
+///     cert: /etc/a2a-gateway/tls.crt      # PEM chain, leaf first
+///     key: /etc/a2a-gateway/tls.key       # PEM private key (PKCS#8, PKCS#1 or SEC1)
+///     client_ca: [/etc/a2a-gateway/callers-ca.pem]   # mutual TLS: see auth.mtls
+/// ```
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// PEM file with the certificate chain, the gateway's own certificate first.
+    pub cert: PathBuf,
+    /// PEM file with the certificate's private key.
+    pub key: PathBuf,
+    /// PEM files of the CAs whose client certificates identify callers (mutual TLS). Needs
+    /// `auth.mtls`, which says whether a certificate is required. Empty: none is asked for.
+    #[serde(default)]
+    pub client_ca: Vec<PathBuf>,
+    /// The admin listener is served over TLS too, with the same certificate (without client
+    /// certificates: operators use the admin credentials).
+    #[serde(default = "default_true")]
+    pub admin: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
