@@ -10,8 +10,8 @@ use a2a_model::{
     TaskStatusUpdateEvent,
 };
 use futures::FutureExt;
+use futures::future::BoxFuture;
 
-use crate::behaviour::Behaviour;
 use crate::model::{agent_text, new_id};
 use crate::store::{TaskClosed, TaskStore};
 use crate::time::now_rfc3339;
@@ -77,9 +77,15 @@ impl Updater {
     }
 }
 
+/// What a turn runs (an agent's behaviour); returns early with [`TaskClosed`] when the task was
+/// canceled meanwhile.
+pub trait Work: Send + Sync + 'static {
+    fn run<'a>(&'a self, input: &'a TurnInput, updater: &'a mut Updater) -> BoxFuture<'a, Result<(), TaskClosed>>;
+}
+
 /// Starts `behaviour` on a task in the background; the store keeps the handle so that a cancel
 /// can stop it.
-pub fn spawn(store: Arc<TaskStore>, behaviour: Arc<Behaviour>, input: TurnInput) {
+pub fn spawn(store: Arc<TaskStore>, behaviour: Arc<impl Work>, input: TurnInput) {
     let task_id = input.task.id.clone();
     let mut updater = Updater::new(Arc::clone(&store), &input.task);
     let job = tokio::spawn(async move {

@@ -11,13 +11,26 @@ type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
 #[test]
 fn top_level_modules_have_no_cycle() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    check(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+}
+
+/// The workspace's other crates, likewise.
+#[test]
+fn the_other_crates_modules_have_no_cycle_either() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for krate in ["core", "model", "policies", "agents", "tests/bench"] {
+        check(&workspace.join(krate).join("src"));
+    }
+}
+
+/// Panics with the shortest cycle among the top-level modules of the crate whose sources are `src`.
+fn check(src: &Path) {
     let (mut graph, mut modules) = (Graph::new(), BTreeSet::new());
     scan(&src, &src, &mut graph, &mut modules);
     // `crate::install_crypto_provider` and the like are items of the crate root, not modules.
     graph.values_mut().for_each(|targets| targets.retain(|target, _| modules.contains(target)));
     if let Some(cycle) = shortest_cycle(&graph) {
-        let mut report = format!("the top-level modules have a cycle: {}\n", cycle.join(" -> "));
+        let mut report = format!("the top-level modules of {} have a cycle: {}\n", src.display(), cycle.join(" -> "));
         for pair in cycle.windows(2) {
             let files: Vec<&str> = graph[&pair[0]][&pair[1]].iter().map(String::as_str).collect();
             report += &format!("  {} -> {}: {}\n", pair[0], pair[1], files.join(", "));

@@ -9,10 +9,11 @@ mod slow;
 use std::time::Duration;
 
 use a2a_model::Message;
+use futures::future::BoxFuture;
 
 use crate::error::A2aError;
 use crate::store::TaskClosed;
-use crate::turn::{TurnInput, Updater};
+use crate::turn::{TurnInput, Updater, Work};
 use crate::{AgentKind, AgentOptions};
 
 pub use review::input_schema as review_input_schema;
@@ -52,5 +53,11 @@ impl Behaviour {
             Self::Clarify => clarify::run(input, updater),
             Self::Slow { duration } => slow::run(updater, *duration).await,
         }
+    }
+}
+
+impl Work for Behaviour {
+    fn run<'a>(&'a self, input: &'a TurnInput, updater: &'a mut Updater) -> BoxFuture<'a, Result<(), TaskClosed>> {
+        Box::pin(Behaviour::run(self, input, updater))
     }
 }
