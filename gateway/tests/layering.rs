@@ -26,7 +26,7 @@ fn the_other_crates_modules_have_no_cycle_either() {
 /// Panics with the shortest cycle among the top-level modules of the crate whose sources are `src`.
 fn check(src: &Path) {
     let (mut graph, mut modules) = (Graph::new(), BTreeSet::new());
-    scan(&src, &src, &mut graph, &mut modules);
+    scan(src, src, &mut graph, &mut modules);
     // `crate::install_crypto_provider` and the like are items of the crate root, not modules.
     graph.values_mut().for_each(|targets| targets.retain(|target, _| modules.contains(target)));
     if let Some(cycle) = shortest_cycle(&graph) {
