@@ -8,21 +8,20 @@
 //! failed task), errors as `{"detail"}` with the agent's HTTP status. The agent's id of a new task is
 //! remembered in [`EarlyIds`] from the first answer that names it.
 
-use std::pin::Pin;
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use a2a_core::{A2aError, Binding, Dialect, Operation};
 use axum::body::Body;
 use bytes::Bytes;
-use futures::Stream;
 use http::{HeaderValue, Response, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 
+use super::caller_stream::{CallerStream, End, EventWriter};
 use super::early_ids::{AgentTask, EarlyIds, EarlyScope};
 use super::errors::render_in;
-use super::sse::{SseParser, frame};
+use super::sse::frame;
 use super::translate::early::{self, SnapshotBuilder};
 use super::translate::{TranslateError, jsonrpc, v03};
 use a2a_model::{self as model, ErrorObject, SendMessageResponse, StreamResponse};
@@ -136,9 +135,7 @@ pub async fn answer(mut answering: Answering, response: Response<Body>) -> Respo
             _ if answering.binding == Binding::Rest => Converter::V03Rest,
             _ => Converter::V03(answering),
         };
-        // The relay enforced the event size limit already.
-        let parser = SseParser::with_limit(usize::MAX);
-        let events = EventMap { inner: body.into_data_stream(), parser, converter, ended: false };
+        let events = CallerStream::new(body.into_data_stream(), converter);
         return Response::from_parts(parts, Body::from_stream(events));
     }
     let bytes = match body.collect().await {
@@ -302,52 +299,26 @@ pub fn v03_event(rpc_id: Option<&Value>, data: &[u8]) -> Bytes {
     frame(&event_v03(&answering, data))
 }
 
-/// Re-frames a 1.0 SSE stream event by event in the caller's dialect. Comments (keep-alives) between
-/// events pass as they are.
-struct EventMap<S> {
-    inner: S,
-    parser: SseParser,
-    converter: Converter,
-    ended: bool,
-}
+/// A 0.3 or early caller's events: each 1.0 event in the caller's dialect; comments (keep-alives)
+/// between events pass as they are.
+impl EventWriter for Converter {
+    type Frame = Bytes;
 
-impl<S> Stream for EventMap<S>
-where
-    S: Stream<Item = Result<Bytes, axum::Error>> + Unpin,
-{
-    type Item = Result<Bytes, axum::Error>;
+    fn event(&mut self, data: &[u8], out: &mut VecDeque<Bytes>) -> bool {
+        out.extend(Converter::event(self, data));
+        true
+    }
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if this.ended {
-                return Poll::Ready(None);
-            }
-            match Pin::new(&mut this.inner).poll_next(cx) {
-                Poll::Ready(Some(Ok(chunk))) => {
-                    if this.parser.at_boundary() && chunk.first() == Some(&b':') {
-                        return Poll::Ready(Some(Ok(chunk)));
-                    }
-                    let mut out = Vec::new();
-                    let converter = &mut this.converter;
-                    this.parser.feed(&chunk, &mut |data| {
-                        if let Some(event) = converter.event(data) {
-                            out.extend_from_slice(&event);
-                        }
-                    });
-                    if !out.is_empty() {
-                        return Poll::Ready(Some(Ok(Bytes::from(out))));
-                    }
-                }
-                Poll::Ready(Some(Err(error))) => {
-                    this.ended = true;
-                    return Poll::Ready(Some(Err(error)));
-                }
-                Poll::Ready(None) => {
-                    this.ended = true;
-                    return Poll::Ready(this.converter.end().map(Ok));
-                }
-                Poll::Pending => return Poll::Pending,
+    fn comment(&mut self, chunk: Bytes, out: &mut VecDeque<Bytes>) {
+        out.push_back(chunk);
+    }
+
+    fn end(&mut self, how: End, out: &mut VecDeque<Bytes>) -> Result<(), axum::Error> {
+        match how {
+            End::BrokeOff(error) => Err(error),
+            End::Ended | End::Expired => {
+                out.extend(Converter::end(self));
+                Ok(())
             }
         }
     }

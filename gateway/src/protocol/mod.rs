@@ -6,6 +6,7 @@
 pub mod agent_errors;
 pub mod agent_side;
 pub mod bridge;
+pub mod caller_stream;
 pub mod decode;
 pub mod early_ids;
 pub mod errors;

@@ -45,12 +45,8 @@ async fn stream_events_become_0_3_even_when_split_across_chunks() {
     let (a, b) = event.as_bytes().split_at(20);
     let chunks: Vec<Result<Bytes, axum::Error>> =
         vec![Ok(Bytes::from_static(b": ka\r\n\r\n")), Ok(Bytes::copy_from_slice(a)), Ok(Bytes::copy_from_slice(b))];
-    let map = EventMap {
-        inner: futures::stream::iter(chunks),
-        parser: SseParser::new(),
-        converter: Converter::V03(v03(Operation::SendStreamingMessage)),
-        ended: false,
-    };
+    let body = Body::from_stream(futures::stream::iter(chunks));
+    let map = CallerStream::new(body.into_data_stream(), Converter::V03(v03(Operation::SendStreamingMessage)));
     let out: Vec<Bytes> = map.map(|c| c.expect("chunk")).collect().await;
     assert_eq!(out.len(), 2);
     assert_eq!(&out[0][..], b": ka\r\n\r\n");

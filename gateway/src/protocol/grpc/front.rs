@@ -8,13 +8,10 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use a2a_core::A2aError;
 use axum::body::Body;
 use bytes::Bytes;
-use futures::Stream;
 use http::{HeaderMap, HeaderValue, Response, header};
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};
@@ -23,8 +20,8 @@ use serde_json::value::RawValue;
 
 use super::wire::{self, Deframer, Status};
 use super::{Method, SERVICE};
+use crate::protocol::caller_stream::{CallerStream, End, EventWriter};
 use crate::protocol::errors::render_grpc;
-use crate::protocol::sse::SseParser;
 use crate::protocol::translate::jsonrpc::Envelope;
 use a2a_model::ErrorKind;
 
@@ -94,14 +91,8 @@ pub async fn answer(
         }
     }
     if is_stream && parts.status.is_success() {
-        let events = Events {
-            inner: body.into_data_stream(),
-            parser: SseParser::new(),
-            output: method.output.clone(),
-            pending: VecDeque::new(),
-            done: false,
-            deadline: deadline.map(|at| Box::pin(tokio::time::sleep_until(at))),
-        };
+        let events =
+            CallerStream::new(body.into_data_stream(), Messages { output: method.output.clone() }).until(deadline);
         let mut response = Response::new(Body::new(StreamBody::new(events)));
         *response.headers_mut() = headers;
         return response;
@@ -158,66 +149,36 @@ fn rpc_error_status(error: &RawValue) -> Status {
     Status::from_rest_error(&rest).unwrap_or_else(|| Status::new(wire::INTERNAL, "internal error"))
 }
 
-/// The stack's SSE stream of JSON-RPC events as gRPC messages, each sent as soon as its event is
-/// complete; the stream's end (or an error event) becomes the trailers.
-struct Events {
-    inner: axum::body::BodyDataStream,
-    parser: SseParser,
+/// A gRPC caller's stream: each JSON-RPC event of the stack as a gRPC message, sent as soon as its
+/// event is complete; the stream's end (or an error event) becomes the trailers.
+struct Messages {
     output: prost_reflect::MessageDescriptor,
-    pending: VecDeque<Frame<Bytes>>,
-    done: bool,
-    /// The caller's deadline (`grpc-timeout`).
-    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
-impl Events {
-    fn end(&mut self, status: &Status) {
-        if !self.done {
-            self.done = true;
-            self.pending.push_back(Frame::trailers(status.to_headers()));
+impl EventWriter for Messages {
+    type Frame = Frame<Bytes>;
+
+    fn event(&mut self, data: &[u8], out: &mut VecDeque<Frame<Bytes>>) -> bool {
+        match message_of(&self.output, data) {
+            Ok(message) => {
+                out.push_back(Frame::data(wire::frame(&message)));
+                true
+            }
+            Err(status) => {
+                out.push_back(Frame::trailers(status.to_headers()));
+                false
+            }
         }
     }
-}
 
-impl Stream for Events {
-    type Item = Result<Frame<Bytes>, Infallible>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(frame) = this.pending.pop_front() {
-                return Poll::Ready(Some(Ok(frame)));
-            }
-            if this.done {
-                return Poll::Ready(None);
-            }
-            if let Some(deadline) = this.deadline.as_mut()
-                && deadline.as_mut().poll(cx).is_ready()
-            {
-                this.end(&super::deadline::exceeded());
-                continue;
-            }
-            match Pin::new(&mut this.inner).poll_next(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(chunk))) => {
-                    let mut events = Vec::new();
-                    this.parser.feed(&chunk, &mut |data| events.push(data.to_vec()));
-                    for data in events {
-                        if this.done {
-                            break;
-                        }
-                        match message_of(&this.output, &data) {
-                            Ok(message) => this.pending.push_back(Frame::data(wire::frame(&message))),
-                            Err(status) => this.end(&status),
-                        }
-                    }
-                }
-                Poll::Ready(Some(Err(_))) => {
-                    this.end(&render_grpc(&A2aError::BackendUnavailable("the stream broke off".into())));
-                }
-                Poll::Ready(None) => this.end(&Status::ok()),
-            }
-        }
+    fn end(&mut self, how: End, out: &mut VecDeque<Frame<Bytes>>) -> Result<(), axum::Error> {
+        let status = match how {
+            End::Ended => Status::ok(),
+            End::BrokeOff(_) => render_grpc(&A2aError::BackendUnavailable("the stream broke off".into())),
+            End::Expired => super::deadline::exceeded(),
+        };
+        out.push_back(Frame::trailers(status.to_headers()));
+        Ok(())
     }
 }
 
