@@ -42,7 +42,8 @@ pub struct Cli {
     /// tests/bench/configs/full-stack.body.json, if present; else the plain SendMessage body).
     #[arg(long)]
     pub body_file: Option<PathBuf>,
-    /// Where to write the report (default: BENCHMARKS.md; with --smoke: target/bench/smoke.md).
+    /// Where to write the report (default: BENCHMARKS.md; with --smoke: target/bench/smoke.md; with
+    /// --only: target/bench/partial.md, so that a partial run never replaces the full report).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Repetitions of every scenario.

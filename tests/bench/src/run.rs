@@ -316,12 +316,20 @@ impl Bench {
     }
 }
 
-/// Writes the report where `--out` says (default `BENCHMARKS.md`, or `target/bench/smoke.md` for a
-/// smoke run), keeping the hand-written findings of the file it replaces.
+/// Writes the report where `--out` says (default `BENCHMARKS.md`; `target/bench/smoke.md` for a
+/// smoke run and `target/bench/partial.md` for an `--only` one, whose tables would otherwise replace
+/// the full run's), keeping the hand-written findings of the file it replaces.
 pub fn write_report(cli: &Cli, results: &Results) -> anyhow::Result<PathBuf> {
     let root = repo_root();
-    let default = if results.smoke { root.join("target/bench/smoke.md") } else { root.join("BENCHMARKS.md") };
+    let default = match (results.smoke, cli.only.is_empty()) {
+        (true, _) => root.join("target/bench/smoke.md"),
+        (false, false) => root.join("target/bench/partial.md"),
+        (false, true) => root.join("BENCHMARKS.md"),
+    };
     let out = cli.out.clone().unwrap_or(default);
+    if let Some(dir) = out.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
     let findings = std::fs::read_to_string(&out).ok().and_then(|old| report::kept_findings(&old));
     std::fs::write(&out, report::render(results, findings.as_deref()))?;
     Ok(out)
