@@ -35,8 +35,9 @@ use crate::config::StreamLimits;
 use crate::deadlines::Deadlines;
 use crate::observers::{Exchange, Observers};
 use crate::protocol::agent_side::{EventConverter, Fault, Unread};
+use crate::protocol::errors::Refusal;
 use crate::protocol::sse::{SseParser, frame};
-use crate::protocol::{bridge, errors, synthetic};
+use crate::protocol::{bridge, synthetic};
 
 mod end;
 mod tap;
@@ -306,7 +307,7 @@ impl Relay {
             }
             None => match dialect {
                 Dialect::V03 => synthetic::frame(
-                    &errors::render_in(&error, Dialect::V03, Binding::JsonRpc, self.rpc_id.as_ref()).body,
+                    &Refusal::new(error, Dialect::V03, Binding::JsonRpc, self.rpc_id.clone()).rendered().body,
                 ),
                 _ => synthetic::error_event(binding, self.rpc_id.as_ref(), &error),
             },

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use a2a_core::{A2aError, Binding, Dialect};
+use a2a_core::{A2aError, Dialect};
 use arc_swap::ArcSwap;
 use axum::Router;
 use axum::body::Body;
@@ -32,7 +32,7 @@ use crate::config::{Config, Policies};
 use crate::directory::TaskDirectory;
 use crate::gateway::{Gateway, Shared};
 use crate::listener::{ClientCerts, ListenerTls, PublicListener};
-use crate::protocol::errors::render_in;
+use crate::protocol::errors::Refusal;
 use crate::protocol::translate::early;
 use crate::stack::{ForwardService, a2a_stack};
 use a2a_model as model;

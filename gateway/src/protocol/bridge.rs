@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::caller_stream::{CallerStream, End, EventWriter};
 use super::early_ids::{AgentTask, EarlyIds, EarlyScope};
-use super::errors::render_in;
+use super::errors::Refusal;
 use super::sse::frame;
 use super::translate::early::{self, SnapshotBuilder};
 use super::translate::{TranslateError, jsonrpc, v03};
@@ -49,7 +49,7 @@ impl Answering {
 
     /// An error in the caller's dialect, as body bytes.
     fn error_body(&self, error: &A2aError) -> Bytes {
-        render_in(error, self.dialect, Binding::JsonRpc, self.rpc_id.as_ref()).body
+        Refusal::new(error.clone(), self.dialect, Binding::JsonRpc, self.rpc_id.clone()).rendered().body
     }
 
     fn early_id(&self) -> &str {
@@ -142,7 +142,7 @@ pub async fn answer(mut answering: Answering, response: Response<Body>) -> Respo
         Ok(collected) => collected.to_bytes(),
         Err(_) => {
             let error = A2aError::BackendUnavailable("the agent broke off its answer".into());
-            return render_in(&error, answering.dialect, answering.binding, answering.rpc_id.as_ref()).into_response();
+            return Refusal::new(error, answering.dialect, answering.binding, answering.rpc_id).into_response();
         }
     };
     let out = match answering.dialect {
@@ -181,7 +181,7 @@ fn unary_early(answering: &Answering, status: http::StatusCode, body: &[u8]) -> 
     match translated {
         Ok(task) => (status, Bytes::from(to_json(&task))),
         Err(error) => {
-            let rendered = render_in(&error.into_response_error(), Dialect::Early, Binding::Rest, None);
+            let rendered = Refusal::rest(error.into_response_error(), Dialect::Early).rendered();
             (rendered.status, rendered.body)
         }
     }
@@ -226,7 +226,7 @@ fn unary_v03_rest(answering: &Answering, status: http::StatusCode, body: &[u8]) 
     match translated {
         Ok(result) => (status, Bytes::from(to_json(&v03::rest::result_to_rest(answering.operation, result)))),
         Err(error) => {
-            let rendered = render_in(&error.into_response_error(), Dialect::V03, Binding::Rest, None);
+            let rendered = Refusal::rest(error.into_response_error(), Dialect::V03).rendered();
             (rendered.status, rendered.body)
         }
     }

@@ -21,14 +21,7 @@ use super::strict;
 use super::translate::{TranslateError, early, jsonrpc, v03};
 use a2a_model::{self as model, Request};
 
-/// A request that could not be decoded, with what is needed to answer it in the caller's binding.
-#[derive(Debug)]
-pub struct Refusal {
-    pub dialect: Dialect,
-    pub binding: Binding,
-    pub rpc_id: Option<Value>,
-    pub error: A2aError,
-}
+pub use super::errors::Refusal;
 
 /// Splits `/agents/{name}/rest` into the agent name and the rest (`/` when nothing follows).
 pub fn split_agent_path(path: &str) -> (Option<&str>, &str) {

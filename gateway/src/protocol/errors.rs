@@ -266,8 +266,41 @@ fn details(error: &A2aError, m: &Mapping) -> Value {
     Value::Array(list)
 }
 
+/// An error and the caller it answers: the one way an [`A2aError`] becomes a response
+/// ([`Refusal::into_response`]) or, inside an answer or a stream the gateway converts, an error body
+/// ([`Refusal::rendered`]). Every refusal on the call path — one the decoder cannot read, one a layer
+/// of the stack returns, an agent that broke off — and on the card and catalog endpoints is one.
+#[derive(Debug)]
+pub struct Refusal {
+    pub dialect: Dialect,
+    pub binding: Binding,
+    /// The JSON-RPC request id, echoed (absent → `null`).
+    pub rpc_id: Option<Value>,
+    pub error: A2aError,
+}
+
+impl Refusal {
+    pub fn new(error: A2aError, dialect: Dialect, binding: Binding, rpc_id: Option<Value>) -> Refusal {
+        Refusal { dialect, binding, rpc_id, error }
+    }
+
+    /// A refusal on a plain HTTP endpoint (a card, the catalog): the HTTP+JSON form of `dialect`.
+    pub fn rest(error: A2aError, dialect: Dialect) -> Refusal {
+        Refusal::new(error, dialect, Binding::Rest, None)
+    }
+
+    /// Status, headers and body in the caller's dialect and binding.
+    pub fn rendered(&self) -> ErrorResponse {
+        render_in(&self.error, self.dialect, self.binding, self.rpc_id.as_ref())
+    }
+
+    pub fn into_response(self) -> http::Response<axum::body::Body> {
+        self.rendered().into_response()
+    }
+}
+
 /// Renders `error` in `binding` of A2A 1.0; `rpc_id` is the JSON-RPC request id (absent → `null`).
-pub fn render(error: &A2aError, binding: Binding, rpc_id: Option<&Value>) -> ErrorResponse {
+fn render(error: &A2aError, binding: Binding, rpc_id: Option<&Value>) -> ErrorResponse {
     render_in(error, Dialect::V1, binding, rpc_id)
 }
 
@@ -287,8 +320,9 @@ fn known_to_v03(code: i32) -> bool {
     ) || ErrorKind::from_code(i64::from(code)).known_to_v03()
 }
 
-/// Renders `error` in the caller's `dialect` (and, for 1.0, `binding`).
-pub fn render_in(error: &A2aError, dialect: Dialect, binding: Binding, rpc_id: Option<&Value>) -> ErrorResponse {
+/// Renders `error` in the caller's `dialect` (and, for 1.0, `binding`); outside this module through
+/// [`Refusal`].
+fn render_in(error: &A2aError, dialect: Dialect, binding: Binding, rpc_id: Option<&Value>) -> ErrorResponse {
     let m = mapping(error);
     let message = error.to_string();
     if dialect == Dialect::V03 && binding == Binding::Rest {

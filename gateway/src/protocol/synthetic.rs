@@ -2,7 +2,9 @@
 //! status update that ends a stream whose backend died (or that the gateway must close), and the
 //! error event for a stream that broke before it named its task.
 
-use a2a_core::{A2aError, Binding, TaskState};
+use a2a_core::{A2aError, Binding, Dialect, TaskState};
+
+use super::errors::Refusal;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -60,7 +62,7 @@ pub fn status_data(
 /// An error event, for a stream that broke before naming its task (the reference SDK tags JSON-RPC
 /// error events `event: error`).
 pub fn error_event(binding: Binding, rpc_id: Option<&Value>, error: &A2aError) -> Bytes {
-    let rendered = super::errors::render(error, binding, rpc_id);
+    let rendered = Refusal::new(error.clone(), Dialect::V1, binding, rpc_id.cloned()).rendered();
     let mut out = match binding {
         Binding::JsonRpc => b"event: error\r\n".to_vec(),
         Binding::Rest => Vec::new(),

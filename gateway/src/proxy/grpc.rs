@@ -9,7 +9,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use a2a_core::{A2aCall, A2aError, Binding};
+use a2a_core::{A2aCall, A2aError, Binding, Dialect};
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
@@ -23,7 +23,7 @@ use super::{ForwardError, Forwarder};
 use crate::observers::Exchange;
 use crate::protocol::agent_errors;
 use crate::protocol::agent_side::Fault;
-use crate::protocol::errors;
+use crate::protocol::errors::Refusal;
 use crate::protocol::grpc::wire::{self, Deframer, Status};
 use crate::protocol::grpc::{Method, back};
 use crate::protocol::translate::v03;
@@ -179,7 +179,7 @@ struct Events {
 impl Events {
     fn error_event(&mut self, error: &A2aError) -> Bytes {
         self.done = true;
-        errors::render(error, self.call.binding, self.call.rpc_id.as_ref()).body
+        Refusal::new(error.clone(), Dialect::V1, self.call.binding, self.call.rpc_id.clone()).rendered().body
     }
 
     fn refused(&mut self, status: &Status) -> Bytes {

@@ -43,7 +43,7 @@ fn agent_card_in(
         Some(_) => A2aError::BackendUnavailable(format!("the agent '{name}' is unavailable; try again later")),
         None => A2aError::AgentNotFound(name),
     };
-    render_in(&error, dialect, Binding::Rest, None).into_response()
+    Refusal::rest(error, dialect).into_response()
 }
 
 pub(super) fn serve_early_card(card: &CardDoc, headers: &HeaderMap) -> Response<Body> {
@@ -52,7 +52,7 @@ pub(super) fn serve_early_card(card: &CardDoc, headers: &HeaderMap) -> Response<
         .and_then(|v1| serde_json::to_value(early::card_from_v1(v1)).ok());
     match early {
         Some(early) => serve_card(&CardDoc::new(&early), headers),
-        None => render_in(&A2aError::Internal, Dialect::Early, Binding::Rest, None).into_response(),
+        None => Refusal::rest(A2aError::Internal, Dialect::Early).into_response(),
     }
 }
 

@@ -20,7 +20,7 @@ pub(super) async fn ai_catalog(State(runtime): State<Arc<Runtime>>, request: Req
             if let Some(address) = address
                 && let Err(refusal) = authenticator.admit(address)
             {
-                return render_in(&refusal, Dialect::V1, Binding::Rest, None).into_response();
+                return Refusal::rest(refusal, Dialect::V1).into_response();
             }
             // A verified client certificate is a credential here as on every call.
             let certificate = request.extensions().get::<ClientCertificate>();
@@ -33,8 +33,7 @@ pub(super) async fn ai_catalog(State(runtime): State<Arc<Runtime>>, request: Req
                         authenticator.failed(address, &failure);
                     }
                     tracing::info!(reason = %failure, "catalog: authentication refused");
-                    return render_in(&authenticator.refusal(&failure), Dialect::V1, Binding::Rest, None)
-                        .into_response();
+                    return Refusal::rest(authenticator.refusal(&failure), Dialect::V1).into_response();
                 }
             }
         }
@@ -43,7 +42,7 @@ pub(super) async fn ai_catalog(State(runtime): State<Arc<Runtime>>, request: Req
     let base = gateway.config.public_base(runtime.bound);
     let document = catalog(&gateway.registry.snapshot(), &gateway.permissions, viewer, &base);
     let Ok(body) = serde_json::to_vec(&document) else {
-        return render_in(&A2aError::Internal, Dialect::V1, Binding::Rest, None).into_response();
+        return Refusal::rest(A2aError::Internal, Dialect::V1).into_response();
     };
     let body = Bytes::from(body);
     let etag = crate::card::etag_of(&body);

@@ -19,12 +19,13 @@ use tower::{Layer, Service, ServiceExt};
 use crate::protocol::bridge::{self, Answering};
 use crate::protocol::decode::{Checked, Decoded, EarlyCall, decode_any, decode_grpc, dialect_hint, split_agent_path};
 use crate::protocol::early_ids::EarlyIds;
-use crate::protocol::errors::render_in;
+use crate::protocol::errors::Refusal;
 use crate::protocol::grpc;
 
 /// Reads the body (refusing oversize ones before reading them whole), decodes the call into an
-/// [`A2aCall`] extension, and renders any refusal from the layers inside in the caller's dialect and
-/// binding. This is the one place where protocol errors become responses. A 0.3 or early caller's
+/// [`A2aCall`] extension, and answers any refusal from the layers inside in the caller's dialect and
+/// binding (as a [`Refusal`], the one way an error becomes a response; a gRPC caller's as its status,
+/// `errors::render_grpc`). A 0.3 or early caller's
 /// request goes inside in its checked 1.0 form, and the 1.0 answer comes back out in the caller's
 /// dialect ([`bridge::answer`]).
 #[derive(Clone)]
@@ -100,7 +101,7 @@ where
                 Ok(bytes) => bytes,
                 Err(error) => {
                     let dialect = dialect_hint(&parts.method, parts.uri.path(), &parts.headers);
-                    return Ok(render_in(&error, dialect, binding, None).into_response());
+                    return Ok(Refusal::new(error, dialect, binding, None).into_response());
                 }
             };
             let uri = &parts.uri;
@@ -109,8 +110,7 @@ where
                 Err(refusal) => {
                     metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
                             .increment(1);
-                    let rendered = render_in(&refusal.error, refusal.dialect, refusal.binding, refusal.rpc_id.as_ref());
-                    return Ok(rendered.into_response());
+                    return Ok(refusal.into_response());
                 }
             };
             let binding = decoded.call.binding;
@@ -128,7 +128,7 @@ where
                 (Ok(response), None) => bridge::answer(answering, response).await,
                 (Err(error), None) => {
                     tracing::debug!(%error, "request refused");
-                    render_in(&error, answering.dialect, binding, answering.rpc_id.as_ref()).into_response()
+                    Refusal::new(error, answering.dialect, binding, answering.rpc_id.clone()).into_response()
                 }
             };
             if v03_rest_subscribe {

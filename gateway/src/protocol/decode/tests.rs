@@ -229,12 +229,7 @@ fn malformed_v03_requests_get_0_3_errors() {
     for (body, code) in cases {
         let refusal = decode_any(&Method::POST, "/", None, &HeaderMap::new(), body.as_bytes()).expect_err(body);
         assert_eq!(refusal.dialect, Dialect::V03, "{body}");
-        let rendered = crate::protocol::errors::render_in(
-            &refusal.error,
-            refusal.dialect,
-            refusal.binding,
-            refusal.rpc_id.as_ref(),
-        );
+        let rendered = refusal.rendered();
         let v: Value = serde_json::from_slice(&rendered.body).unwrap();
         assert_eq!(v["error"]["code"], *code, "{body}: {v}");
         assert_eq!(v["error"]["data"], Value::Null, "{body}: {v}");
@@ -267,12 +262,7 @@ fn malformed_v1_requests_get_1_0_errors() {
     ];
     for (body, code) in rpc {
         let refusal = decode_any(&Method::POST, "/", None, &v1(), body.as_bytes()).expect_err(body);
-        let rendered = crate::protocol::errors::render_in(
-            &refusal.error,
-            refusal.dialect,
-            refusal.binding,
-            refusal.rpc_id.as_ref(),
-        );
+        let rendered = refusal.rendered();
         assert_eq!(rendered.status, http::StatusCode::OK, "{body}");
         let v: Value = serde_json::from_slice(&rendered.body).unwrap();
         assert_eq!(v["error"]["code"], *code, "{body}: {v}");
@@ -295,12 +285,7 @@ fn malformed_v1_requests_get_1_0_errors() {
     ];
     for (method, path, body, status) in rest {
         let refusal = decode_any(method, path, None, &v1(), body.as_bytes()).expect_err(path);
-        let rendered = crate::protocol::errors::render_in(
-            &refusal.error,
-            refusal.dialect,
-            refusal.binding,
-            refusal.rpc_id.as_ref(),
-        );
+        let rendered = refusal.rendered();
         assert_eq!(rendered.status.as_u16(), *status, "{method} {path} {body}");
         let v: Value = serde_json::from_slice(&rendered.body).unwrap();
         assert_eq!(v["error"]["code"], *status, "{method} {path}: {v}");
@@ -363,7 +348,7 @@ fn malformed_early_requests_get_early_errors() {
         let label = format!("{method} {path} {body}");
         let refusal = decode_any(method, path, None, &HeaderMap::new(), body.as_bytes()).expect_err(&label);
         assert_eq!(refusal.dialect, Dialect::Early, "{label}");
-        let rendered = crate::protocol::errors::render_in(&refusal.error, refusal.dialect, refusal.binding, None);
+        let rendered = refusal.rendered();
         assert!(rendered.status.is_client_error(), "{label}: {}", rendered.status);
         let v: Value = serde_json::from_slice(&rendered.body).unwrap();
         assert!(v["detail"].is_string(), "{label}: {v}");
@@ -450,7 +435,7 @@ fn v03_rest_requests_are_read_into_1_0_and_refused_in_the_0_3_rest_form() {
     for (method, path, body, status) in refused {
         let refusal = decode_any(method, path, None, &HeaderMap::new(), body.as_bytes()).expect_err(path);
         assert_eq!((refusal.dialect, refusal.binding), (Dialect::V03, Binding::Rest), "{path}");
-        let rendered = crate::protocol::errors::render_in(&refusal.error, refusal.dialect, refusal.binding, None);
+        let rendered = refusal.rendered();
         assert_eq!(rendered.status.as_u16(), *status, "{method} {path} {body}");
         let v: Value = serde_json::from_slice(&rendered.body).unwrap();
         // `{"message"}` as the 0.3 SDK's server writes it, and the error's `type` (the 1.x SDK reads it).
