@@ -12,6 +12,7 @@ mod error;
 mod objects;
 mod operation;
 mod parse;
+pub mod passes;
 mod protojson;
 mod requests;
 pub mod strict;

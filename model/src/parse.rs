@@ -30,6 +30,7 @@ pub fn parse_object<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, Pa
 
 /// Why `json`, which does not start with `{`, is no object: not JSON at all, or another value.
 fn not_an_object(json: &[u8]) -> ParseError {
+    crate::passes::read();
     match serde_json::from_slice::<serde::de::IgnoredAny>(json) {
         Err(e) => ParseError::Json(e.to_string()),
         Ok(_) => ParseError::invalid("", "expected a JSON object"),
@@ -47,10 +48,12 @@ pub(crate) fn parse_object_strict<'de, S: serde::de::DeserializeSeed<'de> + Copy
     if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(not_an_object(json));
     }
+    crate::passes::read();
     let mut de = serde_json::Deserializer::from_slice(json);
     match seed.deserialize(crate::strict::Strict(&mut de)).and_then(|value| de.end().map(|()| value)) {
         Ok(value) => Ok(value),
         Err(_) => {
+            crate::passes::read();
             let mut de = serde_json::Deserializer::from_slice(json);
             let mut track = serde_path_to_error::Track::new();
             let read =
@@ -68,6 +71,7 @@ pub(crate) fn parse_object_strict<'de, S: serde::de::DeserializeSeed<'de> + Copy
 /// with the path tracked (which allocates a segment per key on the way) to name the culprit. Both
 /// reads are the same deterministic deserialization, so the result and the error are as before.
 pub fn parse<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseError> {
+    crate::passes::read();
     match serde_json::from_slice(json) {
         Ok(value) => Ok(value),
         Err(_) => parse_tracked(json),
@@ -76,6 +80,7 @@ pub fn parse<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseErro
 
 /// [`parse`] with the path of the offending field tracked.
 fn parse_tracked<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseError> {
+    crate::passes::read();
     let mut de = serde_json::Deserializer::from_slice(json);
     let value = serde_path_to_error::deserialize(&mut de).map_err(tracked_error)?;
     de.end().map_err(|e| ParseError::Json(e.to_string()))?;

@@ -19,6 +19,7 @@ use serde::de::{
 
 /// Checks that `body` is one JSON value in which no object repeats a key. The error says which key.
 pub fn check_unique_keys(body: &[u8]) -> Result<(), serde_json::Error> {
+    crate::passes::read();
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     Walk.deserialize(&mut deserializer)?;
     deserializer.end()
@@ -26,6 +27,7 @@ pub fn check_unique_keys(body: &[u8]) -> Result<(), serde_json::Error> {
 
 /// Reads one JSON document as a `T`, refusing a key repeated in any object of it in the same pass.
 pub fn from_slice<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, serde_json::Error> {
+    crate::passes::read();
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let value = deserialize(&mut deserializer)?;
     deserializer.end()?;

@@ -49,18 +49,18 @@ pub fn screen(binding: Binding, status: StatusCode, body: &[u8]) -> Verdict {
             // A top-level `error` is no HTTP+JSON success; a body that does not parse is none either.
             return if RpcEnvelope::has_error(body) { Verdict::Failed } else { Verdict::Pass };
         }
-        return match serde_json::from_slice::<RpcEnvelope>(body) {
+        return match read::<RpcEnvelope>(body) {
             Ok(RpcEnvelope { error: Some(error) }) => refused(error.code, &error.message),
             Ok(RpcEnvelope { error: None }) => Verdict::Pass,
             Err(_) => Verdict::Failed,
         };
     }
     match binding {
-        Binding::JsonRpc => match serde_json::from_slice::<RpcEnvelope>(body) {
+        Binding::JsonRpc => match read::<RpcEnvelope>(body) {
             Ok(RpcEnvelope { error: Some(error) }) => refused(error.code, &error.message),
             _ => Verdict::Failed,
         },
-        Binding::Rest => match serde_json::from_slice::<RestEnvelope>(body) {
+        Binding::Rest => match read::<RestEnvelope>(body) {
             Ok(RestEnvelope { error: Some(status) }) => {
                 let reason = status.details.iter().find_map(|d| d.get("reason")?.as_str().map(str::to_owned));
                 match reason.as_deref().and_then(ErrorKind::from_reason) {
@@ -82,7 +82,7 @@ struct RpcEnvelope {
 /// Any top-level `error` member, for an HTTP+JSON success that should have none.
 impl RpcEnvelope {
     fn has_error(body: &[u8]) -> bool {
-        serde_json::from_slice::<AnyError>(body).map_or(true, |e| e.error.is_some())
+        read::<AnyError>(body).map_or(true, |e| e.error.is_some())
     }
 }
 
@@ -229,12 +229,12 @@ pub fn check_answer(
     }
     match binding {
         Binding::Rest => {
-            serde_json::from_slice::<IgnoredAny>(body).map_err(|_| Malformed::NotJson)?;
+            read::<IgnoredAny>(body).map_err(|_| Malformed::NotJson)?;
         }
         Binding::JsonRpc => {
-            let answer: Response<IgnoredAny> = match serde_json::from_slice(body) {
+            let answer: Response<IgnoredAny> = match read(body) {
                 Ok(answer) => answer,
-                Err(_) if serde_json::from_slice::<IgnoredAny>(body).is_err() => {
+                Err(_) if read::<IgnoredAny>(body).is_err() => {
                     return Err(Malformed::NotJson);
                 }
                 Err(_) => return Err(Malformed::NotTheResponse),
@@ -262,12 +262,12 @@ pub fn read_answer(
 ) -> Result<Option<TaskFact>, Malformed> {
     let read = match binding {
         _ if body.iter().all(u8::is_ascii_whitespace) => None,
-        Binding::JsonRpc => match serde_json::from_slice::<Response<Payload>>(body) {
+        Binding::JsonRpc => match read::<Response<Payload>>(body) {
             Ok(answer) if !answer.answers(rpc_id) => return Err(Malformed::NotTheResponse),
             Ok(answer) => Some(answer.result),
             Err(_) => None,
         },
-        Binding::Rest => serde_json::from_slice::<Payload>(body).ok().map(Some),
+        Binding::Rest => read::<Payload>(body).ok().map(Some),
     };
     match read {
         Some(payload) => {
@@ -291,6 +291,12 @@ pub fn excerpt(body: &[u8], max: usize) -> String {
         text.push_str("...");
     }
     text
+}
+
+/// One pass over an agent's answer (counted for the test of the README's cost table).
+fn read<'a, T: Deserialize<'a>>(body: &'a [u8]) -> serde_json::Result<T> {
+    a2a_model::passes::read();
+    serde_json::from_slice(body)
 }
 
 #[cfg(test)]

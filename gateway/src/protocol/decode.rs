@@ -118,6 +118,7 @@ pub fn decode_grpc(operation: Operation, params: &[u8], headers: &HeaderMap) -> 
     if headers.contains_key("a2a-version") {
         check_version(headers)?;
     }
+    a2a_model::passes::read();
     let params: &RawValue = serde_json::from_slice(params).map_err(|_| A2aError::Internal)?;
     let mut request =
         Request::parse(operation, Some(params)).map_err(|e| TranslateError::from(e).into_request_error())?;
@@ -209,6 +210,7 @@ fn decode_v03_rest(
         _ => None,
     };
     let params = v03::rest::params_of(&route, object, history).map_err(TranslateError::into_request_error)?;
+    a2a_model::passes::write();
     let params = serde_json::to_vec(&params).map_err(|_| A2aError::Internal)?;
     let method_name = v03::method_of(route.operation()).ok_or(A2aError::Internal)?;
     let request = v03::request_to_v1(method_name, Some(&params)).map_err(TranslateError::into_request_error)?;

@@ -18,6 +18,9 @@ pub use a2a_model::strict;
 pub mod synthetic;
 pub mod translate;
 
+#[cfg(test)]
+mod cost_tests;
+
 /// The protocol version this gateway speaks to callers and backends.
 pub const PROTOCOL_VERSION: &str = "1.0";
 /// Media type of HTTP+JSON success bodies.

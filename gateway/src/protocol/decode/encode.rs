@@ -22,7 +22,10 @@ pub fn encode(call: &mut A2aCall, request: &Request) -> Vec<u8> {
 /// A 1.0 request in the HTTP+JSON binding: its path (below the binding's base, with the query) and
 /// its body (empty for calls without one).
 pub fn rest_form(request: &Request) -> (String, Vec<u8>) {
-    let json = || serde_json::to_vec(request).unwrap_or_default();
+    let json = || {
+        a2a_model::passes::write();
+        serde_json::to_vec(request).unwrap_or_default()
+    };
     let configs = |task: &str| format!("/tasks/{}/pushNotificationConfigs", segment(task));
     match request {
         Request::SendMessage(_) => ("/message:send".to_owned(), json()),

@@ -146,7 +146,10 @@ pub(super) fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCa
     let guessed = if legacy { Dialect::V03 } else { Dialect::V1 };
     let refuse = |rpc_id: Option<Value>, error| Refusal { dialect: guessed, binding: Binding::JsonRpc, rpc_id, error };
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
-    if first == Some(b'[') && serde_json::from_slice::<&RawValue>(body).is_ok() {
+    if first == Some(b'[') && {
+        a2a_model::passes::read();
+        serde_json::from_slice::<&RawValue>(body).is_ok()
+    } {
         return Err(refuse(None, A2aError::InvalidRequest("batch requests are not supported".into())));
     }
     // Read strictly: a member named twice, or a key repeated inside a member other than `params`,

@@ -72,6 +72,7 @@ pub(super) fn decode_rest(
     if let Some(config_id) = config_id {
         put_path(&mut object, ("id", "id"), config_id)?;
     }
+    a2a_model::passes::write();
     let params = serde_json::to_string(&object).map_err(|_| A2aError::Internal)?;
     let params = RawValue::from_string(params).map_err(|_| A2aError::Internal)?;
     let request = Request::parse(operation, Some(&params)).map_err(|e| TranslateError::from(e).into_request_error())?;

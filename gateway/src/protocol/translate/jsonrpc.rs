@@ -29,6 +29,7 @@ impl<'a> Envelope<'a> {
         if json.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
             return Err(TranslateError::invalid("", "a JSON-RPC message must be an object (no batches)"));
         }
+        a2a_model::passes::read();
         serde_json::from_slice(json).map_err(|e| {
             if e.is_syntax() || e.is_eof() {
                 TranslateError::Json(e.to_string())
@@ -63,6 +64,7 @@ struct FailureOut<'a, E: Serialize> {
 }
 
 fn to_vec(value: &impl Serialize) -> Vec<u8> {
+    a2a_model::passes::write();
     // Our payload types serialise infallibly (string keys, no custom failures).
     serde_json::to_vec(value).unwrap_or_default()
 }
