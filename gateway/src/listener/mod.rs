@@ -27,8 +27,8 @@ use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use http::{Request, Version};
 use hyper::body::Incoming;
+use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::conn::auto::Builder;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
@@ -53,7 +53,7 @@ const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: c
 
 /// The public listener's settings, built once at start.
 pub struct PublicListener {
-    builder: Arc<Builder<SpreadStreams>>,
+    protocols: Arc<Protocols>,
     timeouts: Timeouts,
     slots: Arc<Slots>,
     trusted: Arc<TrustedProxies>,
@@ -62,19 +62,19 @@ pub struct PublicListener {
 
 impl PublicListener {
     pub fn new(protection: &Protection, trusted: TrustedProxies) -> PublicListener {
-        let mut builder = Builder::new(SpreadStreams);
+        let mut http1 = http1::Builder::new();
         // The watchdog owns header timing: hyper's own header timer would also end idle keep-alive
         // connections at the header timeout.
-        builder.http1().header_read_timeout(None);
-        builder
-            .http2()
+        http1.header_read_timeout(None);
+        let mut http2 = http2::Builder::new(SpreadStreams);
+        http2
             .timer(TokioTimer::new())
             .max_concurrent_streams(protection.http2_max_concurrent_streams)
             .max_header_list_size(protection.http2_max_header_list_size)
             .max_pending_accept_reset_streams(protection.http2_max_pending_accept_reset_streams)
             .max_local_error_reset_streams(protection.http2_max_local_error_reset_streams);
         PublicListener {
-            builder: Arc::new(builder),
+            protocols: Arc::new(Protocols { http1, http2 }),
             timeouts: Timeouts { header_read: protection.header_read_timeout, idle: protection.idle_timeout },
             slots: Arc::new(Slots {
                 total: AtomicUsize::new(0),
@@ -123,7 +123,7 @@ impl PublicListener {
             };
             let _ = stream.set_nodelay(true);
             let connection = Connection {
-                builder: self.builder.clone(),
+                protocols: self.protocols.clone(),
                 timeouts: self.timeouts,
                 trusted: self.trusted.clone(),
                 app: app.clone(),
@@ -174,8 +174,84 @@ async fn accept_error(error: std::io::Error) {
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
+/// HTTP/1.1 and HTTP/2, each served by its own hyper connection: a connection holds only the state of
+/// the protocol it speaks (hyper-util's `auto` connection is as large as its HTTP/2 state, and the
+/// preface it reads ahead doubled every HTTP/1 connection's read buffer to 16 KiB).
+struct Protocols {
+    http1: http1::Builder,
+    http2: http2::Builder<SpreadStreams>,
+}
+
+/// The protocol of a connection: by ALPN over TLS, by the HTTP/2 preface on plain TCP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    Http1,
+    Http2,
+}
+
+/// How an HTTP/2 connection with prior knowledge starts (RFC 9113 §3.4): no HTTP/1 request does,
+/// as `PRI` is no HTTP/1 method.
+const HTTP2_PREFACE_START: &[u8] = b"PRI ";
+
+impl Protocol {
+    /// Looks at the first bytes a plain TCP client sent, without taking them.
+    async fn sniff(stream: &TcpStream) -> std::io::Result<Protocol> {
+        let mut start = [0u8; HTTP2_PREFACE_START.len()];
+        loop {
+            let seen = stream.peek(&mut start).await?;
+            if seen == 0 || start[..seen] != HTTP2_PREFACE_START[..seen] {
+                // HTTP/1 (a connection closed at once ends there too).
+                return Ok(Protocol::Http1);
+            }
+            if seen == start.len() {
+                return Ok(Protocol::Http2);
+            }
+            // A beginning of the preface only: look again when more may have come (the header
+            // timeout bounds the wait).
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    fn of_alpn(alpn: Option<&[u8]>) -> Protocol {
+        // HTTP/2 over TLS is negotiated by ALPN (RFC 9113 §3.2); without it a client speaks HTTP/1.1.
+        if alpn == Some(b"h2") { Protocol::Http2 } else { Protocol::Http1 }
+    }
+}
+
+/// A hyper connection of either protocol, as the serving loop drives it.
+trait ServedConnection: Future<Output = Result<(), hyper::Error>> {
+    fn graceful_shutdown(self: Pin<&mut Self>);
+}
+
+impl<I, S> ServedConnection for http1::Connection<I, S>
+where
+    S: hyper::service::HttpService<Incoming>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    S::ResBody: 'static,
+    <S::ResBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        http1::Connection::graceful_shutdown(self);
+    }
+}
+
+impl<I, S, E> ServedConnection for http2::Connection<I, S, E>
+where
+    S: hyper::service::HttpService<Incoming>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    S::ResBody: 'static,
+    <S::ResBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    E: hyper::rt::bounds::Http2ServerConnExec<S::Future, S::ResBody>,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        http2::Connection::graceful_shutdown(self);
+    }
+}
+
 struct Connection {
-    builder: Arc<Builder<SpreadStreams>>,
+    protocols: Arc<Protocols>,
     timeouts: Timeouts,
     trusted: Arc<TrustedProxies>,
     app: Router,
@@ -202,12 +278,25 @@ impl Connection {
             async move { if timeouts.any() { watch.expired(timeouts).await } else { std::future::pending().await } }
         };
         tokio::pin!(expired);
-        let stream = Watched::new(stream, watch.clone());
         let peer = self.peer;
         match self.tls.as_ref().map(ListenerTls::acceptor) {
-            None => self.serve(stream, None, watch, expired, stop).await,
+            None => {
+                // The first bytes count as the first request's: the header timeout bounds the wait.
+                let protocol = tokio::select! {
+                    protocol = Protocol::sniff(&stream) => protocol,
+                    reason = &mut expired => {
+                        metrics::counter!(REFUSED, "reason" => reason).increment(1);
+                        return;
+                    }
+                    _ = stop.cancelled() => return,
+                };
+                let Ok(protocol) = protocol else { return };
+                let stream = Watched::new(stream, watch.clone());
+                self.serve(stream, protocol, None, watch, expired, stop).await
+            }
             Some(acceptor) => {
                 // The handshake's bytes count as the first request's: the header timeout bounds it.
+                let stream = Watched::new(stream, watch.clone());
                 let accepted = tokio::select! {
                     accepted = acceptor.accept(stream) => accepted,
                     reason = &mut expired => {
@@ -218,13 +307,13 @@ impl Connection {
                 };
                 match accepted {
                     Ok(stream) => {
-                        let certificate = stream
-                            .get_ref()
-                            .1
+                        let session = stream.get_ref().1;
+                        let certificate = session
                             .peer_certificates()
                             .and_then(|chain| chain.first())
                             .and_then(|leaf| peer_identity::identify(leaf));
-                        self.serve(stream, certificate, watch, expired, stop).await
+                        let protocol = Protocol::of_alpn(session.alpn_protocol());
+                        self.serve(stream, protocol, certificate, watch, expired, stop).await
                     }
                     Err(error) => {
                         metrics::counter!(REFUSED, "reason" => TLS_HANDSHAKE).increment(1);
@@ -240,14 +329,15 @@ impl Connection {
     async fn serve<IO>(
         self,
         stream: IO,
+        protocol: Protocol,
         certificate: Option<ClientCertificate>,
         watch: Arc<ConnWatch>,
-        mut expired: Pin<&mut impl Future<Output = &'static str>>,
+        expired: Pin<&mut impl Future<Output = &'static str>>,
         stop: CancellationToken,
     ) where
         IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let Connection { builder, trusted, app, peer, .. } = self;
+        let Connection { protocols, trusted, app, peer, .. } = self;
         let service = {
             let watch = watch.clone();
             hyper::service::service_fn(move |request: Request<Incoming>| {
@@ -266,31 +356,47 @@ impl Connection {
                 }
             })
         };
-        let connection = builder.serve_connection(TokioIo::new(stream), service);
-        tokio::pin!(connection);
-        let mut draining = false;
-        loop {
-            tokio::select! {
-                result = connection.as_mut() => {
-                    if let Err(error) = result {
-                        tracing::trace!(%peer, %error, "connection ended with an error");
-                    }
-                    break;
+        let io = TokioIo::new(stream);
+        match protocol {
+            Protocol::Http1 => drive(protocols.http1.serve_connection(io, service), peer, expired, stop).await,
+            // Boxed: the HTTP/2 state is large, and HTTP/1 connections (the many) need not carry it.
+            Protocol::Http2 => {
+                Box::pin(drive(protocols.http2.serve_connection(io, service), peer, expired, stop)).await
+            }
+        }
+    }
+}
+
+/// Drives a served connection until it ends, is cut by the watchdog, or has drained.
+async fn drive(
+    connection: impl ServedConnection,
+    peer: SocketAddr,
+    mut expired: Pin<&mut impl Future<Output = &'static str>>,
+    stop: CancellationToken,
+) {
+    tokio::pin!(connection);
+    let mut draining = false;
+    loop {
+        tokio::select! {
+            result = connection.as_mut() => {
+                if let Err(error) = result {
+                    tracing::trace!(%peer, %error, "connection ended with an error");
                 }
-                _ = stop.cancelled(), if !draining => {
-                    draining = true;
-                    connection.as_mut().graceful_shutdown();
+                break;
+            }
+            _ = stop.cancelled(), if !draining => {
+                draining = true;
+                connection.as_mut().graceful_shutdown();
+            }
+            reason = expired.as_mut() => {
+                // Nothing is in flight: dropping the connection cuts no answer.
+                if reason == watch::IDLE_TIMEOUT {
+                    metrics::counter!(IDLE_CLOSED).increment(1);
+                } else {
+                    metrics::counter!(REFUSED, "reason" => reason).increment(1);
+                    tracing::debug!(%peer, reason, "connection closed");
                 }
-                reason = expired.as_mut() => {
-                    // Nothing is in flight: dropping the connection cuts no answer.
-                    if reason == watch::IDLE_TIMEOUT {
-                        metrics::counter!(IDLE_CLOSED).increment(1);
-                    } else {
-                        metrics::counter!(REFUSED, "reason" => reason).increment(1);
-                        tracing::debug!(%peer, reason, "connection closed");
-                    }
-                    break;
-                }
+                break;
             }
         }
     }
@@ -397,6 +503,45 @@ mod tests {
             accepted.push(stream);
         }
         assert_eq!(accepted.len(), BURST, "{} clients connected, the gateway saw {}", clients.len(), accepted.len());
+    }
+
+    /// What a plain TCP client's first bytes say, sent in `pieces` (with a pause between them).
+    async fn sniffed(pieces: &[&'static [u8]]) -> Protocol {
+        use tokio::io::AsyncWriteExt;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let pieces = pieces.to_vec();
+        let sender = tokio::spawn(async move {
+            for piece in pieces {
+                client.write_all(piece).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            client
+        });
+        let protocol = Protocol::sniff(&server).await.unwrap();
+        drop(sender.await);
+        let mut start = [0u8; 64];
+        let seen = server.peek(&mut start).await.unwrap();
+        assert!(seen > 0, "the bytes looked at are left for hyper");
+        protocol
+    }
+
+    #[tokio::test]
+    async fn http2_prior_knowledge_is_told_from_http1_by_its_preface() {
+        assert_eq!(sniffed(&[b"GET / HTTP/1.1\r\nhost: a\r\n\r\n"]).await, Protocol::Http1);
+        assert_eq!(sniffed(&[b"POST / HTTP/1.1\r\n"]).await, Protocol::Http1);
+        assert_eq!(sniffed(&[b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"]).await, Protocol::Http2);
+        // The preface's start split across packets waits for the rest; one that diverges is HTTP/1.
+        assert_eq!(sniffed(&[b"PR", b"I * HTTP/2.0\r\n\r\nSM\r\n\r\n"]).await, Protocol::Http2);
+        assert_eq!(sniffed(&[b"P", b"OST / HTTP/1.1\r\n"]).await, Protocol::Http1);
+    }
+
+    #[test]
+    fn over_tls_alpn_says_http2() {
+        assert_eq!(Protocol::of_alpn(Some(b"h2")), Protocol::Http2);
+        assert_eq!(Protocol::of_alpn(Some(b"http/1.1")), Protocol::Http1);
+        assert_eq!(Protocol::of_alpn(None), Protocol::Http1);
     }
 
     fn slots(total: usize, per_address: usize) -> Arc<Slots> {
