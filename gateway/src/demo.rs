@@ -36,20 +36,7 @@ pub async fn run(listen: SocketAddr, admin: Option<SocketAddr>, stop: Cancellati
             AgentOptions::default(),
             stop.clone().cancelled_owned(),
         ));
-        backends.push(Backend {
-            name: name.to_string(),
-            url,
-            card_path: "/.well-known/agent-card.json".into(),
-            health_interval: None,
-            auth: None,
-            forward_caller_token: false,
-            dialect: None,
-            skill_grant: None,
-            screen: None,
-            tls: None,
-            card_jwks: None,
-            require_signed_card: false,
-        });
+        backends.push(Backend::at(name, url));
     }
     let config = Config {
         public_url: None,

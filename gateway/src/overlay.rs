@@ -215,20 +215,7 @@ mod tests {
     use super::*;
 
     fn backend(name: &str, url: &str) -> Backend {
-        Backend {
-            name: name.into(),
-            url: url.into(),
-            card_path: "/.well-known/agent-card.json".into(),
-            health_interval: None,
-            auth: None,
-            forward_caller_token: false,
-            dialect: None,
-            skill_grant: None,
-            screen: None,
-            tls: None,
-            card_jwks: None,
-            require_signed_card: false,
-        }
+        Backend::at(name, url)
     }
 
     fn file() -> Config {

@@ -81,18 +81,10 @@ async fn register(State(host): State<Arc<dyn Host>>, headers: HeaderMap, body: B
     }
     overlay.clear_admission(&body.name);
     let backend = Backend {
-        name: body.name.clone(),
-        url: url.to_string().trim_end_matches('/').to_string(),
         card_path,
-        health_interval: None,
-        auth: None,
-        forward_caller_token: false,
-        dialect: None,
         skill_grant: Some(Arc::new(grant)),
         screen: Some(Arc::new(screen.clone())),
-        tls: None,
-        card_jwks: None,
-        require_signed_card: false,
+        ..Backend::at(body.name.clone(), url.to_string().trim_end_matches('/'))
     };
     let origin = Origin::Agent { credential: credential.id.clone(), last_heartbeat: Instant::now() };
     change_fleet(host.as_ref(), |overlay| overlay.add(backend, origin)).await?;

@@ -527,6 +527,24 @@ impl BackendDialect {
 }
 
 impl Backend {
+    /// A backend at `url` with every other setting as a configuration file's default.
+    pub fn at(name: impl Into<String>, url: impl Into<String>) -> Backend {
+        Backend {
+            name: name.into(),
+            url: url.into(),
+            card_path: default_card_path(),
+            health_interval: None,
+            auth: None,
+            forward_caller_token: false,
+            dialect: None,
+            tls: None,
+            card_jwks: None,
+            require_signed_card: false,
+            skill_grant: None,
+            screen: None,
+        }
+    }
+
     /// The backend's outbound credential settings.
     pub fn credentials(&self) -> BackendAuth {
         BackendAuth {
