@@ -100,6 +100,14 @@ impl Jwks {
         }
     }
 
+    /// The key for `kid` and `alg` in the set held now, if it is fresh and names one (no fetch).
+    pub(crate) fn current(&self, kid: Option<&str>, alg: Algorithm) -> Option<Arc<JwksKey>> {
+        match self.lookup(kid, alg) {
+            Lookup::Found(key) => Some(key),
+            Lookup::NotFound | Lookup::NoKeys | Lookup::Ambiguous => None,
+        }
+    }
+
     fn lookup(&self, kid: Option<&str>, alg: Algorithm) -> Lookup {
         let set = self.keys.load();
         let fresh = set.fetched_at.is_some_and(|at| at.elapsed() <= self.settings.max_age);

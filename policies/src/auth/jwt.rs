@@ -53,6 +53,9 @@ struct Verified {
     caller: Caller,
     exp: u64,
     key: Arc<super::jwks::JwksKey>,
+    /// The header's `kid` and `alg` the key was chosen by.
+    kid: Option<Box<str>>,
+    alg: Algorithm,
 }
 
 fn now_secs() -> u64 {
@@ -95,6 +98,14 @@ impl JwtVerifier {
             }
         }
         Ok(JwtVerifier { issuers })
+    }
+
+    /// The caller of a token an issuer verified before, while it would verify alike now (its key is
+    /// still the issuer's current one for its `kid`, and it has not expired): found by the token's
+    /// text, without decoding its header and claims again. Anything else takes [`Self::issuer_of`]
+    /// and [`Issuer::verify`], as the first time.
+    pub(crate) fn already_verified(&self, token: &str) -> Option<Caller> {
+        self.issuers.values().find_map(|issuer| issuer.already_verified(token))
     }
 
     /// The issuer a token claims to come from, with its unverified header. An error means the
@@ -153,6 +164,14 @@ impl Issuer {
         Ok(Issuer { name, keys, rules, claims, verified: VerifiedTokens::default(), leeway: config.leeway.as_secs() })
     }
 
+    fn already_verified(&self, token: &str) -> Option<Caller> {
+        let KeySource::Jwks(jwks) = &self.keys else { return None };
+        let hit = self.verified.0.get(token)?;
+        let key = jwks.current(hit.kid.as_deref(), hit.alg)?;
+        let valid = Arc::ptr_eq(&hit.key, &key) && now_secs() <= hit.exp.saturating_add(self.leeway);
+        valid.then(|| hit.caller.clone())
+    }
+
     /// Verifies `token` (whose unverified `header` [`JwtVerifier::issuer_of`] returned).
     pub(crate) async fn verify(&self, token: &str, header: &Header) -> Result<Caller, AuthFailure> {
         let alg = header.alg;
@@ -177,19 +196,14 @@ impl Issuer {
                         issuer: self.name.to_string(),
                     });
                 }
-                if let Some(hit) = self.verified.0.get(token)
-                    && Arc::ptr_eq(&hit.key, &key)
-                    && now_secs() <= hit.exp.saturating_add(self.leeway)
-                {
-                    return Ok(hit.caller.clone());
-                }
                 let claims = self.decode(token, &key.key, validation)?;
                 let caller = self.claims.caller(&claims, AuthMethod::Jwt { issuer: self.name.clone() })?;
                 if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
                     if self.verified.0.len() >= MAX_VERIFIED_TOKENS {
                         self.verified.0.clear();
                     }
-                    self.verified.0.insert(Box::from(token), Verified { caller: caller.clone(), exp, key });
+                    let verified = Verified { caller: caller.clone(), exp, key, kid: kid.map(Box::from), alg };
+                    self.verified.0.insert(Box::from(token), verified);
                 }
                 return Ok(caller);
             }
