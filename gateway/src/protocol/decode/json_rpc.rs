@@ -183,10 +183,16 @@ pub(super) fn decode_json_rpc(headers: &HeaderMap, body: &[u8]) -> Result<(A2aCa
     };
     let request = if v03_method {
         let params = raw_params.map(|p| p.get().as_bytes());
-        if let Some(params) = params {
-            strict::check_unique_keys(params).map_err(|e| refuse(&rpc_id, json_refusal(e)))?;
+        match v03::request_to_v1_strict(&method, params) {
+            Ok(request) => request,
+            // Read again the two-pass way, whose errors say what is wrong.
+            Err(_) => {
+                if let Some(params) = params {
+                    strict::check_unique_keys(params).map_err(|e| refuse(&rpc_id, json_refusal(e)))?;
+                }
+                v03::request_to_v1(&method, params).map_err(|e| refuse(&rpc_id, e.into_request_error()))?
+            }
         }
-        v03::request_to_v1(&method, params).map_err(|e| refuse(&rpc_id, e.into_request_error()))?
     } else {
         let Some(operation) = Operation::from_method_name(&method) else {
             let error = A2aError::MethodNotFound("Method not found".into());

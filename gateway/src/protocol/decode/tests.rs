@@ -534,3 +534,35 @@ fn params_read_with_the_envelope_or_after_it_decode_alike() {
         }
     }
 }
+
+/// A 0.3 call's params are read in one strict pass; the two-pass reading (a repeated-key walk, then
+/// serde with the offending field named) reads them alike: the same request, or a refusal by both.
+#[test]
+fn v03_params_read_in_one_strict_pass_or_in_two_alike() {
+    let message = r#"{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}"#;
+    let cases = [
+        ("message/send", format!(r#"{{"message":{message}}}"#)),
+        ("message/stream", format!(r#"{{"message":{message},"configuration":{{"historyLength":2}}}}"#)),
+        ("tasks/get", r#"{"id":"t1","historyLength":3}"#.to_owned()),
+        ("tasks/cancel", r#"{"id":"t1","metadata":{"why":"done"}}"#.to_owned()),
+        ("tasks/pushNotificationConfig/get", r#"{"id":"t1","pushNotificationConfigId":"c"}"#.to_owned()),
+        // Refused by both.
+        ("tasks/get", r#"{"id":"t1","id":"t2"}"#.to_owned()),
+        ("tasks/get", r#"{"id":7}"#.to_owned()),
+        ("tasks/get", r#"["t1"]"#.to_owned()),
+        ("message/send", r#"{"message":{"kind":"message","messageId":"m","messageId":"n"}}"#.to_owned()),
+        ("message/send", format!(r#"{{"message":{message},"metadata":{{"a":1,"a":2}}}}"#)),
+        ("message/send", "null".to_owned()),
+    ];
+    for (method, params) in cases {
+        let one = v03::request_to_v1_strict(method, Some(params.as_bytes()));
+        let two = strict::check_unique_keys(params.as_bytes())
+            .map_err(|e| e.to_string())
+            .and_then(|()| v03::request_to_v1(method, Some(params.as_bytes())).map_err(|e| e.to_string()));
+        match (one, two) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{method} {params}"),
+            (Err(_), Err(_)) => {}
+            (one, two) => panic!("{method} {params}: one pass {one:?}, two passes {two:?}"),
+        }
+    }
+}

@@ -31,6 +31,7 @@ pub use parts::{File, FileContent, Part, PartContent03};
 pub use requests::{
     MessageSendConfiguration, MessageSendParams, Params, PushNotificationAuthenticationInfo, PushNotificationConfig,
     TaskIdParams, TaskPushNotificationConfig, TaskQueryParams, method_of, operation_of, request_from_v1, request_to_v1,
+    request_to_v1_strict,
 };
 pub use results::{Event, Result03, event_from_v1, event_to_v1, result_from_v1, result_to_v1};
 

@@ -216,32 +216,67 @@ impl Params {
 
 /// A 0.3 request's params as the 1.0 request they stand for.
 pub fn request_to_v1(method: &str, params: Option<&[u8]>) -> Result<Request, TranslateError> {
+    read_request::<Named>(method, params)
+}
+
+/// [`request_to_v1`] in one pass that also refuses a key repeated anywhere in the params
+/// (`a2a_model::strict`). Its error does not say what is wrong: on one, read the params again with
+/// [`a2a_model::strict::check_unique_keys`] and [`request_to_v1`], which name it.
+pub fn request_to_v1_strict(method: &str, params: Option<&[u8]>) -> Result<Request, TranslateError> {
+    read_request::<Strict>(method, params)
+}
+
+/// How the params are read.
+trait ParamsReader {
+    fn read<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, TranslateError>;
+}
+
+/// Serde's reading, the offending field named by its pointer on an error.
+struct Named;
+
+impl ParamsReader for Named {
+    fn read<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, TranslateError> {
+        parse_object(json)
+    }
+}
+
+/// One strict pass.
+struct Strict;
+
+impl ParamsReader for Strict {
+    fn read<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, TranslateError> {
+        if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(TranslateError::invalid("", "expected a JSON object"));
+        }
+        a2a_model::strict::from_slice(json).map_err(|e| TranslateError::Json(e.to_string()))
+    }
+}
+
+fn read_request<R: ParamsReader>(method: &str, params: Option<&[u8]>) -> Result<Request, TranslateError> {
     let operation =
         operation_of(method).ok_or_else(|| TranslateError::UnknownOperation(format!("Method not found: {method}")))?;
     let json = params.unwrap_or(b"{}");
     Ok(match operation {
-        Operation::SendMessage => Request::SendMessage(parse_object::<MessageSendParams>(json)?.into()),
-        Operation::SendStreamingMessage => {
-            Request::SendStreamingMessage(parse_object::<MessageSendParams>(json)?.into())
-        }
+        Operation::SendMessage => Request::SendMessage(R::read::<MessageSendParams>(json)?.into()),
+        Operation::SendStreamingMessage => Request::SendStreamingMessage(R::read::<MessageSendParams>(json)?.into()),
         Operation::GetTask => {
-            let p: TaskQueryParams = parse_object(json)?;
+            let p: TaskQueryParams = R::read(json)?;
             let history_length = p.history_length.filter(|n| *n > 0);
             Request::GetTask(model::GetTaskRequest { tenant: None, id: p.id, history_length })
         }
         Operation::CancelTask => {
-            let p: TaskIdParams = parse_object(json)?;
+            let p: TaskIdParams = R::read(json)?;
             Request::CancelTask(model::CancelTaskRequest { tenant: None, id: p.id, metadata: p.metadata })
         }
         Operation::SubscribeToTask => {
-            let p: TaskIdParams = parse_object(json)?;
+            let p: TaskIdParams = R::read(json)?;
             Request::SubscribeToTask(model::SubscribeToTaskRequest { tenant: None, id: p.id })
         }
         Operation::CreateTaskPushNotificationConfig => {
-            Request::CreateTaskPushNotificationConfig(parse_object::<TaskPushNotificationConfig>(json)?.into())
+            Request::CreateTaskPushNotificationConfig(R::read::<TaskPushNotificationConfig>(json)?.into())
         }
         Operation::GetTaskPushNotificationConfig | Operation::DeleteTaskPushNotificationConfig => {
-            let p: TaskIdParams = parse_object(json)?;
+            let p: TaskIdParams = R::read(json)?;
             let reference =
                 model::TaskPushNotificationConfigRef { tenant: None, task_id: p.id, id: p.push_notification_config_id };
             if operation == Operation::GetTaskPushNotificationConfig {
@@ -251,7 +286,7 @@ pub fn request_to_v1(method: &str, params: Option<&[u8]>) -> Result<Request, Tra
             }
         }
         Operation::ListTaskPushNotificationConfigs => {
-            let p: TaskIdParams = parse_object(json)?;
+            let p: TaskIdParams = R::read(json)?;
             Request::ListTaskPushNotificationConfigs(model::ListTaskPushNotificationConfigsRequest {
                 task_id: p.id,
                 ..Default::default()
