@@ -309,7 +309,7 @@ impl Relay {
                 Dialect::V03 => synthetic::frame(
                     &Refusal::new(error, Dialect::V03, Binding::JsonRpc, self.rpc_id.clone()).rendered().body,
                 ),
-                _ => synthetic::error_event(binding, self.rpc_id.as_ref(), &error),
+                _ => synthetic::error_event(binding, self.rpc_id.as_ref(), error),
             },
         };
         self.out.push_back(event);

@@ -285,7 +285,8 @@ impl Connection {
                 let protocol = tokio::select! {
                     protocol = Protocol::sniff(&stream) => protocol,
                     reason = &mut expired => {
-                        metrics::counter!(REFUSED, "reason" => reason).increment(1);
+                        // Counted as when hyper served it: no byte came, as before any request.
+                        count_expired(reason, peer);
                         return;
                     }
                     _ = stop.cancelled() => return,
@@ -390,15 +391,20 @@ async fn drive(
             }
             reason = expired.as_mut() => {
                 // Nothing is in flight: dropping the connection cuts no answer.
-                if reason == watch::IDLE_TIMEOUT {
-                    metrics::counter!(IDLE_CLOSED).increment(1);
-                } else {
-                    metrics::counter!(REFUSED, "reason" => reason).increment(1);
-                    tracing::debug!(%peer, reason, "connection closed");
-                }
+                count_expired(reason, peer);
                 break;
             }
         }
+    }
+}
+
+/// Counts a connection the watchdog closed: the end of an idle keep-alive, or a refusal.
+fn count_expired(reason: &'static str, peer: SocketAddr) {
+    if reason == watch::IDLE_TIMEOUT {
+        metrics::counter!(IDLE_CLOSED).increment(1);
+    } else {
+        metrics::counter!(REFUSED, "reason" => reason).increment(1);
+        tracing::debug!(%peer, reason, "connection closed");
     }
 }
 

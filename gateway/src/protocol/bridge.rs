@@ -48,8 +48,8 @@ impl Answering {
     }
 
     /// An error in the caller's dialect, as body bytes.
-    fn error_body(&self, error: &A2aError) -> Bytes {
-        Refusal::new(error.clone(), self.dialect, Binding::JsonRpc, self.rpc_id.clone()).rendered().body
+    fn error_body(&self, error: A2aError) -> Bytes {
+        Refusal::new(error, self.dialect, Binding::JsonRpc, self.rpc_id.clone()).rendered().body
     }
 
     fn early_id(&self) -> &str {
@@ -207,7 +207,7 @@ fn unary_v03(answering: &Answering, body: &[u8]) -> Bytes {
     });
     match translated {
         Ok(bytes) => Bytes::from(bytes),
-        Err(error) => answering.error_body(&error.into_response_error()),
+        Err(error) => answering.error_body(error.into_response_error()),
     }
 }
 
@@ -279,7 +279,7 @@ fn event_v03(answering: &Answering, data: &[u8]) -> Bytes {
     });
     match translated {
         Ok(bytes) => Bytes::from(bytes),
-        Err(error) => answering.error_body(&error.into_response_error()),
+        Err(error) => answering.error_body(error.into_response_error()),
     }
 }
 

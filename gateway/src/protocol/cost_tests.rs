@@ -69,7 +69,7 @@ fn a_1_0_answer_is_read_once_on_its_way_back() {
 }
 
 #[tokio::test]
-async fn a_0_3_callers_answer_costs_one_more_reading_and_one_write() {
+async fn a_0_3_callers_answer_costs_two_more_passes_and_one_write() {
     let task = json!({"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"}});
     let rpc = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "result": {"task": task}})).unwrap();
     let answering = Answering {

@@ -61,8 +61,8 @@ pub fn status_data(
 
 /// An error event, for a stream that broke before naming its task (the reference SDK tags JSON-RPC
 /// error events `event: error`).
-pub fn error_event(binding: Binding, rpc_id: Option<&Value>, error: &A2aError) -> Bytes {
-    let rendered = Refusal::new(error.clone(), Dialect::V1, binding, rpc_id.cloned()).rendered();
+pub fn error_event(binding: Binding, rpc_id: Option<&Value>, error: A2aError) -> Bytes {
+    let rendered = Refusal::new(error, Dialect::V1, binding, rpc_id.cloned()).rendered();
     let mut out = match binding {
         Binding::JsonRpc => b"event: error\r\n".to_vec(),
         Binding::Rest => Vec::new(),
@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn error_events_carry_the_error_in_the_binding() {
         let error = A2aError::BackendUnavailable("gone".into());
-        let bytes = error_event(Binding::JsonRpc, Some(&json!("r")), &error);
+        let bytes = error_event(Binding::JsonRpc, Some(&json!("r")), error);
         assert!(bytes.starts_with(b"event: error\r\n"));
         let v: Value = serde_json::from_slice(&data_of(&bytes)).unwrap();
         assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (json!("r"), json!(-32603)));

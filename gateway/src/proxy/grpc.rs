@@ -177,9 +177,9 @@ struct Events {
 }
 
 impl Events {
-    fn error_event(&mut self, error: &A2aError) -> Bytes {
+    fn error_event(&mut self, error: A2aError) -> Bytes {
         self.done = true;
-        Refusal::new(error.clone(), Dialect::V1, self.call.binding, self.call.rpc_id.clone()).rendered().body
+        Refusal::new(error, Dialect::V1, self.call.binding, self.call.rpc_id.clone()).rendered().body
     }
 
     fn refused(&mut self, status: &Status) -> Bytes {
@@ -188,7 +188,7 @@ impl Events {
         tracing::warn!(backend = %self.backend, request_id = %self.request_id, code = status.code, message = %status.message, "the agent ended its gRPC stream with an error");
         let error = agent_errors::into_error(verdict, &self.backend, &self.request_id)
             .unwrap_or_else(|| A2aError::InvalidAgentResponse("the agent ended its stream with an error".into()));
-        self.error_event(&error)
+        self.error_event(error)
     }
 }
 
@@ -204,12 +204,12 @@ impl Stream for Events {
             match this.deframer.next_message() {
                 Ok(Some(message)) => {
                     let event = back::stream_event(&this.call, &this.method, &message);
-                    return Poll::Ready(Some(Ok(event.unwrap_or_else(|error| this.error_event(&error)))));
+                    return Poll::Ready(Some(Ok(event.unwrap_or_else(|error| this.error_event(error)))));
                 }
                 Ok(None) => {}
                 Err(error) => {
                     let error = A2aError::InvalidAgentResponse(format!("the agent's stream is invalid: {error}"));
-                    return Poll::Ready(Some(Ok(this.error_event(&error))));
+                    return Poll::Ready(Some(Ok(this.error_event(error))));
                 }
             }
             let frame = match hyper::body::Body::poll_frame(Pin::new(&mut this.body), cx) {
