@@ -81,6 +81,9 @@ pub struct SseLevel {
     pub events: u32,
     pub direct: Vec<SseRun>,
     pub gateway: Vec<SseRun>,
+    /// The same streams through nginx (none with `--no-nginx`): what any proxy adds on this machine.
+    #[serde(default)]
+    pub nginx: Vec<SseRun>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -286,18 +286,20 @@ pub(super) fn sse(out: &mut String, r: &Results) {
         out,
         "Each event carries the backend's clock reading taken as it hands the event to hyper; the client \
          (same process, same clock) subtracts it from the time the bytes arrived. Stream start times are \
-         spread over one event interval. Added = gateway − direct, paired by repetition.\n"
+         spread over one event interval. Added = gateway − direct, paired by repetition; nginx (a plain \
+         reverse proxy, `proxy_buffering off`, its workers on the gateway's CPUs) shows what any proxy adds on \
+         this machine.\n"
     );
     let _ = writeln!(
         out,
-        "| streams | interval | events per stream | events/run | direct p50 µs | direct p99 µs | gateway p50 µs | gateway p99 µs | gateway p99.9 µs | added p50 µs | added p99 µs | gateway CPU µs/event | failed streams |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| streams | interval | events per stream | events/run | direct p50 µs | direct p99 µs | gateway p50 µs | gateway p99 µs | gateway p99.9 µs | added p50 µs | added p99 µs | gateway CPU µs/event | nginx added p50 µs | nginx added p99 µs | failed streams |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for level in &r.sse {
-        let (d, g) = (&level.direct, &level.gateway);
-        let failed: u64 = d.iter().chain(g).map(|x| x.failed_streams).sum();
+        let (d, g, n) = (&level.direct, &level.gateway, &level.nginx);
+        let failed: u64 = d.iter().chain(g).chain(n).map(|x| x.failed_streams).sum();
         let _ = writeln!(
             out,
-            "| {} | {} ms | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} ms | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             level.streams,
             level.interval_ms,
             level.events,
@@ -310,11 +312,15 @@ pub(super) fn sse(out: &mut String, r: &Results) {
             cell(paired(g, d, |x| x.q.p50)),
             cell(paired(g, d, |x| x.q.p99)),
             cell(of_runs(g, |x| x.cpu_per_event.unwrap_or(f64::NAN))),
+            cell(paired(n, d, |x| x.q.p50)),
+            cell(paired(n, d, |x| x.q.p99)),
             failed
         );
     }
     for level in &r.sse {
-        if let Some(error) = level.direct.iter().chain(&level.gateway).find_map(|x| x.first_error.clone()) {
+        if let Some(error) =
+            level.direct.iter().chain(&level.gateway).chain(&level.nginx).find_map(|x| x.first_error.clone())
+        {
             let _ = writeln!(out, "- {} streams: first error: `{}`", level.streams, error.replace('`', "'"));
         }
     }

@@ -136,14 +136,24 @@ pub(super) async fn sse(bench: &mut Bench) {
     let pid = plain.pid();
     let direct = StreamTarget { addr: bench.backend.addr, path: backend::RPC_PATH.into() };
     let gateway = StreamTarget { addr: gateway_addr, path: "/".into() };
+    // nginx passes the path on: the backend's own.
+    let nginx = bench.nginx.as_ref().and_then(|n| addr_of(&n.url).ok());
+    let nginx = nginx.map(|addr| StreamTarget { addr, path: backend::RPC_PATH.into() });
     let (clock, ticks) = (bench.clock, bench.setup.ticks);
     for &(streams, interval_ms, events) in &bench.plan.sse {
-        let mut level = SseLevel { streams, interval_ms, events, direct: Vec::new(), gateway: Vec::new() };
+        let mut level =
+            SseLevel { streams, interval_ms, events, direct: Vec::new(), gateway: Vec::new(), nginx: Vec::new() };
         let interval = Duration::from_millis(interval_ms);
         for _ in 0..bench.plan.reps {
             let d = sse_run(&direct, None, clock, streams, events, interval, ticks).await;
             let g = sse_run(&gateway, Some(pid), clock, streams, events, interval, ticks).await;
             eprintln!("sse {streams} streams: p99 direct {:.0} µs, gateway {:.0} µs", d.q.p99, g.q.p99);
+            if let Some(target) = &nginx {
+                // nginx's CPU is its workers' (children of the process started), not read here.
+                let n = sse_run(target, None, clock, streams, events, interval, ticks).await;
+                eprintln!("sse {streams} streams: p99 nginx {:.0} µs", n.q.p99);
+                level.nginx.push(n);
+            }
             level.direct.push(d);
             level.gateway.push(g);
         }
