@@ -188,8 +188,13 @@ pub async fn run(cli: &Cli) -> anyhow::Result<()> {
     if wants(Part::Sse) {
         sse(&mut bench).await;
     }
-    // The idle streams get a fresh gateway each repetition; the shared one is done with.
+    // The idle streams get a fresh gateway each repetition; the shared one is done with, and so are
+    // the reference proxies, whose pooled connections to the backend would hold descriptors of this
+    // process that the idle streams need (nginx keeps 256 after the SSE streams).
     bench.plain = None;
+    bench.nginx = None;
+    bench.peer = None;
+    bench.peer_full = None;
     if wants(Part::Idle) {
         idle(&mut bench).await?;
     }
