@@ -133,10 +133,13 @@ fn main() -> ExitCode {
         if let Some(Sub::Backend) = cli.command {
             return backend::serve_forever().await;
         }
-        // Dropping the run on Ctrl-C drops every child handle, which stops each child by its PID.
+        // Dropping the run on Ctrl-C or SIGTERM drops every child handle, which stops each child by
+        // its PID (a plain `kill` of the benchmark left its gateways, nginx and agentgateway running).
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {
             result = run::run(&cli) => result,
             _ = tokio::signal::ctrl_c() => bail!("interrupted"),
+            _ = terminate.recv() => bail!("terminated"),
         }
     });
     // Connection tasks still parked on the runtime go with it.
