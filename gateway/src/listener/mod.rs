@@ -314,32 +314,9 @@ impl Connection {
         mut expired: Pin<&mut impl Future<Output = &'static str>>,
         stop: CancellationToken,
     ) {
-        let peer = self.peer;
-        // The handshake's bytes count as the first request's: the header timeout bounds it.
-        let stream = Watched::new(stream, watch.clone());
-        let accepted = tokio::select! {
-            accepted = acceptor.accept(stream) => accepted,
-            reason = &mut expired => {
-                metrics::counter!(REFUSED, "reason" => reason).increment(1);
-                return;
-            }
-            _ = stop.cancelled() => return,
-        };
-        match accepted {
-            Ok(stream) => {
-                let session = stream.get_ref().1;
-                let certificate = session
-                    .peer_certificates()
-                    .and_then(|chain| chain.first())
-                    .and_then(|leaf| peer_identity::identify(leaf));
-                let protocol = Protocol::of_alpn(session.alpn_protocol());
-                self.serve(stream, protocol, certificate, watch, expired, stop).await
-            }
-            Err(error) => {
-                metrics::counter!(REFUSED, "reason" => TLS_HANDSHAKE).increment(1);
-                tracing::info!(%peer, %error, "TLS handshake refused");
-            }
-        }
+        let handshake = handshake(acceptor, stream, &watch, expired.as_mut(), &stop, self.peer);
+        let Some((stream, protocol, certificate)) = handshake.await else { return };
+        self.serve(stream, protocol, certificate, watch, expired, stop).await
     }
 
     /// Serves HTTP on an established connection until it ends, is cut by the watchdog, or drained.
@@ -380,6 +357,47 @@ impl Connection {
             Protocol::Http2 => {
                 Box::pin(drive(protocols.http2.serve_connection(io, service), peer, expired, stop)).await
             }
+        }
+    }
+}
+
+/// A TLS session (~1.2 KiB) as the connection keeps it: boxed, since every async fn it passes
+/// through keeps its arguments for its whole life, and the session inline was held three times over
+/// (a TLS stream's connection task was ~14 KiB; `tests/bench/stream-heap.sh --tls`).
+type TlsSession = Box<tokio_rustls::server::TlsStream<Watched<TcpStream>>>;
+
+/// The TLS handshake, within the header timeout (its bytes count as the first request's): the
+/// session, the protocol ALPN chose and the client's certificate identity; `None` when refused.
+async fn handshake(
+    acceptor: tokio_rustls::TlsAcceptor,
+    stream: TcpStream,
+    watch: &Arc<ConnWatch>,
+    expired: Pin<&mut impl Future<Output = &'static str>>,
+    stop: &CancellationToken,
+    peer: SocketAddr,
+) -> Option<(TlsSession, Protocol, Option<ClientCertificate>)> {
+    let accepted = tokio::select! {
+        accepted = acceptor.accept(Watched::new(stream, watch.clone())) => accepted,
+        reason = expired => {
+            metrics::counter!(REFUSED, "reason" => reason).increment(1);
+            return None;
+        }
+        _ = stop.cancelled() => return None,
+    };
+    match accepted {
+        Ok(stream) => {
+            let session = stream.get_ref().1;
+            let certificate = session
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .and_then(|leaf| peer_identity::identify(leaf));
+            let protocol = Protocol::of_alpn(session.alpn_protocol());
+            Some((Box::new(stream), protocol, certificate))
+        }
+        Err(error) => {
+            metrics::counter!(REFUSED, "reason" => TLS_HANDSHAKE).increment(1);
+            tracing::info!(%peer, %error, "TLS handshake refused");
+            None
         }
     }
 }
