@@ -22,15 +22,10 @@ done
 [[ ${#bins[@]} -ge 1 ]] || { echo "usage: $0 <gateway binary> [<gateway binary>] [requests]" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/a2a-ir-XXXXXX")
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-
-"$root/target/release/a2a-bench" backend >"$work/backend.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do grep -q '^listening' "$work/backend.out" && break; sleep 0.1; done
-backend=$(sed -n 's/^listening //p' "$work/backend.out")
+# shellcheck source=tests/bench/lib.sh
+source "$root/tests/bench/lib.sh"
+bench_scratch a2a-ir
+bench_backend
 
 client=$root/tests/bench/send-messages.py
 

@@ -23,14 +23,10 @@ done
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 CARGO_TARGET_DIR=$root/target/heap CARGO_PROFILE_RELEASE_DEBUG=1 \
     cargo build --release --locked -p a2a-gateway --features system-allocator
-work=$(mktemp -d "${TMPDIR:-/tmp}/a2a-heap-XXXXXX")
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-"$root/target/release/a2a-bench" backend >"$work/backend.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do grep -q '^listening' "$work/backend.out" && break; sleep 0.1; done
-backend=$(sed -n 's/^listening //p' "$work/backend.out")
+# shellcheck source=tests/bench/lib.sh
+source "$root/tests/bench/lib.sh"
+bench_scratch a2a-heap
+bench_backend
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 tls_section=""
 scheme=http
