@@ -299,7 +299,7 @@ impl Connection {
                 let stream = Watched::new(stream, watch.clone());
                 self.serve(stream, protocol, None, watch, expired, stop).await
             }
-            // Boxed: the TLS session is large, and plain connections (the many) need not carry it.
+            // Boxed: the TLS handshake is large, and plain connections (the many) need not carry it.
             Some(acceptor) => Box::pin(self.serve_tls(acceptor, stream, watch, expired, stop)).await,
         }
         drop(slot);
