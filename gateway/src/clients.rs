@@ -1,10 +1,12 @@
-//! The connection to agents: hyper-util's pooled client, built once (it outlives configuration
-//! reloads, so pooled connections do too) with its limits set deliberately: connect timeout, idle
-//! connections kept per origin and for how long (a burst of streams must not leave one pooled
-//! connection, with its buffers, per stream that ran), TCP keep-alive and user timeout. TLS is
-//! rustls with the platform's trust store, HTTP/2 where the agent offers it by ALPN — what the
-//! gateway's reqwest client gave before, without its per-request URL handling, redirect and proxy
-//! machinery the forwarder never used.
+//! The connection to agents, built once (it outlives configuration reloads, so pooled connections do
+//! too) with its limits set deliberately: connect timeout, idle connections kept per origin and for
+//! how long (a burst of streams must not leave one pooled connection, with its buffers, per stream
+//! that ran), TCP keep-alive and user timeout. Plain `http://` agents get HTTP/1.1 connections from
+//! a pool of our own ([`http1`]: no task per request to return a connection, no lock or SipHash
+//! beyond one origin lookup); `https://` agents hyper-util's pooled client with rustls and the
+//! platform's trust store, HTTP/2 where the agent offers it by ALPN — what the gateway's reqwest
+//! client gave before, without its per-request URL handling, redirect and proxy machinery the
+//! forwarder never used.
 //!
 //! Also the HTTP/2-only client of agents that speak only gRPC ([`GrpcClient`]), and the clients of
 //! backends with their own TLS settings ([`BackendClients`], from their `tls:` section through
@@ -26,8 +28,67 @@ use rustls_platform_verifier::BuilderVerifierExt;
 use crate::config::{Config, Limits};
 use crate::workers::PerWorker;
 
-/// Pooled HTTP/1.1 and HTTP/2 client to agents, plain or TLS.
-pub type AgentClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+mod http1;
+
+pub use self::http1::{AgentBody, Http1Error};
+
+/// Pooled client to agents: HTTP/1.1 on plain TCP from a pool of our own ([`http1`]), TLS (where
+/// ALPN may choose HTTP/2) through hyper-util's pooled client.
+#[derive(Clone)]
+pub struct AgentClient {
+    plain: http1::Http1Pool,
+    tls: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+}
+
+/// Why an agent request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentClientError {
+    #[error(transparent)]
+    Plain(#[from] Http1Error),
+    #[error(transparent)]
+    Tls(#[from] hyper_util::client::legacy::Error),
+}
+
+impl AgentClientError {
+    /// Whether the agent cannot have read the request: no connection was made, or the request was
+    /// given back unsent (its pooled connection closed before dispatch), or the connection was reset
+    /// before any answer. A reset means the agent's socket was closed with our bytes unread (a
+    /// process that read the whole request and then died closes with a FIN instead); that is what a
+    /// pooled connection to a restarted agent gets. A plain end of connection before the answer
+    /// stays ambiguous: the agent may have read the request.
+    pub fn never_sent(&self) -> bool {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = match self {
+            AgentClientError::Plain(Http1Error::NotSent(_)) => return true,
+            AgentClientError::Plain(Http1Error::Sent(error)) => Some(error),
+            AgentClientError::Tls(error) if error.is_connect() => return true,
+            AgentClientError::Tls(error) => std::error::Error::source(error),
+        };
+        while let Some(cause) = source {
+            if cause.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_canceled)
+                || cause
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset)
+            {
+                return true;
+            }
+            source = cause.source();
+        }
+        false
+    }
+}
+
+impl AgentClient {
+    /// Sends `request` (an absolute URI) to its agent.
+    pub async fn request(
+        &self,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<http::Response<AgentBody>, AgentClientError> {
+        if request.uri().scheme() == Some(&http::uri::Scheme::HTTP) {
+            return Ok(self.plain.send(request).await?);
+        }
+        Ok(self.tls.request(request).await?.map(AgentBody::from))
+    }
+}
 
 /// The agent client of each worker thread (see [`crate::workers`]): each with its own pool.
 pub type AgentClients = PerWorker<AgentClient>;
@@ -78,12 +139,13 @@ pub fn agent_client_with(limits: &Limits, tls: rustls::ClientConfig) -> anyhow::
         .enable_http1()
         .enable_http2()
         .wrap_connector(http);
-    Ok(Client::builder(TokioExecutor::new())
+    let tls = Client::builder(TokioExecutor::new())
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
         .pool_max_idle_per_host(limits.backend_idle_connections)
         .pool_idle_timeout(limits.backend_idle_timeout)
-        .build(connector))
+        .build(connector);
+    Ok(AgentClient { plain: http1::Http1Pool::new(limits), tls })
 }
 
 /// The client to agents that speak only gRPC.

@@ -7,6 +7,8 @@
 #   tests/bench/ir-per-request.sh <gateway binary> [<second gateway binary>] [requests (default 2000)]
 #   IR_SCENARIO=full-stack tests/bench/ir-per-request.sh ...   (the full-stack scenario instead:
 #                          configs/full-stack.yaml, its token and body; the audit log goes to a scratch dir)
+#   IR_KEEP=<dir> tests/bench/ir-per-request.sh ...   (keeps each binary's callgrind output there, as
+#                          <dir>/<n>.callgrind, for callgrind_annotate --tree=caller and the like)
 #
 # Needs valgrind (Debian's package) and target/release/a2a-bench
 # (`cargo build --release -p a2a-bench`). Sends `requests` sequential requests on one keep-alive
@@ -63,4 +65,11 @@ for bin in "${bins[@]}"; do
     total=$(callgrind_annotate "$(ls "$work"/cg.out.* | sort | head -1)" 2>/dev/null \
         | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
     echo "$bin: $((total / requests)) Ir per request ($requests requests, $scenario)"
+    if [[ -n ${IR_KEEP:-} ]]; then
+        mkdir -p "$IR_KEEP"
+        kept=$IR_KEEP/$((${kept_count:-0} + 1)).callgrind
+        kept_count=$((${kept_count:-0} + 1))
+        cp "$(ls "$work"/cg.out.* | sort | head -1)" "$kept"
+        echo "  callgrind output: $kept"
+    fi
 done

@@ -2,13 +2,13 @@
 //! becomes the gateway's error, what the agent said goes to the log), its relayed headers, and its
 //! body as chunks for the relay.
 
+use crate::clients::AgentBody;
 use a2a_core::{A2aError, Binding};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use http::{HeaderMap, HeaderName, Response, StatusCode, header};
 use http_body_util::BodyDataStream;
-use hyper::body::Incoming;
 
 use crate::protocol::agent_errors;
 use crate::protocol::agent_side::Fault;
@@ -103,7 +103,7 @@ pub(super) fn log_answer(backend: &Backend, request_id: &str, status: StatusCode
 
 /// The body of an agent's answer as the relay reads it: chunks as they arrive, a broken connection
 /// as [`Fault::Cut`].
-pub(super) fn chunks(response: Response<Incoming>) -> futures::stream::BoxStream<'static, Result<Bytes, Fault>> {
+pub(super) fn chunks(response: Response<AgentBody>) -> futures::stream::BoxStream<'static, Result<Bytes, Fault>> {
     BodyDataStream::new(response.into_body())
         .map_err(|error| {
             tracing::debug!(%error, "agent stream broke off");

@@ -9,13 +9,13 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::clients::AgentBody;
 use a2a_core::{A2aCall, A2aError, Binding, Dialect};
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 use http::{HeaderMap, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
 
 use super::answer::screened;
 use super::request::unreachable;
@@ -43,7 +43,7 @@ impl Forwarder {
         message: &[u8],
         exchange: &Exchange,
         headers: &HeaderMap,
-    ) -> Result<Response<Incoming>, ForwardError> {
+    ) -> Result<Response<AgentBody>, ForwardError> {
         let uri = format!("{}{}", target.url.as_str().trim_end_matches('/'), method.path());
         let mut request = http::Request::post(uri)
             .header(header::CONTENT_TYPE, crate::protocol::grpc::CONTENT_TYPE)
@@ -97,7 +97,7 @@ impl Forwarder {
         if let Some(status) = Status::from_headers(response.headers()).filter(|s| s.code != 0) {
             return Err(refused(backend, &exchange.request_id, &status));
         }
-        Ok(response)
+        Ok(response.map(AgentBody::from))
     }
 
     /// A gRPC agent's streamed messages, each as the data of one 1.0 event in the call's binding, as
@@ -108,7 +108,7 @@ impl Forwarder {
         exchange: &Exchange,
         call: &A2aCall,
         method: Method,
-        response: Response<Incoming>,
+        response: Response<AgentBody>,
     ) -> BoxStream<'static, Result<Bytes, Fault>> {
         Events {
             body: response.into_body(),
@@ -128,7 +128,7 @@ impl Forwarder {
         &self,
         backend: &Backend,
         request_id: &str,
-        response: Response<Incoming>,
+        response: Response<AgentBody>,
     ) -> Result<Bytes, ForwardError> {
         let collected =
             Limited::new(response.into_body(), self.max_response_bytes + 5).collect().await.map_err(|_| {
@@ -167,7 +167,7 @@ fn refused(backend: &Backend, request_id: &str, status: &Status) -> ForwardError
 /// ends after the trailers; a status other than OK, or a message that is no StreamResponse, ends it
 /// with an error event (the relay then closes the task's stream as for a JSON agent that broke off).
 struct Events {
-    body: hyper::body::Incoming,
+    body: AgentBody,
     deframer: Deframer,
     call: A2aCall,
     method: Method,

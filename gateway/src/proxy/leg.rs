@@ -3,11 +3,11 @@
 //! the events the relay hands on, its whole answer checked, screened and made the caller's. The
 //! pipeline in `proxy.rs` is the same for every leg; only these steps differ.
 
+use crate::clients::AgentBody;
 use a2a_core::{A2aCall, Binding, Dialect, Source};
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
-use hyper::body::Incoming;
 
 use crate::observers::Exchange;
 use crate::protocol::agent_side::{self, AgentCall, EventConverter, Fault};
@@ -91,7 +91,7 @@ impl<'b> Leg<'b> {
     }
 
     /// Whether the agent answers with an event stream.
-    pub fn streams(&self, call: &A2aCall, response: &Response<Incoming>) -> bool {
+    pub fn streams(&self, call: &A2aCall, response: &Response<AgentBody>) -> bool {
         let sse = || response.status().is_success() && is_event_stream(response.headers());
         match self {
             Leg::Native | Leg::PassThrough(_) => sse(),
@@ -102,7 +102,7 @@ impl<'b> Leg<'b> {
 
     /// The answer's head for a relayed stream: the agent's A2A headers when its bytes go back
     /// unchanged, the gateway's own when the events are written anew.
-    pub fn stream_head(&self, response: &Response<Incoming>) -> (StatusCode, HeaderMap) {
+    pub fn stream_head(&self, response: &Response<AgentBody>) -> (StatusCode, HeaderMap) {
         let (status, mut headers) = match self {
             Leg::Native | Leg::PassThrough(_) => (response.status(), relayed_headers(response.headers())),
             Leg::Bridged { .. } | Leg::Grpc { .. } => {
@@ -127,7 +127,7 @@ impl Forwarder {
         backend: &Backend,
         exchange: &Exchange,
         call: &A2aCall,
-        response: Response<Incoming>,
+        response: Response<AgentBody>,
     ) -> (BoxStream<'static, Result<Bytes, Fault>>, Reading) {
         match leg {
             Leg::Native => (chunks(response), Reading::Native),
@@ -152,7 +152,7 @@ impl Forwarder {
         backend: &Backend,
         exchange: &Exchange,
         call: &A2aCall,
-        response: Response<Incoming>,
+        response: Response<AgentBody>,
     ) -> Result<Answer, ForwardError> {
         let request_id = &*exchange.request_id;
         match leg {
@@ -240,7 +240,7 @@ impl Forwarder {
     }
 
     /// An HTTP answer read whole, within the answer size limit.
-    async fn whole(&self, backend: &Backend, response: Response<Incoming>) -> Result<Whole, ForwardError> {
+    async fn whole(&self, backend: &Backend, response: Response<AgentBody>) -> Result<Whole, ForwardError> {
         let status = response.status();
         let relayed = relayed_headers(response.headers());
         let content_type = content_type(response.headers());

@@ -2,12 +2,12 @@
 //! first-byte timeout and whether a failure left the request unsent; and reading an answer whole
 //! within its size limit.
 
+use crate::clients::AgentBody;
 use a2a_core::{A2aCall, A2aError, Binding, Caller, Dialect};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri, header};
 use http_body_util::{BodyDataStream, Full};
-use hyper::body::Incoming;
 
 use crate::protocol::agent_side;
 use crate::protocol::translate::v03;
@@ -45,7 +45,7 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
         outgoing: Option<&agent_side::AgentCall>,
-    ) -> Result<Response<Incoming>, ForwardError> {
+    ) -> Result<Response<AgentBody>, ForwardError> {
         let uri = match outgoing {
             None => target(backend, call)?,
             Some(outgoing) => agent_target(backend, outgoing)?,
@@ -114,7 +114,7 @@ impl Forwarder {
         *request.headers_mut() = out;
         match tokio::time::timeout(self.first_byte_timeout, self.client_for(&backend.name).request(request)).await {
             Ok(Ok(response)) => Ok(response),
-            Ok(Err(error)) if error.is_connect() || never_sent(&error) => {
+            Ok(Err(error)) if error.never_sent() => {
                 tracing::warn!(backend = %backend.name, error = ?error, "backend connection failed before the request was sent");
                 Err(ForwardError::NotSent(unreachable(backend)))
             }
@@ -134,7 +134,7 @@ impl Forwarder {
         }
     }
 
-    pub(super) async fn read_whole(&self, name: &str, response: Response<Incoming>) -> Result<Bytes, A2aError> {
+    pub(super) async fn read_whole(&self, name: &str, response: Response<AgentBody>) -> Result<Bytes, A2aError> {
         let too_large = || A2aError::InvalidAgentResponse(format!("the agent '{name}' sent an oversized answer"));
         let length = response.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if length.is_some_and(|n| n > self.max_response_bytes as u64) {
@@ -169,24 +169,6 @@ impl Forwarder {
             }
         })
     }
-}
-
-/// Whether the agent cannot have read the request: hyper gave it back unsent (its pooled connection
-/// closed before dispatch), or the connection was reset before any answer. A reset means the agent's
-/// socket was closed with our bytes unread (a process that read the whole request and then died
-/// closes with a FIN instead); that is what a pooled connection to a restarted agent gets. A plain
-/// end of connection before the answer stays ambiguous: the agent may have read the request.
-fn never_sent(error: &hyper_util::client::legacy::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
-    while let Some(cause) = source {
-        if cause.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_canceled)
-            || cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset)
-        {
-            return true;
-        }
-        source = cause.source();
-    }
-    false
 }
 
 pub(super) fn unreachable(backend: &Backend) -> A2aError {
