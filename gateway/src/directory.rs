@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 
+use crate::hashing::ByOutsiders;
 use crate::protocol::observe::{TaskFact, TaskState};
 pub use crate::store_error::Lookup;
 
@@ -86,10 +87,10 @@ struct Seen<T> {
 
 /// A single-process directory on concurrent hash maps.
 pub struct MemoryDirectory {
-    tasks: DashMap<String, Seen<TaskEntry>>,
-    contexts: DashMap<String, Seen<ContextEntry>>,
+    tasks: DashMap<String, Seen<TaskEntry>, ByOutsiders>,
+    contexts: DashMap<String, Seen<ContextEntry>, ByOutsiders>,
     /// Owner key (`""` for anonymous callers) → its tasks by order of first sight.
-    by_owner: DashMap<Arc<str>, BTreeMap<u64, String>>,
+    by_owner: DashMap<Arc<str>, BTreeMap<u64, String>, ByOutsiders>,
     next_seq: AtomicU64,
     ttl: Duration,
 }
@@ -97,9 +98,9 @@ pub struct MemoryDirectory {
 impl MemoryDirectory {
     pub fn new(ttl: Duration) -> MemoryDirectory {
         MemoryDirectory {
-            tasks: DashMap::new(),
-            contexts: DashMap::new(),
-            by_owner: DashMap::new(),
+            tasks: DashMap::default(),
+            contexts: DashMap::default(),
+            by_owner: DashMap::default(),
             next_seq: AtomicU64::new(1),
             ttl,
         }
@@ -140,15 +141,20 @@ impl TaskDirectory for MemoryDirectory {
         let owner = sighting.owner.cloned();
         let now = Instant::now();
         if let Some(context_id) = &fact.context_id {
-            let mut seen = self.contexts.entry(context_id.clone()).or_insert_with(|| Seen {
-                value: ContextEntry {
-                    backend: backend.clone(),
-                    owner: owner.clone(),
-                    skill: sighting.skill.map(Arc::from),
-                },
-                at: now,
-                seq: 0,
-            });
+            // Most sightings are of a known context (every event of a stream): looked up by the
+            // borrowed id before an owned one is made for an entry.
+            let mut seen = match self.contexts.get_mut(context_id.as_str()) {
+                Some(seen) => seen,
+                None => self.contexts.entry(context_id.clone()).or_insert_with(|| Seen {
+                    value: ContextEntry {
+                        backend: backend.clone(),
+                        owner: owner.clone(),
+                        skill: sighting.skill.map(Arc::from),
+                    },
+                    at: now,
+                    seq: 0,
+                }),
+            };
             if seen.value.backend == *backend && seen.value.owner == owner {
                 seen.at = now;
             }
@@ -157,27 +163,30 @@ impl TaskDirectory for MemoryDirectory {
         // Never one map's lock while taking another's: `sweep` holds `by_owner` and reads `tasks`,
         // so a new task's place in `by_owner` is written after its `tasks` entry is released.
         let mut first_seen = None;
-        let mut seen = self.tasks.entry(task_id.clone()).or_insert_with(|| {
-            let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-            first_seen = Some(seq);
-            Seen {
-                value: TaskEntry {
-                    backend: backend.clone(),
-                    owner: owner.clone(),
-                    skill: sighting.skill.map(Arc::from),
-                    context_id: None,
-                    state: None,
-                },
-                at: now,
-                seq,
-            }
-        });
+        let mut seen = match self.tasks.get_mut(task_id.as_str()) {
+            Some(seen) => seen,
+            None => self.tasks.entry(task_id.clone()).or_insert_with(|| {
+                let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+                first_seen = Some(seq);
+                Seen {
+                    value: TaskEntry {
+                        backend: backend.clone(),
+                        owner: owner.clone(),
+                        skill: sighting.skill.map(Arc::from),
+                        context_id: None,
+                        state: None,
+                    },
+                    at: now,
+                    seq,
+                }
+            }),
+        };
         if seen.value.backend != *backend || seen.value.owner != owner {
             tracing::warn!(task_id, claimed_by = %backend, owner = %seen.value.backend, "ignoring a second claim on a task");
             return;
         }
         seen.at = now;
-        if fact.context_id.is_some() {
+        if fact.context_id.is_some() && seen.value.context_id != fact.context_id {
             seen.value.context_id.clone_from(&fact.context_id);
         }
         // A terminal state is final: a late non-terminal event (replayed snapshot) must not undo it.

@@ -22,6 +22,7 @@ pub mod demo;
 pub mod directory;
 pub mod gateway;
 pub mod hangup;
+pub mod hashing;
 pub mod list;
 pub mod listener;
 pub mod metrics;

@@ -143,17 +143,18 @@ struct CallMetrics {
 
 thread_local! {
     /// [`BACKEND_DURATION`]'s handle per backend.
-    static BACKEND_DURATIONS: std::cell::RefCell<std::collections::HashMap<Box<str>, metrics::Histogram>> =
+    static BACKEND_DURATIONS: std::cell::RefCell<crate::hashing::FastMap<Box<str>, metrics::Histogram>> =
         std::cell::RefCell::default();
     /// By the hash of their labels; a hash shared by two label sets holds both.
-    static CALL_METRICS: std::cell::RefCell<std::collections::HashMap<u64, Vec<CallMetrics>>> =
+    static CALL_METRICS: std::cell::RefCell<crate::hashing::FastMap<u64, Vec<CallMetrics>>> =
         std::cell::RefCell::default();
 }
 
 impl CallMetrics {
     fn with(labels: CallLabels<'_>, use_them: impl FnOnce(&CallMetrics)) {
-        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(labels);
+        use std::hash::BuildHasher;
+        // Fixed seed: the same labels must hash alike on every call of this thread.
+        let hash = foldhash::fast::FixedState::default().hash_one(labels);
         CALL_METRICS.with_borrow_mut(|cache| {
             let same = cache.entry(hash).or_default();
             let at = match same.iter().position(|m| m.matches(&labels)) {

@@ -11,7 +11,6 @@
 //! half-open — one request at a time may probe it — and the first success re-admits it, while a
 //! failure ejects it again for twice as long.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

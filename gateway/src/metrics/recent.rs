@@ -24,7 +24,7 @@ pub struct Counts {
 struct Bucket {
     /// Unix seconds of the bucket's start.
     start: u64,
-    by_skill: HashMap<String, Counts>,
+    by_skill: crate::hashing::FastMap<String, Counts>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -81,7 +81,7 @@ impl RecentTraffic {
             if inner.buckets.len() == BUCKETS {
                 inner.buckets.pop_front();
             }
-            inner.buckets.push_back(Bucket { start, by_skill: HashMap::new() });
+            inner.buckets.push_back(Bucket { start, by_skill: Default::default() });
         }
         // A call finishing late may belong to an earlier bucket; the latest is close enough.
         let Some(bucket) = inner.buckets.back_mut() else { return };

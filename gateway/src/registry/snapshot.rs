@@ -2,23 +2,24 @@
 //! backend's card or health changes.
 
 use super::*;
+use crate::hashing::{FastMap, FastSet};
 
 /// Everything routing and the card endpoints need, swapped as a whole when anything changes.
 pub struct Snapshot {
     /// In configuration order.
     pub backends: Vec<Arc<Backend>>,
-    pub(super) by_name: HashMap<Arc<str>, usize>,
+    pub(super) by_name: FastMap<Arc<str>, usize>,
     /// Skill id → indices of healthy, not draining backends that declare it.
-    by_skill: HashMap<String, Vec<usize>>,
+    by_skill: FastMap<String, Vec<usize>>,
     pub gateway_card: CardDoc,
-    agent_cards: HashMap<Arc<str>, CardDoc>,
+    agent_cards: FastMap<Arc<str>, CardDoc>,
     /// (backend, skill id) → what input validation needs of the skill.
-    skill_specs: HashMap<(Arc<str>, String), Arc<SkillSpec>>,
+    skill_specs: FastMap<(Arc<str>, String), Arc<SkillSpec>>,
     /// Healthy backends' skills, indexed to resolve messages that name none.
     pub skill_index: Arc<crate::resolve::SkillIndex>,
     /// Skills that known backends declare but none can take now (unhealthy or draining): a call
     /// for one meets an outage, not a wrong name.
-    resting_skills: std::collections::HashSet<String>,
+    resting_skills: FastSet<String>,
     /// Backends whose card was never read: they may offer any skill.
     unread: Vec<Arc<str>>,
 }
@@ -107,11 +108,11 @@ pub(super) fn redactor(state: &BackendState, card: &Value) -> Redactor {
 /// The routing view of `states`; cards whose content is unchanged keep `previous`'s date.
 pub(super) fn build_snapshot(states: &[BackendState], cards: &CardSettings, previous: Option<&Snapshot>) -> Snapshot {
     let mut backends = Vec::with_capacity(states.len());
-    let mut by_name = HashMap::new();
-    let mut by_skill: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut agent_cards = HashMap::new();
+    let mut by_name = FastMap::default();
+    let mut by_skill: FastMap<String, Vec<usize>> = FastMap::default();
+    let mut agent_cards = FastMap::default();
     let mut healthy_cards = Vec::new();
-    let mut resting_skills = std::collections::HashSet::new();
+    let mut resting_skills = FastSet::default();
     let mut unread = Vec::new();
     let granted = granted_cards(states);
     let redactors: Vec<(usize, Redactor)> =
@@ -185,7 +186,7 @@ pub(super) fn build_snapshot(states: &[BackendState], cards: &CardSettings, prev
         .collect();
     let gateway_card = CardDoc::signed(&card::gateway_card(cards, &offered), cards.signer.as_ref())
         .since(previous.map(|p| &p.gateway_card));
-    let mut skill_specs = HashMap::new();
+    let mut skill_specs = FastMap::default();
     for view in &views {
         let version = card_version(view.card);
         let defaults = string_list(view.card.get("defaultInputModes"));
