@@ -34,6 +34,8 @@ pub struct Backend {
     pub healthy: bool,
     /// Where the gateway sends JSON-RPC calls (from the card's interface, on the configured origin).
     pub jsonrpc_url: Option<Url>,
+    /// `jsonrpc_url` as the request target, parsed once here instead of on every call.
+    pub jsonrpc_uri: Option<http::Uri>,
     /// Base of the HTTP+JSON binding (of the early dialect for an early agent); operation paths are
     /// appended.
     pub rest_url: Option<Url>,

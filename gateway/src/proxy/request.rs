@@ -52,14 +52,12 @@ impl Forwarder {
         };
         let mut out = HeaderMap::with_capacity(8);
         let translated = call.dialect != Dialect::V1 || outgoing.is_some();
-        for name in &REQUEST_HEADERS {
-            // Every call goes out in its agent's version, whatever version (list) its caller named.
-            // Every body is the gateway's (the checked request written out again), and so is its
-            // content type: a caller's charset must not change how the agent reads it.
-            if name == "a2a-version" || name == header::CONTENT_TYPE {
-                continue;
-            }
-            for value in headers.get_all(name) {
+        // One walk over the caller's headers instead of a hashed lookup per name passed on. Every
+        // call goes out in its agent's version, whatever version (list) its caller named. Every body
+        // is the gateway's (the checked request written out again), and so is its content type: a
+        // caller's charset must not change how the agent reads it.
+        for (name, value) in headers {
+            if REQUEST_HEADERS.contains(name) && *name != A2A_VERSION && *name != header::CONTENT_TYPE {
                 out.append(name.clone(), value.clone());
             }
         }
@@ -180,8 +178,9 @@ fn joined(base: &reqwest::Url, path: &str) -> Result<Uri, A2aError> {
     Uri::try_from(format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
 }
 
-fn uri_of(url: &reqwest::Url) -> Result<Uri, A2aError> {
-    Uri::try_from(url.as_str()).map_err(|_| A2aError::Internal)
+/// The backend's JSON-RPC endpoint, if it has one (parsed when the registry learnt it).
+fn jsonrpc_uri(backend: &Backend) -> Option<Uri> {
+    backend.jsonrpc_uri.clone()
 }
 
 /// The backend URL of a call: its JSON-RPC endpoint, or its HTTP+JSON base plus the operation path.
@@ -193,7 +192,7 @@ fn target(backend: &Backend, call: &A2aCall) -> Result<Uri, A2aError> {
         ))
     };
     match call.binding {
-        Binding::JsonRpc => uri_of(backend.jsonrpc_url.as_ref().ok_or_else(missing)?),
+        Binding::JsonRpc => jsonrpc_uri(backend).ok_or_else(missing),
         Binding::Rest => {
             let base = backend.rest_url.as_ref().ok_or_else(missing)?;
             joined(base, call.rest_path.as_deref().unwrap_or(""))
@@ -205,7 +204,7 @@ fn target(backend: &Backend, call: &A2aCall) -> Result<Uri, A2aError> {
 fn agent_target(backend: &Backend, outgoing: &agent_side::AgentCall) -> Result<Uri, A2aError> {
     let missing = || A2aError::BackendUnavailable(format!("the agent '{}' has no usable interface", backend.name));
     match &outgoing.path {
-        None => uri_of(backend.jsonrpc_url.as_ref().ok_or_else(missing)?),
+        None => jsonrpc_uri(backend).ok_or_else(missing),
         Some(path) => joined(backend.rest_url.as_ref().ok_or_else(missing)?, path),
     }
 }

@@ -143,10 +143,12 @@ pub(super) fn build_snapshot(states: &[BackendState], cards: &CardSettings, prev
             Some(known) if card.is_none() || state.draining => resting_skills.extend(skill_ids(known)),
             Some(_) => {}
         }
+        let jsonrpc_url = jsonrpc.map(|p| on_origin(&state.base, &p));
         backends.push(Arc::new(Backend {
             name: name.clone(),
             healthy: card.is_some(),
-            jsonrpc_url: jsonrpc.map(|p| on_origin(&state.base, &p)),
+            jsonrpc_uri: jsonrpc_url.as_ref().and_then(|url| http::Uri::try_from(url.as_str()).ok()),
+            jsonrpc_url,
             rest_url: rest.map(|p| on_origin(&state.base, p.trim_end_matches('/'))),
             grpc: card.filter(|_| dialect == Dialect::V1).and_then(|c| grpc_interface(c, &state.base)),
             skills,
