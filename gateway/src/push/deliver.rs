@@ -118,8 +118,22 @@ impl Deliveries {
         let (task_id, backend) = (task_id.to_owned(), backend.clone());
         // Owned by `stop` (the process's drain): the loop ends with it.
         tokio::spawn(async move {
-            this.follow(&task_id, &backend, &notify).await;
-            this.watchers.remove(&task_id);
+            let mut served = Served::new();
+            loop {
+                this.follow(&task_id, &backend, &notify, &mut served).await;
+                this.watchers.remove(&task_id);
+                // A `watch` that found this watcher as it ended (a config made meanwhile) left a
+                // permit: follow on for it, unless a new watcher has taken the task since.
+                if futures::FutureExt::now_or_never(notify.notified()).is_none() {
+                    return;
+                }
+                match this.watchers.entry(task_id.clone()) {
+                    dashmap::Entry::Occupied(_) => return,
+                    dashmap::Entry::Vacant(slot) => {
+                        slot.insert(notify.clone());
+                    }
+                }
+            }
         });
     }
 
@@ -162,9 +176,10 @@ impl Deliveries {
         self.store.claim_delivery(task_id, &hex::encode(digest.finalize())).await.unwrap_or(true)
     }
 
-    async fn follow(self: &Arc<Self>, task_id: &str, backend: &Arc<str>, notify: &Notify) {
+    /// Follows `task_id` until it ends: each new update goes to every config not served it yet
+    /// (`served`, kept by the caller across follows of the same task).
+    async fn follow(self: &Arc<Self>, task_id: &str, backend: &Arc<str>, notify: &Notify, served: &mut Served) {
         let started = tokio::time::Instant::now();
-        let mut last: Option<String> = None;
         let mut pause = FIRST_POLL;
         while started.elapsed() < MAX_WATCH {
             // The shared store being down is waited out: the next look may find it back.
@@ -178,8 +193,13 @@ impl Deliveries {
                 if let Some(task) = gateway.fetch(backend, task_id, &configs[0]).await {
                     let seen = fingerprint(&task);
                     let state = task["status"]["state"].as_str().map(TaskState::from_wire);
-                    if last.as_deref() != Some(seen.as_str()) {
-                        let sends = configs.into_iter().map(|(owner, stored)| {
+                    let unserved: Vec<_> =
+                        configs.into_iter().filter(|(owner, stored)| !served.has(owner, stored, &seen)).collect();
+                    if !unserved.is_empty() {
+                        for (owner, stored) in &unserved {
+                            served.mark(owner, stored, &seen);
+                        }
+                        let sends = unserved.into_iter().map(|(owner, stored)| {
                             let this = self.clone();
                             let (gateway, task, task_id, seen) =
                                 (gateway.clone(), task.clone(), task_id.to_owned(), &seen);
@@ -190,11 +210,14 @@ impl Deliveries {
                             }
                         });
                         futures::future::join_all(sends).await;
-                        last = Some(seen);
                         pause = FIRST_POLL;
                     }
                     // The configs stay (the caller may still read them) until the task is forgotten.
                     if state.is_some_and(TaskState::is_terminal) {
+                        // A config made while this state was delivered: read the configs again.
+                        if futures::FutureExt::now_or_never(notify.notified()).is_some() {
+                            continue;
+                        }
                         return;
                     }
                 }
@@ -267,6 +290,29 @@ impl Deliveries {
             tracing::info!(task_id, attempts, reason = %failure, "a push notification was given up on");
             audit(false, attempts, Some(failure));
         }
+    }
+}
+
+/// The update each config of a task was served last (by its owner, id and URL): a watcher serves
+/// a config made after an update was delivered, and no config twice.
+struct Served(std::collections::HashMap<String, String>);
+
+impl Served {
+    fn new() -> Served {
+        Served(std::collections::HashMap::new())
+    }
+
+    fn key(owner: &str, stored: &StoredConfig) -> String {
+        let id = stored.config.id.as_deref().unwrap_or("");
+        format!("{owner}\0{id}\0{}", stored.config.url)
+    }
+
+    fn has(&self, owner: &str, stored: &StoredConfig, update: &str) -> bool {
+        self.0.get(&Served::key(owner, stored)).is_some_and(|served| served == update)
+    }
+
+    fn mark(&mut self, owner: &str, stored: &StoredConfig, update: &str) {
+        self.0.insert(Served::key(owner, stored), update.to_owned());
     }
 }
 
