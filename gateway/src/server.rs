@@ -418,14 +418,16 @@ fn spawn_reloader(runtime: Arc<Runtime>, path: PathBuf, stop: CancellationToken)
     });
 }
 
-/// The public router: cards, then every other request through the current generation's stack.
-fn public_app(runtime: Arc<Runtime>) -> Router {
+/// The public app: the documents under `/.well-known/` (cards, keys, catalog) through the router,
+/// every other request straight to the current generation's A2A stack (the router's fallback, as it
+/// was, without matching each call's path against the document routes first).
+fn public_app(runtime: Arc<Runtime>) -> PublicApp {
     let stacks = runtime.clone();
     let fallback = tower::service_fn(move |request: Request<Body>| {
         let stack = stacks.current.load().stack.clone();
         stack.oneshot(request)
     });
-    Router::new()
+    let documents = Router::new()
         .route("/.well-known/agent-card.json", get(gateway_card))
         .route("/agents/{name}/.well-known/agent-card.json", get(agent_card))
         // The early dialect's card, for early clients.
@@ -434,8 +436,40 @@ fn public_app(runtime: Arc<Runtime>) -> Router {
         .route("/.well-known/jwks.json", get(gateway_jwks))
         // The caller's catalog of the agents behind the gateway.
         .route(crate::catalog::CATALOG_PATH, get(catalog::ai_catalog))
-        .with_state(runtime)
-        .fallback_service(fallback)
+        .with_state(runtime.clone())
+        .fallback_service(fallback);
+    PublicApp { documents, runtime }
+}
+
+/// See [`public_app`].
+#[derive(Clone)]
+struct PublicApp {
+    documents: Router,
+    runtime: Arc<Runtime>,
+}
+
+/// Where the router's document routes live: every one is under it.
+const DOCUMENTS: &str = "/.well-known/";
+
+impl tower::Service<Request<Body>> for PublicApp {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = futures::future::Either<
+        tower::util::Oneshot<Router, Request<Body>>,
+        tower::util::Oneshot<Stack, Request<Body>>,
+    >;
+
+    fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        if request.uri().path().contains(DOCUMENTS) {
+            futures::future::Either::Left(self.documents.clone().oneshot(request))
+        } else {
+            futures::future::Either::Right(self.runtime.current.load().stack.clone().oneshot(request))
+        }
+    }
 }
 
 fn admin_app(runtime: Arc<Runtime>) -> Router {

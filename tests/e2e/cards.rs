@@ -189,3 +189,34 @@ async fn push_config_calls_are_refused_as_the_cards_promise() {
         assert_eq!(body["error"]["details"][0]["reason"], "PUSH_NOTIFICATION_NOT_SUPPORTED", "{body}");
     }
 }
+
+/// The documents under `/.well-known/` answer only GET (and HEAD): another method gets 405 with
+/// `Allow`, not the A2A stack; any other path is the stack's, whatever its method (a POST of a card
+/// path's neighbour is a JSON-RPC call there, answered as one).
+#[tokio::test]
+async fn documents_answer_only_get_and_every_other_path_is_an_a2a_call() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let client = a2a_e2e::client();
+    for path in ["/.well-known/agent-card.json", "/agents/echo/.well-known/agent-card.json", "/.well-known/jwks.json"] {
+        let url = format!("{}{path}", gw.url);
+        let posted = client.post(&url).json(&json!({})).send().await.unwrap();
+        assert_eq!(posted.status().as_u16(), 405, "{path}");
+        assert!(posted.headers()["allow"].to_str().unwrap().contains("GET"), "{path}");
+        let head = client.head(&url).send().await.unwrap();
+        assert_eq!(head.status().as_u16(), 200, "{path}");
+    }
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "nope"}});
+    for path in ["/", "/agents/echo/"] {
+        let answer = client.post(format!("{}{path}", gw.url)).json(&call).send().await.unwrap();
+        let body: serde_json::Value = answer.json().await.unwrap();
+        assert_eq!(body["jsonrpc"], "2.0", "{path}: {body}");
+        assert!(body["error"]["code"].is_i64(), "{path}: {body}");
+    }
+    // Beside the documents, not under them: an HTTP+JSON path, refused in that binding's terms.
+    let answer = client.post(format!("{}/agents/echo/.well-known", gw.url)).json(&call).send().await.unwrap();
+    assert_eq!(answer.status().as_u16(), 404);
+    let body: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(body["error"]["details"][0]["reason"], "METHOD_NOT_FOUND", "{body}");
+}

@@ -19,19 +19,18 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use a2a_core::{ClientAddress, ClientCertificate};
-use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use bytes::Bytes;
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
-use http::{Request, Version};
+use http::{Request, Response, Version};
 use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt;
+use tower::{Service, ServiceExt};
 
 use crate::workers::SpreadStreams;
 
@@ -93,7 +92,7 @@ impl PublicListener {
         self
     }
 
-    fn connection(&self, app: &Router, peer: SocketAddr) -> Connection {
+    fn connection<A: App>(&self, app: &A, peer: SocketAddr) -> Connection<A> {
         Connection {
             protocols: self.protocols.clone(),
             timeouts: self.timeouts,
@@ -106,7 +105,7 @@ impl PublicListener {
 
     /// Serves `app` on `listener` until `shutdown` resolves; then stops accepting, asks every
     /// connection to finish gracefully and waits until all have closed.
-    pub async fn serve(self, listener: TcpListener, app: Router, shutdown: impl Future<Output = ()>) {
+    pub async fn serve<A: App>(self, listener: TcpListener, app: A, shutdown: impl Future<Output = ()>) {
         let stop = CancellationToken::new();
         // Every connection task holds a sender; when the last one ends, `recv` returns.
         let (open, mut all_closed) = tokio::sync::mpsc::channel::<Infallible>(1);
@@ -254,11 +253,26 @@ where
     }
 }
 
-struct Connection {
+/// What a listener serves: the public app, or the admin app over TLS.
+pub trait App:
+    Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + Sync + 'static
+{
+}
+
+impl<T> App for T where
+    T: Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send>
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+struct Connection<A> {
     protocols: Arc<Protocols>,
     timeouts: Timeouts,
     trusted: Arc<TrustedProxies>,
-    app: Router,
+    app: A,
     peer: SocketAddr,
     tls: Option<ListenerTls>,
 }
@@ -266,7 +280,7 @@ struct Connection {
 /// A refusal counted when a TLS handshake fails (no certificate, an unknown CA, an expired one…).
 const TLS_HANDSHAKE: &str = "tls_handshake";
 
-impl Connection {
+impl<A: App> Connection<A> {
     async fn run(
         self,
         stream: TcpStream,
@@ -537,7 +551,7 @@ mod tests {
         let public = PublicListener::new(&Protection::default(), TrustedProxies::default());
         let slot = public.slots.acquire(peer.ip(), false).unwrap();
         let (open, _all_closed) = tokio::sync::mpsc::channel::<Infallible>(1);
-        let task = public.connection(&Router::new(), peer).run(stream, slot, CancellationToken::new(), open);
+        let task = public.connection(&axum::Router::new(), peer).run(stream, slot, CancellationToken::new(), open);
         let size = std::mem::size_of_val(&task);
         assert!(size <= 4 * 1024, "a plain connection's task holds {size} bytes");
         drop((task, client));
