@@ -3,9 +3,10 @@
 //! hyper-util's legacy client, which served these before, hands a connection back to its pool from a
 //! task it spawns for every request (to wait until the connection may carry the next one), and
 //! takes a lock and hashes the origin with SipHash on each way. Here the answer's body hands its
-//! connection back itself, on the task that read it, once it has read the last byte: by then hyper's
-//! connection task has taken the connection back to idle. A connection whose answer was not read to
-//! its end is not reused (hyper closes it).
+//! connection back itself, on the task that read it, once it has read the last byte; the next
+//! request waits (`ready`) until hyper's connection task has the connection idle again, which it
+//! does on its next poll. A connection whose answer was not read to its end is not reused (hyper
+//! closes it).
 //!
 //! The same limits as before: `backend_idle_connections` kept per origin (the rest closed at once),
 //! none kept longer than `backend_idle_timeout` (a sweep while any wait), the connect timeout, TCP
