@@ -94,6 +94,11 @@ impl Runtime {
         self.current.load().gateway.clone()
     }
 
+    /// The current generation's A2A stack.
+    fn stack(&self) -> Stack {
+        self.current.load().stack.clone()
+    }
+
     /// Ready: configuration loaded (it is, once this exists), a healthy backend, not draining, and
     /// the shared state store reachable (when there is one).
     fn readiness(&self) -> Result<(), &'static str> {
@@ -423,10 +428,7 @@ fn spawn_reloader(runtime: Arc<Runtime>, path: PathBuf, stop: CancellationToken)
 /// was, without matching each call's path against the document routes first).
 fn public_app(runtime: Arc<Runtime>) -> PublicApp {
     let stacks = runtime.clone();
-    let fallback = tower::service_fn(move |request: Request<Body>| {
-        let stack = stacks.current.load().stack.clone();
-        stack.oneshot(request)
-    });
+    let fallback = tower::service_fn(move |request: Request<Body>| stacks.stack().oneshot(request));
     let documents = Router::new()
         .route("/.well-known/agent-card.json", get(gateway_card))
         .route("/agents/{name}/.well-known/agent-card.json", get(agent_card))
@@ -467,7 +469,7 @@ impl tower::Service<Request<Body>> for PublicApp {
         if request.uri().path().contains(DOCUMENTS) {
             futures::future::Either::Left(self.documents.clone().oneshot(request))
         } else {
-            futures::future::Either::Right(self.runtime.current.load().stack.clone().oneshot(request))
+            futures::future::Either::Right(self.runtime.stack().oneshot(request))
         }
     }
 }

@@ -178,11 +178,6 @@ fn joined(base: &reqwest::Url, path: &str) -> Result<Uri, A2aError> {
     Uri::try_from(format!("{}{path}", base.as_str().trim_end_matches('/'))).map_err(|_| A2aError::Internal)
 }
 
-/// The backend's JSON-RPC endpoint, if it has one (parsed when the registry learnt it).
-fn jsonrpc_uri(backend: &Backend) -> Option<Uri> {
-    backend.jsonrpc_uri.clone()
-}
-
 /// The backend URL of a call: its JSON-RPC endpoint, or its HTTP+JSON base plus the operation path.
 fn target(backend: &Backend, call: &A2aCall) -> Result<Uri, A2aError> {
     let missing = || {
@@ -192,7 +187,7 @@ fn target(backend: &Backend, call: &A2aCall) -> Result<Uri, A2aError> {
         ))
     };
     match call.binding {
-        Binding::JsonRpc => jsonrpc_uri(backend).ok_or_else(missing),
+        Binding::JsonRpc => backend.jsonrpc_uri.clone().ok_or_else(missing),
         Binding::Rest => {
             let base = backend.rest_url.as_ref().ok_or_else(missing)?;
             joined(base, call.rest_path.as_deref().unwrap_or(""))
@@ -204,7 +199,7 @@ fn target(backend: &Backend, call: &A2aCall) -> Result<Uri, A2aError> {
 fn agent_target(backend: &Backend, outgoing: &agent_side::AgentCall) -> Result<Uri, A2aError> {
     let missing = || A2aError::BackendUnavailable(format!("the agent '{}' has no usable interface", backend.name));
     match &outgoing.path {
-        None => jsonrpc_uri(backend).ok_or_else(missing),
+        None => backend.jsonrpc_uri.clone().ok_or_else(missing),
         Some(path) => joined(backend.rest_url.as_ref().ok_or_else(missing)?, path),
     }
 }

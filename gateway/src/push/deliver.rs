@@ -118,7 +118,7 @@ impl Deliveries {
         let (task_id, backend) = (task_id.to_owned(), backend.clone());
         // Owned by `stop` (the process's drain): the loop ends with it.
         tokio::spawn(async move {
-            let mut served = Served::new();
+            let mut served = Served::default();
             loop {
                 this.follow(&task_id, &backend, &notify, &mut served).await;
                 this.watchers.remove(&task_id);
@@ -193,12 +193,8 @@ impl Deliveries {
                 if let Some(task) = gateway.fetch(backend, task_id, &configs[0]).await {
                     let seen = fingerprint(&task);
                     let state = task["status"]["state"].as_str().map(TaskState::from_wire);
-                    let unserved: Vec<_> =
-                        configs.into_iter().filter(|(owner, stored)| !served.has(owner, stored, &seen)).collect();
+                    let unserved = served.take_unserved(configs, &seen);
                     if !unserved.is_empty() {
-                        for (owner, stored) in &unserved {
-                            served.mark(owner, stored, &seen);
-                        }
                         let sends = unserved.into_iter().map(|(owner, stored)| {
                             let this = self.clone();
                             let (gateway, task, task_id, seen) =
@@ -295,24 +291,20 @@ impl Deliveries {
 
 /// The update each config of a task was served last (by its owner, id and URL): a watcher serves
 /// a config made after an update was delivered, and no config twice.
+#[derive(Default)]
 struct Served(std::collections::HashMap<String, String>);
 
 impl Served {
-    fn new() -> Served {
-        Served(std::collections::HashMap::new())
-    }
-
-    fn key(owner: &str, stored: &StoredConfig) -> String {
-        let id = stored.config.id.as_deref().unwrap_or("");
-        format!("{owner}\0{id}\0{}", stored.config.url)
-    }
-
-    fn has(&self, owner: &str, stored: &StoredConfig, update: &str) -> bool {
-        self.0.get(&Served::key(owner, stored)).is_some_and(|served| served == update)
-    }
-
-    fn mark(&mut self, owner: &str, stored: &StoredConfig, update: &str) {
-        self.0.insert(Served::key(owner, stored), update.to_owned());
+    /// The configs not yet served `update`, marked as served it.
+    fn take_unserved(&mut self, configs: super::store::OwnedConfigs, update: &str) -> super::store::OwnedConfigs {
+        configs
+            .into_iter()
+            .filter(|(owner, stored)| {
+                let id = stored.config.id.as_deref().unwrap_or("");
+                let key = format!("{owner}\0{id}\0{}", stored.config.url);
+                self.0.insert(key, update.to_owned()).is_none_or(|before| before != update)
+            })
+            .collect()
     }
 }
 
