@@ -195,3 +195,32 @@ impl RequestInfo {
         std::time::Duration::from_nanos(self.0.backend_nanos.load(std::sync::atomic::Ordering::Relaxed))
     }
 }
+
+/// The checked request of a call, in its 1.0 form: the request extension beside [`A2aCall`] that
+/// every layer reads instead of the body (the body is this model written out for the agent). Routing
+/// may amend it, writing the body again from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    pub request: a2a_model::Request,
+    /// An early caller's own task id: routing maps it to the agent's task once it knows the caller.
+    pub early: Option<EarlyCall>,
+}
+
+impl Checked {
+    /// The message of a send (`SendMessage` or `SendStreamingMessage`); `None` for other operations.
+    pub fn message(&self) -> Option<&a2a_model::Message> {
+        match &self.request {
+            a2a_model::Request::SendMessage(send) | a2a_model::Request::SendStreamingMessage(send) => {
+                Some(&send.message)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The task id an early caller names, and whether its call starts a task under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlyCall {
+    pub id: String,
+    pub new_task: bool,
+}

@@ -11,6 +11,7 @@
 //! are read into the same model.
 
 use a2a_core::{A2aCall, A2aError, Binding, Dialect, Operation};
+pub use a2a_core::{Checked, EarlyCall};
 use http::{HeaderMap, Method};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -32,22 +33,6 @@ pub fn split_agent_path(path: &str) -> (Option<&str>, &str) {
         Some(i) => (Some(&after[..i]), &after[i..]),
         None => (Some(after), "/"),
     }
-}
-
-/// The checked request of a call, in its 1.0 form: a request extension that routing may amend
-/// (then writing the body again with [`encode`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Checked {
-    pub request: Request,
-    /// An early caller's own task id: routing maps it to the agent's task once it knows the caller.
-    pub early: Option<EarlyCall>,
-}
-
-/// The task id an early caller names, and whether its call starts a task under it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EarlyCall {
-    pub id: String,
-    pub new_task: bool,
 }
 
 /// A decoded request.

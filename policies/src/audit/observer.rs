@@ -36,13 +36,13 @@ struct Track {
 
 #[derive(Debug)]
 pub(crate) struct Tasks {
-    map: DashMap<Box<str>, Track>,
+    map: DashMap<Box<str>, Track, crate::ByOutsiders>,
     prune_gate: Throttle,
 }
 
 impl Tasks {
     pub fn new() -> Tasks {
-        Tasks { map: DashMap::new(), prune_gate: Throttle::new(PRUNE_EVERY) }
+        Tasks { map: DashMap::default(), prune_gate: Throttle::new(PRUNE_EVERY) }
     }
 
     #[cfg(test)]

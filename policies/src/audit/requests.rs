@@ -125,14 +125,14 @@ impl InFlight {
 
 #[derive(Debug)]
 pub(crate) struct Requests {
-    map: DashMap<Arc<str>, Arc<InFlight>>,
+    map: DashMap<Arc<str>, Arc<InFlight>, crate::ByOutsiders>,
     /// Also the clock of `last_event`.
     prune_gate: Throttle,
 }
 
 impl Requests {
     pub fn new() -> Requests {
-        Requests { map: DashMap::new(), prune_gate: Throttle::new(PRUNE_EVERY) }
+        Requests { map: DashMap::default(), prune_gate: Throttle::new(PRUNE_EVERY) }
     }
 
     fn now(&self) -> u64 {

@@ -47,7 +47,7 @@ const MAX_VERIFIED_TOKENS: usize = 10_000;
 /// key that verified it is still the issuer's current key for its `kid` — a key removed from the
 /// JWKS stops its tokens at the next refresh, exactly as without the cache.
 #[derive(Default)]
-struct VerifiedTokens(dashmap::DashMap<Box<str>, Verified>);
+struct VerifiedTokens(dashmap::DashMap<Box<str>, Verified, crate::ByOutsiders>);
 
 struct Verified {
     caller: Caller,

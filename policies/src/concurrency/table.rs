@@ -82,11 +82,11 @@ pub struct LiveTasks {
     default_limit: usize,
     limits: HashMap<Box<str>, usize>,
     ttl: Duration,
-    holders: DashMap<Arc<str>, Holdings>,
+    holders: DashMap<Arc<str>, Holdings, crate::ByOutsiders>,
     /// Pending reservation (by gateway request id) → its caller.
-    by_request: DashMap<Arc<str>, Arc<str>>,
+    by_request: DashMap<Arc<str>, Arc<str>, crate::ByOutsiders>,
     /// Leased task (by [`task_key`]) → its caller.
-    by_task: DashMap<Box<str>, Arc<str>>,
+    by_task: DashMap<Box<str>, Arc<str>, crate::ByOutsiders>,
     reservations: AtomicUsize,
     /// When set, slots are counted there (across replicas); the table above then holds only the
     /// reservations taken while the store was unreachable, if the store says to take them.
@@ -116,9 +116,9 @@ impl LiveTasks {
             default_limit: config.default_max_live_tasks,
             limits: config.callers.iter().map(|(id, limit)| (Box::from(id.as_str()), *limit)).collect(),
             ttl: config.lease_ttl,
-            holders: DashMap::new(),
-            by_request: DashMap::new(),
-            by_task: DashMap::new(),
+            holders: DashMap::default(),
+            by_request: DashMap::default(),
+            by_task: DashMap::default(),
             reservations: AtomicUsize::new(0),
             shared,
         }))

@@ -381,6 +381,11 @@ async fn the_limit_layers_stack_in_gateway_order_over_an_axum_body() {
 fn request_for_body(who: &str, request_id: &str, body: &'static str) -> Request<Bytes> {
     let mut request = request(who, request_id, Operation::SendMessage, None, Script::Message);
     *request.body_mut() = Bytes::from_static(body.as_bytes());
+    // What the decoder hands on beside the body: the checked model it was written from.
+    let envelope: serde_json::Value = serde_json::from_str(body).expect("json");
+    let params = serde_json::value::to_raw_value(&envelope["params"]).expect("raw");
+    let checked = a2a_model::Request::parse(Operation::SendMessage, Some(&params)).expect("a send");
+    request.extensions_mut().insert(a2a_core::Checked { request: checked, early: None });
     request
 }
 

@@ -76,7 +76,7 @@ impl Occupancy {
 }
 
 pub struct BoundedStore<K = Arc<str>> {
-    map: DashMap<K, InMemoryState>,
+    map: DashMap<K, InMemoryState, crate::ByOutsiders>,
     overflow: InMemoryState,
     occupancy: Arc<Occupancy>,
 }
@@ -95,7 +95,7 @@ impl<K: Hash + Eq + Clone> BoundedStore<K> {
             last_sweep_ms: AtomicU64::new(0),
             base: TokioClock.now(),
         };
-        BoundedStore { map: DashMap::new(), overflow: InMemoryState::default(), occupancy: Arc::new(occupancy) }
+        BoundedStore { map: DashMap::default(), overflow: InMemoryState::default(), occupancy: Arc::new(occupancy) }
     }
 
     pub fn occupancy(&self) -> Arc<Occupancy> {

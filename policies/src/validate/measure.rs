@@ -1,34 +1,7 @@
-//! Measurements taken on JSON text as the parser left it, without decoding it: the unescaped length
-//! of a string and the nesting depth of a value.
+//! The nesting depth of JSON: scanned on text before it is parsed (the decoder's guard), and walked
+//! on a parsed value (a data part's limit).
 
-/// Byte length of a JSON string literal once unescaped, counted without decoding it; `None` when
-/// `literal` is not a string. `literal` comes from the parser, so its escapes are well-formed.
-pub fn unescaped_len(literal: &str) -> Option<usize> {
-    let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
-    let bytes = inner.as_bytes();
-    let (mut len, mut i) = (0, 0);
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            len += 1;
-            i += 1;
-            continue;
-        }
-        if bytes.get(i + 1) == Some(&b'u') {
-            let code = u16::from_str_radix(inner.get(i + 2..i + 6)?, 16).ok()?;
-            // A surrogate pair is 4 bytes in UTF-8: 2 for each half.
-            len += match code {
-                0..=0x7F => 1,
-                0x80..=0x7FF | 0xD800..=0xDFFF => 2,
-                _ => 3,
-            };
-            i += 6;
-        } else {
-            len += 1;
-            i += 2;
-        }
-    }
-    Some(len)
-}
+use serde_json::Value;
 
 /// Whether arrays and objects in `json` nest more than `max` deep, found by one scan of the text.
 /// Brackets inside strings do not count; a backslash escapes the next byte inside a string.
@@ -59,23 +32,22 @@ pub fn nested_deeper_than(json: &[u8], max: usize) -> bool {
     false
 }
 
+/// Whether arrays and objects in `value` nest more than `max` deep (the depth
+/// [`nested_deeper_than`] finds in the value's text).
+pub fn value_deeper_than(value: &Value, max: usize) -> bool {
+    // A container at `max == 0` is one level too deep; the walk goes no deeper than `max`.
+    match value {
+        Value::Array(items) => max == 0 || items.iter().any(|item| value_deeper_than(item, max - 1)),
+        Value::Object(fields) => max == 0 || fields.values().any(|item| value_deeper_than(item, max - 1)),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use serde_json::Value;
 
     use super::*;
-
-    #[test]
-    fn unescaped_lengths_match_decoding() {
-        for text in ["", "plain", "tab\tnew\nline", "quote \" and \\ slash", "é ü 漢字", "emoji 😀", "\u{7f}\u{80}"]
-        {
-            let literal = serde_json::to_string(text).expect("json");
-            assert_eq!(unescaped_len(&literal), Some(text.len()), "{literal}");
-        }
-        assert_eq!(unescaped_len(r#""\u00e9\ud83d\ude00""#), Some("é😀".len()));
-        assert_eq!(unescaped_len("42"), None);
-    }
 
     #[test]
     fn depth_counts_containers_not_brackets_in_strings() {
@@ -83,16 +55,6 @@ mod tests {
         assert!(nested_deeper_than(r#"{"a": [1, {"b": 2}]}"#.as_bytes(), 2));
         assert!(!nested_deeper_than(r#"{"a": "[[[[[[\"{{{{"}"#.as_bytes(), 1));
         assert!(!nested_deeper_than("7".as_bytes(), 0));
-    }
-
-    /// Every character as a `\uXXXX` escape (surrogate pairs beyond the BMP).
-    fn all_escaped(text: &str) -> String {
-        let mut literal = String::from('"');
-        for unit in text.encode_utf16() {
-            literal.push_str(&format!("\\u{unit:04x}"));
-        }
-        literal.push('"');
-        literal
     }
 
     fn depth(value: &Value) -> usize {
@@ -121,19 +83,11 @@ mod tests {
 
     proptest! {
         #[test]
-        fn the_unescaped_length_is_the_decoded_length(text in any::<String>()) {
-            let literal = serde_json::to_string(&text).expect("json");
-            prop_assert_eq!(unescaped_len(&literal), Some(text.len()));
-            let escaped = all_escaped(&text);
-            prop_assert_eq!(serde_json::from_str::<String>(&escaped).expect("decodes"), text.clone());
-            prop_assert_eq!(unescaped_len(&escaped), Some(text.len()));
-        }
-
-        #[test]
         fn the_depth_scan_agrees_with_the_parsed_value(value in json()) {
             let text = serde_json::to_string(&value).expect("json");
             for max in 0..8 {
                 prop_assert_eq!(nested_deeper_than(text.as_bytes(), max), depth(&value) > max, "{} at {}", text, max);
+                prop_assert_eq!(value_deeper_than(&value, max), depth(&value) > max, "{} at {}", text, max);
             }
         }
     }

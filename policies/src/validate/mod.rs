@@ -1,23 +1,24 @@
 //! Input validation of messages before anything is forwarded.
 //!
 //! Only sends (SendMessage, SendStreamingMessage) are checked; every other call passes. The message
-//! is JSON-RPC `params.message` or the HTTP+JSON body's `message` ([`A2aCall::binding`] says which),
-//! read borrowed from the body without building it as a whole. Two phases, each reported as one
-//! [`A2aError::Validation`] whose violations carry JSON pointers:
+//! is read from the checked model ([`Checked`]) the decoder built and the body for the agent is
+//! written from — no pass over the body. Two phases, each reported as one [`A2aError::Validation`]
+//! whose violations carry JSON pointers:
 //!
 //! 1. **Shape**, pointers relative to the message object:
 //!    - size: the message's JSON at most `max_message_bytes`; at most `max_parts` parts (and at
 //!      least one); text parts at most `max_text_bytes` (UTF-8, unescaped); data parts nested at
 //!      most `max_data_depth` arrays/objects deep;
-//!    - part kinds: each part holds exactly one of `text`, `raw`, `url`, `data` (A2A 1.0), besides
-//!      optional `metadata`, `filename`, `mediaType`; any other field (such as 0.3's `kind`) and any
-//!      repeated field is refused, so the gateway and the agent cannot read a part differently;
+//!    - part kinds: each part holds exactly one of `text`, `raw`, `url`, `data` (A2A 1.0) — the
+//!      model holds nothing else, and the decoder refuses a part with two kinds or none and any
+//!      repeated key, so the gateway and the agent cannot read a part differently;
 //!    - input modes: a text part is `text/plain`, a data part `application/json`, a raw or url part
 //!      its `mediaType` (else `application/octet-stream`); each must match one of the skill's input
 //!      modes (`type/subtype`, `type/*`, `*/*`); a skill with no modes accepts any;
-//!    - ids: `messageId` required; `messageId`, `taskId`, `contextId` when present are strings, not
-//!      empty, at most 256 bytes, without control characters (Unicode `Cc`); then an optional
-//!      [`IdRule`] (the hook for a dialect's stricter rule, e.g. UUID task ids).
+//!    - ids: `messageId` not empty (the model reads a missing one as empty); it and `taskId`,
+//!      `contextId` when present (an empty one reads as absent) at most 256 bytes, without control
+//!      characters (Unicode `Cc`); then an optional [`IdRule`] (the hook for a dialect's stricter
+//!      rule, e.g. UUID task ids).
 //! 2. **Schema**, only when the shape is fine and the skill has one: the `data` value of *every*
 //!    data part (`{"data": …}`) is validated against the skill's input schema — an agent may read
 //!    any of them, so a second part is input as much as the first. Pointers of the first data part
@@ -35,7 +36,9 @@
 //! not silently skipped).
 //!
 //! Construction is cheap and in-process: `ValidateLayer::new(Arc::new(InputValidation::new(&config,
-//! base_dir, catalog)?))`; checking a small message costs a few parses of borrowed slices.
+//! base_dir, catalog)?))`; checking a message walks the model (a data part's value is validated as
+//! the decoder parsed it); only a body longer than `max_message_bytes` has its message's length
+//! counted by writing it to a counter.
 
 mod config;
 mod measure;
@@ -49,7 +52,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::Request;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 pub use self::config::{ConfigError, Limits, SkillRules, ValidationConfig};
 pub use self::measure::nested_deeper_than;
@@ -58,7 +60,8 @@ use self::message::{Report, Rules};
 pub use self::schema::check_schema;
 use self::schema::{Cache, Compiled};
 use crate::check::{Check, CheckLayer, CheckService, Verdict};
-use a2a_core::{A2aCall, A2aError, RouteHint};
+use a2a_core::{A2aCall, A2aError, Checked, RouteHint};
+use a2a_model::Message;
 
 /// What validation needs to know about a backend's skill, from its card.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,9 +166,15 @@ impl InputValidation {
         self
     }
 
-    /// Checks the message of a send `call` whose body is `body`, routed by `route`.
-    pub fn check(&self, call: &A2aCall, route: Option<&RouteHint>, body: &[u8]) -> Result<(), A2aError> {
-        let message = message::message_of(call.binding, body)?;
+    /// Checks `message`, the message of a send `call` routed by `route`. `size_bound` is at least
+    /// the length of the message written as JSON: the length of the body it was written into.
+    pub fn check(
+        &self,
+        call: &A2aCall,
+        route: Option<&RouteHint>,
+        message: &Message,
+        size_bound: usize,
+    ) -> Result<(), A2aError> {
         let (backend, skill) = match route {
             Some(RouteHint { backend, skill: Some(skill), .. }) => (&**backend, Some(skill.as_str())),
             _ => ("", None),
@@ -180,7 +189,7 @@ impl InputValidation {
         let id_rule = |field, id: &str| self.id_rule.as_ref().map_or(Ok(()), |rule| rule.check(call, field, id));
         let rules = Rules { limits: policy.map_or(self.limits, |p| p.limits), modes, id_rule: &id_rule };
         let mut report = Report::default();
-        let data_parts = message::check(message, &rules, &mut report);
+        let data_parts = message::check(message, size_bound, &rules, &mut report);
         if !report.is_empty() {
             return Err(refusal("the message is invalid", report));
         }
@@ -229,14 +238,11 @@ fn configured_schema(skill: &str, rules: &SkillRules, base_dir: &Path) -> Result
 /// first (an agent may read any of them). Violations of the first data part are located relative to
 /// its value (`/diff`), as the example agents read it; those of a later part relative to the message
 /// (`/parts/2/data/diff`). The refusal names the first part that failed.
-fn check_data_parts(schema: &jsonschema::Validator, skill: &str, parts: &[(usize, &RawValue)]) -> Result<(), A2aError> {
+fn check_data_parts(schema: &jsonschema::Validator, skill: &str, parts: &[(usize, &Value)]) -> Result<(), A2aError> {
     let mut all = Report::default();
     let mut first_failed: Option<usize> = None;
     for (n, &(index, data)) in parts.iter().enumerate() {
-        // The shape check has parsed this slice already: it is valid JSON.
-        let value: Value =
-            serde_json::from_str(data.get()).map_err(|_| A2aError::invalid_params("invalid data part"))?;
-        let (found, total) = schema::violations(schema, &value);
+        let (found, total) = schema::violations(schema, data);
         if total == 0 {
             continue;
         }
@@ -289,13 +295,15 @@ impl ValidateLayer {
 
 impl Check for Validation {
     fn check(&self, request: Request<Bytes>) -> Verdict {
-        let checked = match request.extensions().get::<A2aCall>() {
-            Some(call) if call.operation.is_send() => {
-                self.validation.check(call, request.extensions().get::<RouteHint>(), request.body())
+        let extensions = request.extensions();
+        let checked = match (extensions.get::<A2aCall>(), extensions.get::<Checked>().and_then(Checked::message)) {
+            (Some(call), Some(message)) if call.operation.is_send() => {
+                let route = extensions.get::<RouteHint>();
+                self.validation.check(call, route, message, request.body().len())
             }
-            Some(_) => Ok(()),
-            None => {
-                tracing::error!("validate: request without an A2aCall extension");
+            (Some(call), _) if !call.operation.is_send() => Ok(()),
+            _ => {
+                tracing::error!("validate: a send without its A2aCall and checked message");
                 Err(A2aError::Internal)
             }
         };

@@ -57,9 +57,43 @@ fn send_call() -> A2aCall {
     A2aCall::new(Binding::JsonRpc, Operation::SendMessage)
 }
 
-fn rpc_body(message: Value) -> Vec<u8> {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}});
-    serde_json::to_vec(&body).expect("json")
+/// What the decoder makes of a send with this message: the checked model (read strictly, as every
+/// dialect's request is) and the JSON-RPC body written from it for the agent.
+fn decoded(message: Value) -> (Checked, Vec<u8>) {
+    let params = serde_json::to_string(&json!({"message": message})).expect("json");
+    let params = serde_json::value::RawValue::from_string(params).expect("raw");
+    let request = a2a_model::Request::parse(Operation::SendMessage, Some(&params)).expect("the decoder accepts it");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": request});
+    (Checked { request, early: None }, serde_json::to_vec(&body).expect("json"))
+}
+
+/// Whether the decoder refuses a send with this message before any policy sees it.
+fn refused_by_the_decoder(message: Value) -> bool {
+    let params = serde_json::value::RawValue::from_string(json!({"message": message}).to_string()).expect("raw");
+    a2a_model::Request::parse(Operation::SendMessage, Some(&params)).is_err()
+}
+
+/// Checks a decoded send as the layer does: the checked message, bounded by its body's length.
+fn check_decoded(
+    policy: &InputValidation,
+    call: &A2aCall,
+    route: Option<&RouteHint>,
+    message: Value,
+) -> Result<(), A2aError> {
+    let (checked, body) = decoded(message);
+    policy.check(call, route, checked.message().expect("a send"), body.len())
+}
+
+/// A layer's request for a send with this message, as the decoder hands it on.
+fn send_request(message: Value, route: Option<RouteHint>) -> Request<Bytes> {
+    let (checked, body) = decoded(message);
+    let mut request = Request::new(Bytes::from(body));
+    request.extensions_mut().insert(send_call());
+    request.extensions_mut().insert(checked);
+    if let Some(route) = route {
+        request.extensions_mut().insert(route);
+    }
+    request
 }
 
 fn message(parts: Value) -> Value {
@@ -71,7 +105,7 @@ fn review(data: Value) -> Value {
 }
 
 fn check_with(policy: &InputValidation, backend: &str, skill: &str, message: Value) -> Result<(), A2aError> {
-    policy.check(&send_call(), Some(&route(backend, skill)), &rpc_body(message))
+    check_decoded(policy, &send_call(), Some(&route(backend, skill)), message)
 }
 
 fn check(backend: &str, skill: &str, message: Value) -> Result<(), A2aError> {
@@ -101,17 +135,18 @@ async fn a_valid_input_passes_and_reaches_the_backend() {
     let service = layer.layer(backend);
     let valid =
         review(json!({"diff": "+fn main() {}", "title": "t", "focus": ["security", "style"], "language": "rust"}));
-    let mut request = Request::new(Bytes::from(rpc_body(valid)));
-    request.extensions_mut().insert(send_call());
-    request.extensions_mut().insert(route("review", "review-pr"));
+    let request = send_request(valid, Some(route("review", "review-pr")));
     assert_eq!(service.clone().oneshot(request).await, Ok("forwarded"));
     assert_eq!(forwarded.load(Ordering::Relaxed), 1);
 
-    let mut invalid = Request::new(Bytes::from(rpc_body(review(json!({"title": "no diff"})))));
-    invalid.extensions_mut().insert(send_call());
-    invalid.extensions_mut().insert(route("review", "review-pr"));
-    assert!(matches!(service.oneshot(invalid).await, Err(A2aError::Validation { .. })));
+    let invalid = send_request(review(json!({"title": "no diff"})), Some(route("review", "review-pr")));
+    assert!(matches!(service.clone().oneshot(invalid).await, Err(A2aError::Validation { .. })));
     assert_eq!(forwarded.load(Ordering::Relaxed), 1, "a refused input is not forwarded");
+
+    let mut unchecked = send_request(review(json!({"diff": "x"})), Some(route("review", "review-pr")));
+    unchecked.extensions_mut().remove::<Checked>();
+    assert_eq!(service.oneshot(unchecked).await, Err(A2aError::Internal), "a send without its checked message");
+    assert_eq!(forwarded.load(Ordering::Relaxed), 1);
 }
 
 #[test]
@@ -167,7 +202,7 @@ fn a_skill_without_a_schema_is_not_schema_validated() {
     let anything = message(json!([{"data": {"whatever": [1, 2]}}]));
     assert!(check("other", "unknown-skill", anything.clone()).is_ok(), "a skill the catalog does not know");
     let unrouted = policy(&ValidationConfig::default());
-    assert!(unrouted.check(&send_call(), None, &rpc_body(anything)).is_ok(), "no skill chosen");
+    assert!(check_decoded(&unrouted, &send_call(), None, anything).is_ok(), "no skill chosen");
 }
 
 #[test]
@@ -240,11 +275,10 @@ fn too_many_parts_are_refused() {
     let found = violations(check_with(&policy(&config), "echo", "echo", message(Value::Array(parts[..5].to_vec()))));
     assert_eq!(found[0].description, "the message has more than 4 parts; at most 4 are allowed");
 
-    let million = format!(r#"{{"messageId": "m", "parts": [{}{{}}]}}"#, "{},".repeat(1_000_000));
-    let body = format!(r#"{{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {{"message": {million}}}}}"#);
+    let many = message(Value::Array(vec![json!({"text": ""}); 100_000]));
     let config =
         ValidationConfig { limits: Limits { max_message_bytes: 1 << 30, ..Limits::default() }, ..Default::default() };
-    let refused = policy(&config).check(&send_call(), None, body.as_bytes());
+    let refused = check_decoded(&policy(&config), &send_call(), None, many);
     assert_eq!(pointers(refused), ["/parts"]);
     assert!(check("echo", "echo", message(json!([]))).is_err(), "and at least one part");
 }
@@ -259,8 +293,13 @@ fn too_long_text_is_refused() {
     assert_eq!(found[0].pointer, "/parts/1/text");
     assert_eq!(found[0].description, "the text is 9 bytes long; at most 8 are allowed");
     // Counted as UTF-8 after unescaping: "ééé\n" is 7 bytes, however it is escaped on the wire.
-    let escaped = br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","parts":[{"text":"\u00e9\u00e9\u00e9\n"}]}}}"#;
-    assert!(policy.check(&send_call(), None, escaped).is_ok());
+    let params = r#"{"message":{"messageId":"m","parts":[{"text":"\u00e9\u00e9\u00e9\n"}]}}"#;
+    let params = serde_json::value::RawValue::from_string(params.to_owned()).expect("raw");
+    let checked =
+        Checked { request: a2a_model::Request::parse(Operation::SendMessage, Some(&params)).expect("ok"), early: None };
+    assert!(policy.check(&send_call(), None, checked.message().expect("a send"), params.get().len()).is_ok());
+    let nine = message(json!([{"text": "\u{e9}\u{e9}\u{e9}\n\n\n"}]));
+    assert_eq!(pointers(check_with(&policy, "echo", "echo", nine)), ["/parts/0/text"]);
 }
 
 #[test]
@@ -276,26 +315,42 @@ fn deep_data_and_big_messages_are_refused() {
     assert_eq!(pointers(check_with(&policy, "x", "y", deep)), ["/parts/0/data"]);
     let big = message(json!([{"text": "x".repeat(300)}]));
     assert_eq!(pointers(check_with(&policy, "x", "y", big)), [""]);
+    // The limit holds the message as written for the agent, to the byte, not the body around it.
+    let sized = |text_len: usize| message(json!([{"text": "x".repeat(text_len)}]));
+    let written =
+        |message: Value| serde_json::to_vec(decoded(message).0.message().expect("a send")).expect("json").len();
+    let overhead = written(sized(0));
+    assert_eq!(written(sized(200 - overhead)), 200);
+    assert!(check_with(&policy, "x", "y", sized(200 - overhead)).is_ok(), "a 200-byte message in a longer body");
+    let found = violations(check_with(&policy, "x", "y", sized(201 - overhead)));
+    assert_eq!(found[0].description, "the message is 201 bytes long; at most 200 are allowed");
 }
 
 #[test]
-fn unknown_part_kinds_are_refused() {
-    let early = message(json!([{"kind": "text", "text": "0.3 style"}]));
-    assert_eq!(pointers(check("echo", "echo", early)), ["/parts/0/kind"]);
-    let file = message(json!([{"text": "ok"}, {"file": {"uri": "https://x/y"}}]));
-    assert_eq!(pointers(check("echo", "echo", file)), ["/parts/1/file", "/parts/1"]);
-    let two = message(json!([{"text": "a", "url": "https://x/y"}]));
-    assert_eq!(pointers(check("echo", "echo", two)), ["/parts/0"]);
-    let not_an_object = message(json!(["text"]));
-    assert_eq!(pointers(check("echo", "echo", not_an_object)), ["/parts/0"]);
-    let twice = br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","parts":[{"text":"a","text":"b"}]}}}"#;
-    let found = violations(policy(&ValidationConfig::default()).check(&send_call(), None, twice));
-    assert_eq!(found[0].pointer, "/parts/0/text");
+fn parts_the_model_cannot_hold_never_reach_validation() {
+    // A part with two kinds or none, one that is not an object, a repeated key, a kind of the wrong
+    // type: the decoder refuses each, so the model validation reads has exactly one kind per part.
+    assert!(refused_by_the_decoder(message(json!([{"text": "a", "url": "https://x/y"}]))));
+    assert!(refused_by_the_decoder(message(json!([{"file": {"uri": "https://x/y"}}]))));
+    assert!(refused_by_the_decoder(message(json!(["text"]))));
+    assert!(refused_by_the_decoder(message(json!([{"text": 5}]))));
+    assert!(refused_by_the_decoder(message(json!([{"url": "u", "mediaType": 3}]))));
+    let twice = r#"{"message":{"messageId":"m","parts":[{"text":"a","text":"b"}]}}"#;
+    let twice = serde_json::value::RawValue::from_string(twice.to_owned()).expect("raw");
+    assert!(a2a_model::Request::parse(Operation::SendMessage, Some(&twice)).is_err());
+    // 0.3's `kind` is not part of the 1.0 model: it is dropped, never written for the agent.
+    let (checked, body) = decoded(message(json!([{"kind": "text", "text": "0.3 style"}])));
+    assert!(!String::from_utf8_lossy(&body).contains("kind"), "{}", String::from_utf8_lossy(&body));
+    let policy = policy(&ValidationConfig::default());
+    assert!(
+        policy.check(&send_call(), Some(&route("echo", "echo")), checked.message().expect("send"), body.len()).is_ok()
+    );
+
     let described =
         message(json!([{"text": "a", "metadata": {"k": 1}, "filename": "a.txt", "mediaType": "text/plain"}]));
     assert!(check("echo", "echo", described).is_ok(), "the optional fields are fine");
-    let typed = message(json!([{"text": 5}, {"raw": ""}, {"url": "u", "mediaType": 3}]));
-    assert_eq!(pointers(check("x", "y", typed)), ["/parts/0/text", "/parts/1/raw", "/parts/2/mediaType"]);
+    let empty = message(json!([{"text": ""}, {"raw": ""}, {"url": ""}]));
+    assert_eq!(pointers(check("x", "y", empty)), ["/parts/1/raw", "/parts/2/url"]);
 }
 
 #[test]
@@ -317,15 +372,17 @@ fn parts_the_skill_does_not_accept_are_refused() {
 
 #[test]
 fn bad_ids_are_refused() {
+    // The model reads a missing message id as an empty one, and writes it so for the agent.
     let missing = json!({"parts": [{"text": "x"}]});
     assert_eq!(
         violations(check("echo", "echo", missing))[0],
-        Violation { pointer: "/messageId".into(), description: "required".into() }
+        Violation { pointer: "/messageId".into(), description: "must not be empty".into() }
     );
+    assert!(refused_by_the_decoder(json!({"messageId": 7, "parts": [{"text": "x"}]})), "not a string");
     let cases = [
-        (json!({"messageId": 7}), "/messageId", "must be a string"),
-        (json!({"messageId": "m", "taskId": ""}), "/taskId", "must not be empty"),
+        (json!({"messageId": ""}), "/messageId", "must not be empty"),
         (json!({"messageId": "m", "contextId": "a\u{7}b"}), "/contextId", "must not contain control characters"),
+        (json!({"messageId": "m", "taskId": "t\u{85}"}), "/taskId", "must not contain control characters"),
         (json!({"messageId": "m".repeat(257)}), "/messageId", "must be at most 256 bytes long"),
     ];
     for (mut message, pointer, description) in cases {
@@ -333,7 +390,8 @@ fn bad_ids_are_refused() {
         let found = violations(check("echo", "echo", message));
         assert_eq!(found, [Violation { pointer: pointer.into(), description: description.into() }]);
     }
-    let fine = json!({"messageId": "m".repeat(256), "taskId": "task-1", "contextId": null, "parts": [{"text": "x"}]});
+    // An empty optional id reads as absent: nothing the agent receives.
+    let fine = json!({"messageId": "m".repeat(256), "taskId": "task-1", "contextId": "", "parts": [{"text": "x"}]});
     assert!(check("echo", "echo", fine).is_ok());
 }
 
@@ -349,24 +407,25 @@ fn a_further_id_rule_can_be_plugged_in() {
         }
     }
     let policy = policy(&ValidationConfig::default()).with_id_rule(Arc::new(UuidTaskIds));
-    let body = |task: &str| {
-        serde_json::to_vec(&json!({"message": {"messageId": "m", "taskId": task, "parts": [{"text": "x"}]}}))
-    };
+    let message = |task: &str| json!({"messageId": "m", "taskId": task, "parts": [{"text": "x"}]});
     let rest = A2aCall::new(Binding::Rest, Operation::SendMessage);
-    let found = violations(policy.check(&rest, None, &body("t-1").expect("json")));
+    let found = violations(check_decoded(&policy, &rest, None, message("t-1")));
     assert_eq!(found[0].pointer, "/taskId");
-    assert!(policy.check(&rest, None, &body("1b4e28ba-2fa1-11d2-883f-0016d3cca427").expect("json")).is_ok());
+    assert!(check_decoded(&policy, &rest, None, message("1b4e28ba-2fa1-11d2-883f-0016d3cca427")).is_ok());
+    assert!(check_decoded(&policy, &send_call(), None, message("t-1")).is_ok(), "the rule's own choice");
 }
 
 #[test]
-fn the_rest_binding_reads_the_body_message() {
-    let body = serde_json::to_vec(&json!({"message": review(json!({"diff": 1}))})).expect("json");
+fn streaming_sends_are_checked_alike() {
     let rest = A2aCall::new(Binding::Rest, Operation::SendStreamingMessage);
+    let params = serde_json::value::RawValue::from_string(json!({"message": review(json!({"diff": 1}))}).to_string())
+        .expect("raw");
+    let request = a2a_model::Request::parse(Operation::SendStreamingMessage, Some(&params)).expect("decoded");
+    let checked = Checked { request, early: None };
+    let policy = policy(&ValidationConfig::default());
     let found =
-        violations(policy(&ValidationConfig::default()).check(&rest, Some(&route("review", "review-pr")), &body));
+        violations(policy.check(&rest, Some(&route("review", "review-pr")), checked.message().expect("a send"), 0));
     assert_eq!(found[0].pointer, "/diff");
-    let no_message = policy(&ValidationConfig::default()).check(&rest, None, b"{}");
-    assert!(matches!(no_message, Err(A2aError::InvalidParams { .. })));
 }
 
 #[tokio::test]

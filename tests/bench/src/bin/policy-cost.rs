@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use a2a_core::{A2aCall, A2aError, AuthMethod, Binding, Caller, Operation, RequestInfo, RouteHint};
+use a2a_core::{A2aCall, A2aError, AuthMethod, Binding, Caller, Checked, Operation, RequestInfo, RouteHint};
 use a2a_policies::audit::{Audit, AuditConfig};
 use a2a_policies::auth::{AuthConfig, AuthLayer, Authenticator, hash_key};
 use a2a_policies::authorize::{AuthorizeLayer, Permissions, PermissionsConfig};
@@ -57,20 +57,20 @@ fn review_schema() -> Value {
         "language": {"type": "string"}}})
 }
 
-fn body() -> Bytes {
+/// The decoded send (the checked model) and the body written from it, as the decoder hands them on.
+fn body() -> (Checked, Bytes) {
     let message = json!({"messageId": "m-1", "role": "ROLE_USER", "metadata": {"skillId": "review-pr"},
         "parts": [{"data": {"diff": "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-fn a() {}\n+fn a() { x.unwrap(); }", "title": "PR 1", "focus": ["correctness"]}}]});
-    Bytes::from(
-        serde_json::to_vec(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}),
-        )
-        .unwrap(),
-    )
+    let params = serde_json::value::RawValue::from_string(json!({"message": message}).to_string()).unwrap();
+    let request = a2a_model::Request::parse(Operation::SendMessage, Some(&params)).unwrap();
+    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": request}));
+    (Checked { request, early: None }, Bytes::from(body.unwrap()))
 }
 
 /// A fresh request as the gateway hands it to the policies (one per call: ids are per request).
-fn request(body: &Bytes, authorization: Option<&str>, n: u64) -> Request<Bytes> {
+fn request((checked, body): &(Checked, Bytes), authorization: Option<&str>, n: u64) -> Request<Bytes> {
     let mut request = Request::post("/").body(body.clone()).unwrap();
+    request.extensions_mut().insert(checked.clone());
     if let Some(authorization) = authorization {
         request.headers_mut().insert("authorization", authorization.parse().unwrap());
     }
