@@ -296,7 +296,11 @@ pub fn excerpt(body: &[u8], max: usize) -> String {
 /// One pass over an agent's answer (counted for the test of the README's cost table).
 fn read<'a, T: Deserialize<'a>>(body: &'a [u8]) -> serde_json::Result<T> {
     a2a_model::passes::read();
-    serde_json::from_slice(body)
+    // As text when it is valid UTF-8 (see `a2a_model::strict::from_slice`).
+    match std::str::from_utf8(body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(body),
+    }
 }
 
 #[cfg(test)]

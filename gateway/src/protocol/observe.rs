@@ -101,8 +101,16 @@ fn artifact_info(artifact: &Artifact<'_>) -> ArtifactInfo {
         name: artifact.name.clone(),
         parts: count,
         bytes: parts.len(),
-        sha256: hex::encode(Sha256::digest(parts.as_bytes())),
+        sha256: lower_hex(&Sha256::digest(parts.as_bytes()).into()),
     }
+}
+
+/// A SHA-256 in lower-case hex, written at once (`hex::encode` builds it one `char` at a time).
+fn lower_hex(digest: &[u8; 32]) -> String {
+    let mut digits = [0u8; 64];
+    // 32 bytes fill 64 digits exactly, and hex digits are ASCII.
+    hex::encode_to_slice(digest, &mut digits).expect("64 digits");
+    std::str::from_utf8(&digits).expect("ASCII").to_owned()
 }
 
 fn infos(artifacts: Option<Vec<Artifact<'_>>>, want: bool) -> Vec<ArtifactInfo> {
@@ -115,9 +123,12 @@ fn infos(artifacts: Option<Vec<Artifact<'_>>>, want: bool) -> Vec<ArtifactInfo> 
 /// Reads the fact in one JSON answer: a unary body or the data of one stream event.
 /// `want_artifacts` also describes the artifacts it delivers (hashing them costs a pass over them).
 pub fn fact_in(binding: Binding, json: &[u8], want_artifacts: bool) -> Option<TaskFact> {
+    // Read as text: one UTF-8 check of the whole instead of one per string (an answer that is not
+    // UTF-8 says nothing about a task either way).
+    let json = std::str::from_utf8(json).ok()?;
     let payload: Payload = match binding {
-        Binding::JsonRpc => serde_json::from_slice::<Envelope>(json).ok()?.result?,
-        Binding::Rest => serde_json::from_slice(json).ok()?,
+        Binding::JsonRpc => serde_json::from_str::<Envelope>(json).ok()?.result?,
+        Binding::Rest => serde_json::from_str(json).ok()?,
     };
     fact_of(payload, want_artifacts)
 }
