@@ -76,6 +76,47 @@ async fn slow_header_and_silent_connections_are_closed_after_the_header_timeout(
 }
 
 #[tokio::test]
+async fn a_next_request_that_stops_after_its_first_bytes_is_closed_after_the_header_timeout() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    // An idle timeout far beyond the read bound below: only the header timeout can close it in time.
+    let yaml = config(&[("echo", &echo.url)], "").replacen(
+        "listeners:\n",
+        "listeners:\n  protection: {header_read_timeout: 300ms, idle_timeout: 120s}\n",
+        1,
+    );
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+
+    let mut stream = connect_from(&gw, [127, 0, 0, 1]).await;
+    stream.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: x\r\n\r\n").await.unwrap();
+    // Read the first answer whole (its head, then content-length bytes), keeping the connection.
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer)).await.unwrap().unwrap();
+        assert!(n > 0, "closed before answering");
+        answer.extend_from_slice(&buffer[..n]);
+        let text = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+        let Some(end) = text.find("\r\n\r\n") else { continue };
+        let length = text
+            .lines()
+            .find_map(|line| line.strip_prefix("content-length:"))
+            .map(|v| v.trim().parse::<usize>().unwrap());
+        if answer.len() >= end + 4 + length.expect("a content-length") {
+            break;
+        }
+    }
+    assert!(answer.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
+    // The next request starts, then stops: its headers never complete.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stream.write_all(b"POST / HTT").await.unwrap();
+    assert!(
+        read_to_close(&mut stream, Duration::from_secs(20)).await.is_some(),
+        "a started request whose headers stop is closed by the header timeout, not left to the idle one"
+    );
+}
+
+#[tokio::test]
 async fn a_slow_body_ends_with_408_in_the_callers_dialect() {
     let echo = example_agent(BIN, "echo", &[]).await;
     let yaml = config(&[("echo", &echo.url)], "").replacen(

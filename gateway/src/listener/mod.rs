@@ -427,6 +427,9 @@ async fn drive(
     let mut draining = false;
     loop {
         tokio::select! {
+            // The watchdog after the connection, every poll: it then sees what the connection just
+            // read or finished without a wake-up of its own (see `ConnWatch::expired`).
+            biased;
             result = connection.as_mut() => {
                 if let Err(error) = result {
                     tracing::trace!(%peer, %error, "connection ended with an error");

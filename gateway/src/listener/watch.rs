@@ -18,6 +18,7 @@
 //! `tests/bench/slow-clients.md`).
 
 use std::collections::hash_map::RandomState;
+use std::future::Future;
 use std::hash::BuildHasher;
 use std::io;
 use std::pin::Pin;
@@ -27,7 +28,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 /// The timeouts a watchdog applies.
@@ -77,7 +77,6 @@ pub struct ConnWatch {
     first_byte: AtomicU64,
     served: AtomicBool,
     http2: AtomicBool,
-    wake: Notify,
 }
 
 impl ConnWatch {
@@ -89,7 +88,6 @@ impl ConnWatch {
             first_byte: AtomicU64::new(NONE),
             served: AtomicBool::new(false),
             http2: AtomicBool::new(false),
-            wake: Notify::new(),
         })
     }
 
@@ -111,18 +109,19 @@ impl ConnWatch {
         InFlight(self.clone())
     }
 
+    /// Bytes arrived. No wake-up: the watchdog reads this when it is next polled, right after the
+    /// connection that read them (see [`ConnWatch::expired`]).
     fn saw_bytes(&self) {
         if self.in_flight.load(Ordering::Acquire) == 0 && self.first_byte.load(Ordering::Relaxed) == NONE {
             self.first_byte.store(self.millis(Instant::now()), Ordering::Relaxed);
-            self.wake.notify_one();
         }
     }
 
-    /// Close now (with the reason), or check again at the returned instant.
-    fn verdict(&self, now: Instant, timeouts: &Timeouts) -> Result<Instant, &'static str> {
-        let recheck = timeouts.header_read.into_iter().chain(timeouts.idle).min().unwrap_or(Duration::from_secs(60));
+    /// Close now (with the reason), or the instant the next deadline falls due (`None`: none is
+    /// due — a request is in flight, or no timeout applies — so check again after a while).
+    fn verdict(&self, now: Instant, timeouts: &Timeouts) -> Result<Option<Instant>, &'static str> {
         if self.in_flight.load(Ordering::Acquire) > 0 {
-            return Ok(now + recheck);
+            return Ok(None);
         }
         let mut deadlines: Vec<(Instant, &'static str)> = Vec::with_capacity(3);
         if let Some(header) = timeouts.header_read {
@@ -139,24 +138,46 @@ impl ConnWatch {
         }
         match deadlines.into_iter().min_by_key(|(at, _)| *at) {
             Some((at, reason)) if at <= now => Err(reason),
-            Some((at, _)) => Ok(at),
-            None => Ok(now + recheck),
+            Some((at, _)) => Ok(Some(at)),
+            None => Ok(None),
         }
     }
 
     /// Resolves with the reason once the connection is to be closed.
+    ///
+    /// It judges the connection afresh each time it is polled, and its timer is moved only when the
+    /// deadline moves. Polled right after the connection in the same task (`listener::drive`), it
+    /// sees bytes that just arrived and a request that just ended without being woken for them: a
+    /// wake-up per request used to re-poll the whole connection and re-arm the timer.
     pub async fn expired(&self, timeouts: Timeouts) -> &'static str {
-        loop {
-            match self.verdict(Instant::now(), &timeouts) {
-                Err(reason) => return reason,
-                Ok(at) => {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(at) => {}
-                        _ = self.wake.notified() => {}
-                    }
+        let recheck = timeouts.header_read.into_iter().chain(timeouts.idle).min().unwrap_or(Duration::from_secs(60));
+        let timer = tokio::time::sleep(recheck);
+        tokio::pin!(timer);
+        let mut armed: Option<Instant> = None;
+        let mut fired: Option<Instant> = None;
+        std::future::poll_fn(|cx| {
+            loop {
+                // Once the timer has fired, its deadline counts as reached.
+                let now = fired.take().map_or_else(Instant::now, |at| Instant::now().max(at));
+                let at = match self.verdict(now, &timeouts) {
+                    Err(reason) => return Poll::Ready(reason),
+                    Ok(Some(at)) => at,
+                    // Nothing due: keep a recheck already set, else set one.
+                    Ok(None) => armed.filter(|&at| at > now).unwrap_or(now + recheck),
+                };
+                if armed != Some(at) {
+                    timer.as_mut().reset(at);
+                    armed = Some(at);
                 }
+                if timer.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                // Fired: judge again, as of its deadline at the earliest, and arm afresh.
+                fired = Some(at);
+                armed = None;
             }
-        }
+        })
+        .await
     }
 }
 
