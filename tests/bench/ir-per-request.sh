@@ -7,6 +7,9 @@
 #   tests/bench/ir-per-request.sh <gateway binary> [<second gateway binary>] [requests (default 2000)]
 #   IR_SCENARIO=full-stack tests/bench/ir-per-request.sh ...   (the full-stack scenario instead:
 #                          configs/full-stack.yaml, its token and body; the audit log goes to a scratch dir)
+#   IR_SCENARIO=stream tests/bench/ir-per-request.sh ...   (streams instead: each request a
+#                          SendStreamingMessage of 20 events 1 ms apart; prints Ir per event, the
+#                          stream's set-up spread over its events)
 #   IR_KEEP=<dir> tests/bench/ir-per-request.sh ...   (keeps each binary's callgrind output there, as
 #                          <dir>/<n>.callgrind, for callgrind_annotate --tree=caller and the like)
 #
@@ -37,6 +40,9 @@ if [[ $scenario == full-stack ]]; then
     configs=$root/tests/bench/configs
     client_args=(--body-file "$configs/full-stack.body.json" --token-file "$configs/full-stack.token")
     export BENCH_BACKEND_URL=$backend BENCH_WORK_DIR=$work BENCH_CONFIG_DIR=$configs
+elif [[ $scenario == stream ]]; then
+    events=20
+    client_args=(--stream "$events")
 fi
 
 for bin in "${bins[@]}"; do
@@ -64,7 +70,11 @@ for bin in "${bins[@]}"; do
     wait "$gateway" 2>/dev/null || true
     total=$(callgrind_annotate "$(ls "$work"/cg.out.* | sort | head -1)" 2>/dev/null \
         | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
-    echo "$bin: $((total / requests)) Ir per request ($requests requests, $scenario)"
+    if [[ $scenario == stream ]]; then
+        echo "$bin: $((total / (requests * events))) Ir per event ($requests streams of $events events)"
+    else
+        echo "$bin: $((total / requests)) Ir per request ($requests requests, $scenario)"
+    fi
     if [[ -n ${IR_KEEP:-} ]]; then
         mkdir -p "$IR_KEEP"
         kept=$IR_KEEP/$((${kept_count:-0} + 1)).callgrind

@@ -2,12 +2,14 @@
 bench scripts that measure the gateway's own cost per request (ir-per-request.sh, tls-cost.sh).
 
     send-messages.py PORT REQUESTS [--connections N] [--mode plain|tls|handshake] [--ca FILE]
-                     [--body-file FILE] [--token-file FILE]
+                     [--body-file FILE] [--token-file FILE] [--stream EVENTS]
 
 plain: HTTP/1.1 kept alive; tls: TLS 1.3 kept alive; handshake: a new TLS connection per request.
 REQUESTS are split evenly over the connections (the remainder is not sent). Exits non-zero on any
 answer other than 200. --body-file sends that JSON-RPC body instead of the plain one, --token-file
-adds `Authorization: Bearer` with that token (the full-stack scenario's files in configs/)."""
+adds `Authorization: Bearer` with that token (the full-stack scenario's files in configs/).
+--stream EVENTS sends SendStreamingMessage instead, asking the bench backend for EVENTS events 1 ms
+apart (each its own write), and reads each stream to its end."""
 
 import argparse
 import socket
@@ -26,7 +28,12 @@ args.add_argument("--mode", choices=["plain", "tls", "handshake"], default="plai
 args.add_argument("--ca")
 args.add_argument("--body-file")
 args.add_argument("--token-file")
+args.add_argument("--stream", type=int, metavar="EVENTS")
 args = args.parse_args()
+if args.stream:
+    BODY = (b'{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-1",'
+            b'"role":"ROLE_USER","parts":[{"text":"hello"}],"metadata":{"skillId":"bench"}},'
+            b'"metadata":{"benchEvents":%d,"benchIntervalMs":1}}}' % args.stream)
 if args.body_file:
     with open(args.body_file, "rb") as f:
         BODY = f.read().strip()
@@ -50,13 +57,24 @@ def connect():
 
 def one(conn, answers):
     conn.sendall(REQUEST)
-    status, length = answers.readline(), 0
+    status, length, chunked = answers.readline(), 0, False
     while (line := answers.readline()) not in (b"\r\n", b""):
         if line.lower().startswith(b"content-length"):
             length = int(line.split(b":")[1])
-    answers.read(length)
+        if line.lower().startswith(b"transfer-encoding") and b"chunked" in line.lower():
+            chunked = True
     if b" 200 " not in status:
         failures.append(status)
+    if not chunked:
+        answers.read(length)
+        return
+    body = b""
+    while (size := int(answers.readline().split(b";")[0], 16)) > 0:
+        body += answers.read(size)
+        answers.readline()
+    answers.readline()
+    if args.stream and body.count(b"data:") != args.stream:
+        failures.append(b"%d events of %d" % (body.count(b"data:"), args.stream))
 
 
 def worker(count):

@@ -109,7 +109,8 @@ impl SseParser {
                 offset = 1;
             }
         }
-        while let Some(end) = chunk[offset..].iter().position(|&b| b == b'\n' || b == b'\r') {
+        // Line ends found by a vector scan (`memchr2`), not a byte at a time: events are lines of JSON.
+        while let Some(end) = memchr::memchr2(b'\n', b'\r', &chunk[offset..]) {
             let end = offset + end;
             self.push_line_part(&chunk[offset..end]);
             if self.overflowed {
