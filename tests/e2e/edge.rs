@@ -35,6 +35,21 @@ async fn read_to_close(stream: &mut TcpStream, limit: Duration) -> Option<Vec<u8
     }
 }
 
+/// The echo agent behind a gateway whose listener has these `protection` settings (YAML flow
+/// map entries, e.g. `header_read_timeout: 300ms`); both are kept alive by the caller.
+async fn protected_gateway(protection: &str) -> (Proc, Proc) {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    // `config` writes its own `listeners:` block; the protection goes inside it.
+    let yaml = config(&[("echo", &echo.url)], "").replacen(
+        "listeners:\n",
+        &format!("listeners:\n  protection: {{{protection}}}\n"),
+        1,
+    );
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    (echo, gw)
+}
+
 async fn metrics(gw: &Proc) -> String {
     let admin = gw.admin.clone().expect("admin listener");
     a2a_e2e::client().get(format!("{admin}/metrics")).send().await.unwrap().text().await.unwrap()
@@ -42,15 +57,7 @@ async fn metrics(gw: &Proc) -> String {
 
 #[tokio::test]
 async fn slow_header_and_silent_connections_are_closed_after_the_header_timeout() {
-    let echo = example_agent(BIN, "echo", &[]).await;
-    // `config` writes its own `listeners:` block; the protection goes inside it.
-    let yaml = config(&[("echo", &echo.url)], "").replacen(
-        "listeners:\n",
-        "listeners:\n  protection: {header_read_timeout: 300ms}\n",
-        1,
-    );
-    let gw = gateway(BIN, &yaml).await;
-    wait_for_skills(&gw.url, &["echo"]).await;
+    let (_echo, gw) = protected_gateway("header_read_timeout: 300ms").await;
 
     let mut silent = connect_from(&gw, [127, 0, 0, 1]).await;
     let mut trickle = connect_from(&gw, [127, 0, 0, 1]).await;
@@ -77,15 +84,8 @@ async fn slow_header_and_silent_connections_are_closed_after_the_header_timeout(
 
 #[tokio::test]
 async fn a_next_request_that_stops_after_its_first_bytes_is_closed_after_the_header_timeout() {
-    let echo = example_agent(BIN, "echo", &[]).await;
     // An idle timeout far beyond the read bound below: only the header timeout can close it in time.
-    let yaml = config(&[("echo", &echo.url)], "").replacen(
-        "listeners:\n",
-        "listeners:\n  protection: {header_read_timeout: 300ms, idle_timeout: 120s}\n",
-        1,
-    );
-    let gw = gateway(BIN, &yaml).await;
-    wait_for_skills(&gw.url, &["echo"]).await;
+    let (_echo, gw) = protected_gateway("header_read_timeout: 300ms, idle_timeout: 120s").await;
 
     let mut stream = connect_from(&gw, [127, 0, 0, 1]).await;
     stream.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: x\r\n\r\n").await.unwrap();
@@ -118,14 +118,7 @@ async fn a_next_request_that_stops_after_its_first_bytes_is_closed_after_the_hea
 
 #[tokio::test]
 async fn a_slow_body_ends_with_408_in_the_callers_dialect() {
-    let echo = example_agent(BIN, "echo", &[]).await;
-    let yaml = config(&[("echo", &echo.url)], "").replacen(
-        "listeners:\n",
-        "listeners:\n  protection: {body_read_timeout: 300ms}\n",
-        1,
-    );
-    let gw = gateway(BIN, &yaml).await;
-    wait_for_skills(&gw.url, &["echo"]).await;
+    let (_echo, gw) = protected_gateway("body_read_timeout: 300ms").await;
     for (path, needle) in [("/", "\"code\":-32600"), ("/message:send", "\"status\":\"DEADLINE_EXCEEDED\"")] {
         let mut stream = connect_from(&gw, [127, 0, 0, 1]).await;
         let head = format!(
@@ -141,14 +134,7 @@ async fn a_slow_body_ends_with_408_in_the_callers_dialect() {
 
 #[tokio::test]
 async fn connections_over_the_per_address_cap_are_refused_and_other_addresses_served() {
-    let echo = example_agent(BIN, "echo", &[]).await;
-    let yaml = config(&[("echo", &echo.url)], "").replacen(
-        "listeners:\n",
-        "listeners:\n  protection: {max_connections_per_address: 3}\n",
-        1,
-    );
-    let gw = gateway(BIN, &yaml).await;
-    wait_for_skills(&gw.url, &["echo"]).await;
+    let (_echo, gw) = protected_gateway("max_connections_per_address: 3").await;
     let mut held = Vec::new();
     for _ in 0..3 {
         held.push(connect_from(&gw, [127, 0, 0, 9]).await);
