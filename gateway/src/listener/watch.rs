@@ -123,20 +123,26 @@ impl ConnWatch {
         if self.in_flight.load(Ordering::Acquire) > 0 {
             return Ok(None);
         }
-        let mut deadlines: Vec<(Instant, &'static str)> = Vec::with_capacity(3);
+        // The earliest of the deadlines that apply (kept as it goes: this runs on every poll).
+        let mut earliest: Option<(Instant, &'static str)> = None;
+        let mut consider = |at: Instant, reason| {
+            if earliest.is_none_or(|(first, _)| at < first) {
+                earliest = Some((at, reason));
+            }
+        };
         if let Some(header) = timeouts.header_read {
             if !self.served.load(Ordering::Relaxed) {
-                deadlines.push((self.accepted + header, HEADER_TIMEOUT));
+                consider(self.accepted + header, HEADER_TIMEOUT);
             }
             let first = self.first_byte.load(Ordering::Relaxed);
             if first != NONE && !self.http2.load(Ordering::Relaxed) {
-                deadlines.push((self.at(first) + header, HEADER_TIMEOUT));
+                consider(self.at(first) + header, HEADER_TIMEOUT);
             }
         }
         if let Some(idle) = timeouts.idle {
-            deadlines.push((self.at(self.quiet_since.load(Ordering::Relaxed)) + idle, IDLE_TIMEOUT));
+            consider(self.at(self.quiet_since.load(Ordering::Relaxed)) + idle, IDLE_TIMEOUT);
         }
-        match deadlines.into_iter().min_by_key(|(at, _)| *at) {
+        match earliest {
             Some((at, reason)) if at <= now => Err(reason),
             Some((at, _)) => Ok(Some(at)),
             None => Ok(None),
