@@ -189,6 +189,48 @@ async fn review_pr_input_is_checked_against_its_schema_before_forwarding() {
     assert_eq!(pointers(&answer), ["/parts/1"], "{answer}");
 }
 
+/// Validation reads the checked request the decoder built, whatever carried it: the same bad input
+/// is refused in 1.0 HTTP+JSON, in 0.3 JSON-RPC, under ProtoJSON's snake_case spelling and in a
+/// second data part, and none of it reaches the agent.
+#[tokio::test]
+async fn the_schema_holds_whatever_dialect_binding_or_spelling_carries_the_input() {
+    let (review, _echo, gw) = review_gateway("validation: {}\n").await;
+    let bad = json!({"diff": 42});
+
+    let rest = a2a_e2e::client()
+        .post(format!("{}/message:send", gw.url))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"message": data_message(bad.clone())}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 400);
+    let text = rest.text().await.unwrap();
+    assert!(text.contains("/diff"), "1.0 HTTP+JSON: {text}");
+
+    let v03 = json!({"jsonrpc": "2.0", "id": 3, "method": "message/send", "params": {"message": {
+        "kind": "message", "messageId": "m-03", "role": "user", "metadata": {"skillId": "review-pr"},
+        "parts": [{"kind": "data", "data": bad}]}}});
+    let answer: Value =
+        a2a_e2e::client().post(format!("{}/", gw.url)).json(&v03).send().await.unwrap().json().await.unwrap();
+    assert_eq!(answer["error"]["code"], -32602, "0.3 JSON-RPC: {answer}");
+    assert!(answer["error"].to_string().contains("/diff"), "0.3 JSON-RPC: {answer}");
+
+    let snake = json!({"message": {"message_id": "m-snake", "role": "ROLE_USER",
+        "metadata": {"skillId": "review-pr"}, "parts": [{"data": bad}]}});
+    let answer = rpc(&format!("{}/", gw.url), "SendMessage", snake).await;
+    assert_eq!(pointers(&answer), ["/diff"], "snake_case spelling: {answer}");
+
+    let mut second = data_message(json!({"diff": "+a"}));
+    second["parts"] = json!([{"data": {"diff": "+a"}}, {"text": "and"}, {"data": bad}]);
+    let answer = rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": second})).await;
+    assert_eq!(pointers(&answer), ["/parts/2/data/diff"], "a second data part: {answer}");
+
+    let (_, seen) = get_json(&format!("{}/debug/requests", review.url)).await;
+    let forwarded = seen.as_array().unwrap().iter().filter(|r| r["operation"] == "SendMessage").count();
+    assert_eq!(forwarded, 0, "nothing invalid was forwarded: {seen}");
+}
+
 #[tokio::test]
 async fn sizes_and_part_kinds_are_limited() {
     let (_review, _echo, gw) = review_gateway("validation:\n  limits: {max_parts: 3, max_text_bytes: 100}\n").await;
