@@ -74,10 +74,7 @@ where
             if !matches!(call.operation, Operation::ListTasks | Operation::GetExtendedAgentCard) {
                 let snapshot = state.registry.snapshot();
                 let caller = request.extensions().get::<Caller>();
-                let message = match &checked.request {
-                    A2aRequest::SendMessage(send) | A2aRequest::SendStreamingMessage(send) => Some(&send.message),
-                    _ => None,
-                };
+                let message = checked.message();
                 let router = Router {
                     snapshot: &snapshot,
                     registry: &state.registry,
