@@ -28,7 +28,7 @@ pub use objects::{
     TaskStatus, TaskStatusUpdateEvent,
 };
 pub use operation::Operation;
-pub use parse::{ParseError, parse, parse_object};
+pub use parse::{ParseError, from_json, parse, parse_object};
 pub use protojson::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
 pub use requests::{
     AuthenticationInfo, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,

@@ -28,22 +28,15 @@ pub fn check_unique_keys(body: &[u8]) -> Result<(), serde_json::Error> {
 /// Reads one JSON document as a `T`, refusing a key repeated in any object of it in the same pass.
 pub fn from_slice<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, serde_json::Error> {
     crate::passes::read();
-    // Valid UTF-8 as a whole (one vectorised check) is read as text: serde_json's byte reader
-    // checks every string it meets on its own, which costs more. Invalid UTF-8 goes to the byte
-    // reader, whose error names where.
-    match std::str::from_utf8(body) {
-        Ok(text) => {
-            let mut deserializer = serde_json::Deserializer::from_str(text);
-            let value = deserialize(&mut deserializer)?;
-            deserializer.end()?;
-            Ok(value)
-        }
-        Err(_) => {
-            let mut deserializer = serde_json::Deserializer::from_slice(body);
-            let value = deserialize(&mut deserializer)?;
-            deserializer.end()?;
-            Ok(value)
-        }
+    crate::parse::from_json::<Strictly<T>>(body).map(|Strictly(value)| value)
+}
+
+/// A `T` read through [`Strict`]: what [`from_slice`] hands to the reader.
+struct Strictly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Strictly<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize(deserializer).map(Strictly)
     }
 }
 

@@ -296,11 +296,7 @@ pub fn excerpt(body: &[u8], max: usize) -> String {
 /// One pass over an agent's answer (counted for the test of the README's cost table).
 fn read<'a, T: Deserialize<'a>>(body: &'a [u8]) -> serde_json::Result<T> {
     a2a_model::passes::read();
-    // As text when it is valid UTF-8 (see `a2a_model::strict::from_slice`).
-    match std::str::from_utf8(body) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(body),
-    }
+    a2a_model::from_json(body)
 }
 
 #[cfg(test)]

@@ -123,12 +123,9 @@ fn infos(artifacts: Option<Vec<Artifact<'_>>>, want: bool) -> Vec<ArtifactInfo> 
 /// Reads the fact in one JSON answer: a unary body or the data of one stream event.
 /// `want_artifacts` also describes the artifacts it delivers (hashing them costs a pass over them).
 pub fn fact_in(binding: Binding, json: &[u8], want_artifacts: bool) -> Option<TaskFact> {
-    // Read as text: one UTF-8 check of the whole instead of one per string (an answer that is not
-    // UTF-8 says nothing about a task either way).
-    let json = std::str::from_utf8(json).ok()?;
     let payload: Payload = match binding {
-        Binding::JsonRpc => serde_json::from_str::<Envelope>(json).ok()?.result?,
-        Binding::Rest => serde_json::from_str(json).ok()?,
+        Binding::JsonRpc => a2a_model::from_json::<Envelope>(json).ok()?.result?,
+        Binding::Rest => a2a_model::from_json(json).ok()?,
     };
     fact_of(payload, want_artifacts)
 }
