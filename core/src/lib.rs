@@ -8,9 +8,9 @@
 //! What belongs here: what every policy layer and the router read or write, so that they meet
 //! through these types and not through each other. What does not: anything that enforces a policy,
 //! routes, reads or writes a message body, or does I/O; those live in `a2a-policies` and
-//! `a2a-gateway`. Hence the short dependency list (the wire model `a2a-model` for [`Operation`] and [`Checked`], serde,
-//! serde_json, thiserror, and schemars for the duration's schema): no tower, no HTTP client, no
-//! crypto. The layering is `a2a-model` → `a2a-core` → `a2a-policies` → `a2a-gateway`.
+//! `a2a-gateway`. Hence the short dependency list (the wire model `a2a-model` for [`Operation`] and
+//! [`Checked`], foldhash for [`ByOutsiders`], serde, serde_json, thiserror, and schemars for the
+//! duration's schema): no tower, no HTTP client, no crypto. The layering is `a2a-model` → `a2a-core` → `a2a-policies` → `a2a-gateway`.
 
 mod call;
 mod caller;
@@ -22,3 +22,9 @@ pub use call::{A2aCall, Binding, Checked, Dialect, EarlyCall, Operation, Request
 pub use caller::{AuthMethod, Caller, ClientAddress, ClientCertificate, RESERVED_AUTHORITIES};
 pub use error::{A2aError, Violation};
 pub use task::{ArtifactInfo, Source, TaskEvent, TaskObserver, TaskState};
+
+/// The hasher of maps keyed by what callers and agents send (tokens, caller, request, task and
+/// context ids), in the policies and the gateway alike: foldhash's quality variant, seeded at random
+/// per map as std's SipHash is (keys an outsider chooses cannot aim at one bucket without the seed),
+/// at a fraction of SipHash's cost per lookup.
+pub type ByOutsiders = foldhash::quality::RandomState;

@@ -11,5 +11,5 @@ pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomS
 pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 /// The hasher of maps keyed by what callers and agents send (task and context ids): foldhash's
-/// stronger finish.
-pub type ByOutsiders = foldhash::quality::RandomState;
+/// stronger finish, shared with the policies.
+pub use a2a_core::ByOutsiders;

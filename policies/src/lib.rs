@@ -19,7 +19,5 @@ pub mod rate_limit;
 pub mod secret;
 pub mod validate;
 
-/// The hasher of the maps keyed by what callers send (tokens, caller, request and task ids) on the
-/// request path: foldhash's quality variant, seeded at random per map as std's SipHash is (so keys an
-/// outsider chooses cannot aim at one bucket), at a fraction of SipHash's cost per lookup.
-pub(crate) type ByOutsiders = foldhash::quality::RandomState;
+/// The hasher of the request path's maps keyed by what callers send.
+pub(crate) use a2a_core::ByOutsiders;
