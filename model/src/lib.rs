@@ -14,6 +14,7 @@ mod operation;
 mod parse;
 pub mod passes;
 mod protojson;
+mod read;
 mod requests;
 pub mod strict;
 
@@ -28,8 +29,9 @@ pub use objects::{
     TaskStatus, TaskStatusUpdateEvent,
 };
 pub use operation::Operation;
-pub use parse::{ParseError, from_json, parse, parse_object};
+pub use parse::{ParseError, parse, parse_object};
 pub use protojson::{Struct, empty_as_none, is_false, null_as_default, null_as_empty};
+pub use read::from_json;
 pub use requests::{
     AuthenticationInfo, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest, ParamsOf,

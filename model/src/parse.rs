@@ -19,17 +19,6 @@ impl ParseError {
     }
 }
 
-/// Reads one JSON document as a `T`: with serde_json's text reader when `json` is valid UTF-8 as a
-/// whole (one vectorised check; the byte reader checks every string it meets on its own, which
-/// costs more), else with its byte reader, so that a body that is not UTF-8 gets the error it
-/// always got, naming where. Every reader of request and answer bodies on the request path uses it.
-pub fn from_json<'a, T: serde::Deserialize<'a>>(json: &'a [u8]) -> Result<T, serde_json::Error> {
-    match std::str::from_utf8(json) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(json),
-    }
-}
-
 /// Parses a JSON object into `T`. serde would read a struct from an array too (by position); A2A
 /// params and bodies are objects only.
 pub fn parse_object<T: serde::de::DeserializeOwned>(json: &[u8]) -> Result<T, ParseError> {
@@ -141,21 +130,6 @@ fn strip_position(message: &str) -> String {
 mod tests {
     use super::*;
     use serde::Deserialize;
-
-    #[test]
-    fn json_reads_as_text_or_bytes_alike() {
-        let text = "{\"a\":\"é 漢字 😀\",\"b\":[1,2]}";
-        let read: serde_json::Value = from_json(text.as_bytes()).expect("UTF-8 text");
-        assert_eq!(read, serde_json::from_slice::<serde_json::Value>(text.as_bytes()).unwrap());
-        let borrowed: std::collections::HashMap<&str, &serde_json::value::RawValue> =
-            from_json(b"{\"k\":{\"x\":1}}").expect("borrows from the input");
-        assert_eq!(borrowed["k"].get(), "{\"x\":1}");
-        for not_utf8 in [&b"{\"a\":\"\xff\"}"[..], b"{\"a\":1,\xc3}", b"\xfe"] {
-            let error = from_json::<serde_json::Value>(not_utf8).expect_err("not UTF-8");
-            let bytes_error = serde_json::from_slice::<serde_json::Value>(not_utf8).unwrap_err();
-            assert_eq!(error.to_string(), bytes_error.to_string(), "the byte reader's own error");
-        }
-    }
 
     #[derive(Debug, Deserialize)]
     #[allow(dead_code)]

@@ -28,7 +28,7 @@ pub fn check_unique_keys(body: &[u8]) -> Result<(), serde_json::Error> {
 /// Reads one JSON document as a `T`, refusing a key repeated in any object of it in the same pass.
 pub fn from_slice<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, serde_json::Error> {
     crate::passes::read();
-    crate::parse::from_json::<Strictly<T>>(body).map(|Strictly(value)| value)
+    crate::read::from_json::<Strictly<T>>(body).map(|Strictly(value)| value)
 }
 
 /// A `T` read through [`Strict`]: what [`from_slice`] hands to the reader.
