@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::{Caller, ClientAddress, ClientCertificate};
+
 /// The wire binding a caller used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Binding {
@@ -215,6 +217,73 @@ impl Checked {
             }
             _ => None,
         }
+    }
+}
+
+/// A call as it travels inside the A2A stack: the caller's HTTP head, with the per-request context
+/// as its body. Boxed once, so that passing the call from layer to layer moves a pointer.
+pub type CallRequest = http::Request<Box<CallContext>>;
+
+/// The per-request context: the body of every request inside the A2A stack ([`CallRequest`]),
+/// built once by the decode layer and carried through every layer to the forward service. What the decoder establishes is a field, so that a layer cannot run
+/// without it; what layers add on the way (the authenticated caller, the route) is written into it
+/// in place, never into a typemap.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// What the decoder learned about the call.
+    pub call: A2aCall,
+    /// The checked request, in its 1.0 form: what every layer reads instead of the body.
+    pub checked: Checked,
+    /// The facts outer layers (audit, metrics, spans) read after the inner ones ran.
+    pub info: RequestInfo,
+    /// The checked request as written for the agent; routing writes it again when it amends the
+    /// request.
+    pub body: bytes::Bytes,
+    /// The address the call came from (the listener's judgement: the peer, or a trusted proxy's
+    /// client), when the listener gave one.
+    pub client: Option<ClientAddress>,
+    /// The client certificate the listener verified (mutual TLS).
+    pub certificate: Option<ClientCertificate>,
+    /// Who is calling: the caller known by its address until authentication, when configured,
+    /// replaces it with the one it verified.
+    pub caller: Caller,
+    /// Where routing sends the call; `None` before routing and for the calls the gateway answers
+    /// across backends (ListTasks, GetExtendedAgentCard).
+    pub route: Option<RouteHint>,
+}
+
+impl CallContext {
+    /// The context of a call the decoder read: the caller is the address's until authentication.
+    pub fn new(
+        call: A2aCall,
+        checked: Checked,
+        info: RequestInfo,
+        body: bytes::Bytes,
+        client: Option<ClientAddress>,
+    ) -> CallContext {
+        let address = client.map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
+        CallContext {
+            call,
+            checked,
+            info,
+            body,
+            client,
+            certificate: None,
+            caller: Caller::anonymous(address),
+            route: None,
+        }
+    }
+
+    /// A context for driving a layer directly (tests, the policy benchmark): `call` with an empty
+    /// checked request (a GetExtendedAgentCard's), no body, no client address (so no limit keyed by
+    /// one applies) and the anonymous caller of 0.0.0.0. Set the fields a layer under test reads.
+    #[doc(hidden)]
+    pub fn for_test(call: A2aCall, request_id: &str) -> CallContext {
+        let checked = Checked {
+            request: a2a_model::Request::GetExtendedAgentCard(a2a_model::GetExtendedAgentCardRequest::default()),
+            early: None,
+        };
+        CallContext::new(call, checked, RequestInfo::new(request_id.to_owned()), bytes::Bytes::new(), None)
     }
 }
 

@@ -18,7 +18,9 @@ pub mod duration;
 mod error;
 mod task;
 
-pub use call::{A2aCall, Binding, Checked, Dialect, EarlyCall, Operation, RequestInfo, RouteHint};
+pub use call::{
+    A2aCall, Binding, CallContext, CallRequest, Checked, Dialect, EarlyCall, Operation, RequestInfo, RouteHint,
+};
 pub use caller::{AuthMethod, Caller, ClientAddress, ClientCertificate, RESERVED_AUTHORITIES};
 pub use error::{A2aError, Violation};
 pub use task::{ArtifactInfo, Source, TaskEvent, TaskObserver, TaskState};

@@ -7,10 +7,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use a2a_core::{A2aCall, A2aError, RequestInfo};
-use bytes::Bytes;
+use a2a_core::{A2aError, CallRequest};
 use futures::future::BoxFuture;
-use http::{Request, Response};
+use http::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tower::{Layer, Service, ServiceExt};
 
@@ -63,9 +62,9 @@ pub struct MetricsService<S> {
     inner: S,
 }
 
-impl<S, B> Service<Request<Bytes>> for MetricsService<S>
+impl<S, B> Service<CallRequest> for MetricsService<S>
 where
-    S: Service<Request<Bytes>, Response = Response<B>, Error = A2aError> + Clone + Send + 'static,
+    S: Service<CallRequest, Response = Response<B>, Error = A2aError> + Clone + Send + 'static,
     S::Future: Send,
     B: Send + 'static,
 {
@@ -77,15 +76,14 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+    fn call(&mut self, request: CallRequest) -> Self::Future {
         let inner = self.inner.clone();
         // gRPC calls are JSON-RPC inside; they are counted under the binding their caller used.
         let grpc = request.extensions().get::<crate::protocol::grpc::GrpcCall>().is_some();
-        let call = request.extensions().get::<A2aCall>().map(|c| {
-            let binding = if grpc { "GRPC" } else { c.binding.as_str() };
-            (c.operation.method_name(), binding)
-        });
-        let info = request.extensions().get::<RequestInfo>().cloned();
+        let context = request.body();
+        let binding = if grpc { "GRPC" } else { context.call.binding.as_str() };
+        let operation = context.call.operation.method_name();
+        let info = context.info.clone();
         Box::pin(async move {
             let started = Instant::now();
             let result = inner.oneshot(request).await;
@@ -94,13 +92,12 @@ where
                 Ok(response) => status_class(response.status().as_u16()),
                 Err(error) => error.reason(),
             };
-            let (operation, binding) = call.unwrap_or(("unknown", a2a_core::Binding::Rest.as_str()));
-            let route = info.as_ref().and_then(|i| i.route());
+            let route = info.route();
             let skill = route.as_ref().and_then(|r| r.skill.as_deref()).unwrap_or_default();
             let backend = route.as_ref().map_or("", |r| &*r.backend);
             let denial = result.as_ref().err().and_then(|e| Some((limit_kind(e)?, e.reason())));
             recent::RECENT.record(skill, outcome != "ok", denial);
-            let backend_time = info.as_ref().map(RequestInfo::backend_time).unwrap_or_default();
+            let backend_time = info.backend_time();
             CallMetrics::with(CallLabels { operation, binding, skill, backend, outcome }, |metrics| {
                 metrics.requests.increment(1);
                 metrics.duration.record(elapsed.as_secs_f64());

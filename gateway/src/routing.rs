@@ -9,10 +9,9 @@
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use a2a_core::{A2aCall, A2aError, AuthMethod, Caller, Operation, RequestInfo, RouteHint};
+use a2a_core::{A2aCall, A2aError, AuthMethod, CallRequest, Caller, Operation, RouteHint};
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use http::Request;
 use serde_json::json;
 use tower::{Layer, Service, ServiceExt};
 

@@ -5,11 +5,10 @@
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
-use a2a_core::{A2aCall, A2aError, RequestInfo};
+use a2a_core::{A2aError, CallRequest};
 use a2a_policies::audit::TraceId;
-use bytes::Bytes;
 use futures::future::BoxFuture;
-use http::{HeaderMap, HeaderName, HeaderValue, Request, Response};
+use http::{HeaderMap, HeaderName, HeaderValue, Response};
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
 use opentelemetry::{Context, KeyValue};
@@ -122,9 +121,9 @@ pub struct TraceService<S> {
     tracer: Arc<SdkTracer>,
 }
 
-impl<S, B> Service<Request<Bytes>> for TraceService<S>
+impl<S, B> Service<CallRequest> for TraceService<S>
 where
-    S: Service<Request<Bytes>, Response = Response<B>, Error = A2aError> + Clone + Send + 'static,
+    S: Service<CallRequest, Response = Response<B>, Error = A2aError> + Clone + Send + 'static,
     S::Future: Send,
     B: Send + 'static,
 {
@@ -136,11 +135,11 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut request: Request<Bytes>) -> Self::Future {
+    fn call(&mut self, mut request: CallRequest) -> Self::Future {
         let inner = self.inner.clone();
         let parent = extract(request.headers());
-        let call = request.extensions().get::<A2aCall>().cloned();
-        let operation = call.as_ref().map_or("unknown", |c| c.operation.method_name());
+        let (binding, task_id) = (request.body().call.binding, request.body().call.task_id.clone());
+        let operation = request.body().call.operation.method_name();
         let span = self
             .tracer
             .span_builder(format!("a2a {operation}"))
@@ -150,31 +149,27 @@ where
         let trace_id = context.span().span_context().trace_id().to_string();
         request.extensions_mut().insert(TraceId(Arc::from(trace_id)));
         inject(&context, request.headers_mut());
-        let info = request.extensions().get::<RequestInfo>().cloned();
+        let info = request.body().info.clone();
         Box::pin(async move {
             let result = inner.oneshot(request).await;
             let span = context.span();
             let mut attributes = vec![KeyValue::new("a2a.operation", operation)];
-            if let Some(call) = &call {
-                attributes.push(KeyValue::new("a2a.binding", call.binding.to_string()));
-                if let Some(task_id) = &call.task_id {
-                    attributes.push(KeyValue::new("a2a.task_id", task_id.clone()));
+            attributes.push(KeyValue::new("a2a.binding", binding.to_string()));
+            if let Some(task_id) = task_id {
+                attributes.push(KeyValue::new("a2a.task_id", task_id));
+            }
+            attributes.push(KeyValue::new("a2a.request_id", info.request_id().to_string()));
+            if let Some(caller) = info.caller() {
+                attributes.push(KeyValue::new("a2a.caller", caller.id.to_string()));
+            }
+            if let Some(route) = info.route() {
+                attributes.push(KeyValue::new("a2a.backend", route.backend.to_string()));
+                if let Some(skill) = &route.skill {
+                    attributes.push(KeyValue::new("a2a.skill", skill.clone()));
                 }
             }
-            if let Some(info) = &info {
-                attributes.push(KeyValue::new("a2a.request_id", info.request_id().to_string()));
-                if let Some(caller) = info.caller() {
-                    attributes.push(KeyValue::new("a2a.caller", caller.id.to_string()));
-                }
-                if let Some(route) = info.route() {
-                    attributes.push(KeyValue::new("a2a.backend", route.backend.to_string()));
-                    if let Some(skill) = &route.skill {
-                        attributes.push(KeyValue::new("a2a.skill", skill.clone()));
-                    }
-                }
-                if let Some(reason) = info.route_reason() {
-                    attributes.push(KeyValue::new("a2a.skill.resolved_by", reason.to_string()));
-                }
+            if let Some(reason) = info.route_reason() {
+                attributes.push(KeyValue::new("a2a.skill.resolved_by", reason.to_string()));
             }
             match &result {
                 Ok(response) => {

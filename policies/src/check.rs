@@ -13,28 +13,26 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use bytes::Bytes;
 use futures::future::BoxFuture;
-use http::Request;
 use tower::{Layer, Service};
 
-use a2a_core::A2aError;
+use a2a_core::{A2aError, CallRequest};
 
 /// A decision that waits for something outside the process; it owns the request meanwhile.
-pub type Pending = BoxFuture<'static, Result<Request<Bytes>, A2aError>>;
+pub type Pending = BoxFuture<'static, Result<CallRequest, A2aError>>;
 
 /// What a [`Check`] decided about one request.
 pub enum Verdict {
     /// Let it through (the request, perhaps with facts added).
-    Pass(Request<Bytes>),
+    Pass(CallRequest),
     /// Answer the caller with this error; the inner service never sees the request.
     Refuse(A2aError),
     /// Decided later: `Ok` hands the request on.
     Later(Pending),
 }
 
-impl From<Result<Request<Bytes>, A2aError>> for Verdict {
-    fn from(result: Result<Request<Bytes>, A2aError>) -> Verdict {
+impl From<Result<CallRequest, A2aError>> for Verdict {
+    fn from(result: Result<CallRequest, A2aError>) -> Verdict {
         match result {
             Ok(request) => Verdict::Pass(request),
             Err(refusal) => Verdict::Refuse(refusal),
@@ -44,7 +42,7 @@ impl From<Result<Request<Bytes>, A2aError>> for Verdict {
 
 /// A policy that admits or refuses requests before the inner service sees them.
 pub trait Check: Clone + Send + Sync + 'static {
-    fn check(&self, request: Request<Bytes>) -> Verdict;
+    fn check(&self, request: CallRequest) -> Verdict;
 }
 
 /// Runs a [`Check`] before the inner service.
@@ -79,10 +77,10 @@ pub struct CheckService<C, S> {
     inner: S,
 }
 
-impl<C, S> Service<Request<Bytes>> for CheckService<C, S>
+impl<C, S> Service<CallRequest> for CheckService<C, S>
 where
     C: Check,
-    S: Service<Request<Bytes>, Error = A2aError> + Clone,
+    S: Service<CallRequest, Error = A2aError> + Clone,
 {
     type Response = S::Response;
     type Error = A2aError;
@@ -92,7 +90,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<Bytes>) -> CheckFuture<S> {
+    fn call(&mut self, request: CallRequest) -> CheckFuture<S> {
         let state = match self.check.check(request) {
             Verdict::Pass(request) => State::Inner { future: self.inner.call(request) },
             Verdict::Refuse(refusal) => State::Refused { refusal: Some(refusal) },
@@ -108,7 +106,7 @@ where
 
 pin_project_lite::pin_project! {
     /// The response future of [`CheckService`].
-    pub struct CheckFuture<S: Service<Request<Bytes>>> {
+    pub struct CheckFuture<S: Service<CallRequest>> {
         #[pin]
         state: State<S>,
     }
@@ -116,7 +114,7 @@ pin_project_lite::pin_project! {
 
 pin_project_lite::pin_project! {
     #[project = StateProj]
-    enum State<S: Service<Request<Bytes>>> {
+    enum State<S: Service<CallRequest>> {
         Refused { refusal: Option<A2aError> },
         Waiting { decision: Pending, inner: Option<S> },
         Inner { #[pin] future: S::Future },
@@ -125,7 +123,7 @@ pin_project_lite::pin_project! {
 
 impl<S> Future for CheckFuture<S>
 where
-    S: Service<Request<Bytes>, Error = A2aError>,
+    S: Service<CallRequest, Error = A2aError>,
 {
     type Output = Result<S::Response, A2aError>;
 
@@ -159,19 +157,21 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
+    use a2a_core::CallContext;
+    use http::Request;
 
     /// Counts the requests that reach it and answers with the `x` header's value.
     #[derive(Clone, Default)]
     struct Inner(Arc<AtomicUsize>);
 
-    impl Service<Request<Bytes>> for Inner {
+    impl Service<CallRequest> for Inner {
         type Response = String;
         type Error = A2aError;
         type Future = std::future::Ready<Result<String, A2aError>>;
         fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
             Poll::Ready(Ok(()))
         }
-        fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+        fn call(&mut self, request: CallRequest) -> Self::Future {
             self.0.fetch_add(1, Ordering::SeqCst);
             let x = request.headers().get("x").map(|v| v.to_str().unwrap_or_default().to_owned());
             std::future::ready(Ok(x.unwrap_or_default()))
@@ -183,7 +183,7 @@ mod tests {
     struct ByPath;
 
     impl Check for ByPath {
-        fn check(&self, mut request: Request<Bytes>) -> Verdict {
+        fn check(&self, mut request: CallRequest) -> Verdict {
             match request.uri().path() {
                 "/pass" => Verdict::Pass(request),
                 "/later" => Verdict::Later(Box::pin(async move {
@@ -206,7 +206,11 @@ mod tests {
         let inner = Inner::default();
         let seen = inner.0.clone();
         let service = CheckLayer::of(ByPath).layer(inner);
-        let answer = service.oneshot(Request::post(path).body(Bytes::new()).unwrap()).await;
+        let context = CallContext::for_test(
+            a2a_core::A2aCall::new(a2a_core::Binding::JsonRpc, a2a_core::Operation::GetTask),
+            "r",
+        );
+        let answer = service.oneshot(Request::post(path).body(Box::new(context)).unwrap()).await;
         (answer, seen.load(Ordering::SeqCst))
     }
 

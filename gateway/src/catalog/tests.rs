@@ -1,8 +1,7 @@
 use std::sync::Arc;
 
-use a2a_core::{A2aError, AuthMethod, Caller, RouteHint};
+use a2a_core::{A2aError, AuthMethod, CallContext, CallRequest, Caller, RouteHint};
 use a2a_policies::authorize::{AuthorizeLayer, Permissions, PermissionsConfig};
-use bytes::Bytes;
 use serde_json::{Value, json};
 use tower::{Layer, ServiceExt, service_fn};
 
@@ -28,14 +27,16 @@ fn permissions(config: Value) -> Permissions {
 
 /// Whether the authorization layer lets `caller` call `skill` on an agent hosting `skills`.
 async fn layer_allows(p: &Permissions, caller: &Caller, skill: &str, skills: &[&str]) -> bool {
-    let inner = service_fn(|_: http::Request<Bytes>| async { Ok::<_, A2aError>(()) });
-    let mut request = http::Request::new(Bytes::new());
-    request.extensions_mut().insert(caller.clone());
+    let inner = service_fn(|_: CallRequest| async { Ok::<_, A2aError>(()) });
+    let call = a2a_core::A2aCall::new(a2a_core::Binding::JsonRpc, a2a_core::Operation::SendMessage);
+    let mut context = CallContext::for_test(call, "r");
+    context.caller = caller.clone();
     let skills: Vec<String> = skills.iter().map(|s| s.to_string()).collect();
     let named = (!skill.is_empty()).then(|| skill.to_string());
     let route =
         RouteHint { backend: Arc::from("agent"), skills: named.clone().map_or(skills, |s| vec![s]), skill: named };
-    request.extensions_mut().insert(route);
+    context.route = Some(route);
+    let request = http::Request::new(Box::new(context));
     AuthorizeLayer::new(Arc::new(p.clone())).layer(inner).oneshot(request).await.is_ok()
 }
 

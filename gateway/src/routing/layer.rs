@@ -41,9 +41,9 @@ pub struct RouteService<S> {
     state: Arc<RouteState>,
 }
 
-impl<S, B> Service<Request<Bytes>> for RouteService<S>
+impl<S, B> Service<CallRequest> for RouteService<S>
 where
-    S: Service<Request<Bytes>, Response = http::Response<B>, Error = A2aError> + Clone + Send + 'static,
+    S: Service<CallRequest, Response = http::Response<B>, Error = A2aError> + Clone + Send + 'static,
     S::Future: Send,
     B: Send + 'static,
 {
@@ -55,70 +55,55 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut request: Request<Bytes>) -> Self::Future {
+    fn call(&mut self, mut request: CallRequest) -> Self::Future {
         let inner = self.inner.clone();
         let state = self.state.clone();
         Box::pin(async move {
-            let owner = owner_key(request.extensions().get::<Caller>(), state.isolation);
-            if let Some(call) = request.extensions().get::<A2aCall>() {
-                refuse_unpromised_push(&state.registry.snapshot(), call)?;
+            let context = request.body_mut();
+            let owner = owner_key(Some(&context.caller), state.isolation);
+            refuse_unpromised_push(&state.registry.snapshot(), &context.call)?;
+            if amend(&state, owner.as_ref(), &mut context.call, &mut context.checked).await? {
+                context.body = Bytes::from(encode(&mut context.call, &context.checked.request));
             }
-            let extensions = request.extensions_mut();
-            let (Some(mut call), Some(mut checked)) = (extensions.remove::<A2aCall>(), extensions.remove::<Checked>())
-            else {
-                return Err(A2aError::Internal);
-            };
-            if amend(&state, owner.as_ref(), &mut call, &mut checked).await? {
-                *request.body_mut() = Bytes::from(encode(&mut call, &checked.request));
-            }
-            if !matches!(call.operation, Operation::ListTasks | Operation::GetExtendedAgentCard) {
+            if !matches!(context.call.operation, Operation::ListTasks | Operation::GetExtendedAgentCard) {
                 let snapshot = state.registry.snapshot();
-                let caller = request.extensions().get::<Caller>();
-                let message = checked.message();
                 let router = Router {
                     snapshot: &snapshot,
                     registry: &state.registry,
                     directory: state.directory.as_ref(),
                     default_skill: state.default_skill.as_deref(),
                     owner: owner.as_ref(),
-                    resolving: message.map(|message| Resolving {
+                    resolving: context.checked.message().map(|message| Resolving {
                         mode: state.resolve,
                         margin: state.resolve_margin,
                         permissions: &state.permissions,
-                        caller,
+                        caller: Some(&context.caller),
                         message,
                     }),
                 };
-                let route = router.route(&call).await?;
-                claim_context(state.directory.as_ref(), owner.as_ref(), &call, &route).await?;
-                let info = request.extensions().get::<RequestInfo>().cloned();
+                let route = router.route(&context.call).await?;
+                claim_context(state.directory.as_ref(), owner.as_ref(), &context.call, &route).await?;
                 if let Some(decision) = &route.decision {
                     metrics::counter!(crate::metrics::SKILL_RESOLUTIONS, "rule" => decision.rule()).increment(1);
-                    if let Some(info) = &info {
-                        info.set_route_reason(decision.reason());
-                    }
+                    context.info.set_route_reason(decision.reason());
                 }
                 // A skill the gateway decided for a message that named none (resolved, or its
                 // context's or task's) goes on to an agent with several skills as if the caller had
                 // named it: the agent must not pick another.
-                if call.operation.is_send()
-                    && call.skill_id.is_none()
+                if context.call.operation.is_send()
+                    && context.call.skill_id.is_none()
                     && let Some(skill) = &route.skill
                     && (route.decision.is_some() || route.backend.skills.len() > 1)
                 {
-                    name_skill(&mut checked.request, skill);
-                    call.skill_id = Some(skill.clone());
-                    *request.body_mut() = Bytes::from(encode(&mut call, &checked.request));
+                    name_skill(&mut context.checked.request, skill);
+                    context.call.skill_id = Some(skill.clone());
+                    context.body = Bytes::from(encode(&mut context.call, &context.checked.request));
                 }
                 let hint = RouteHint { backend: route.backend.name.clone(), skill: route.skill, skills: route.skills };
-                if let Some(info) = &info {
-                    info.set_route(hint.clone());
-                }
-                request.extensions_mut().insert(hint);
+                context.info.set_route(hint.clone());
+                context.route = Some(hint);
             }
-            let early = checked.early.is_some();
-            request.extensions_mut().insert(call);
-            request.extensions_mut().insert(checked);
+            let early = context.checked.early.is_some();
             let mut response = inner.oneshot(request).await?;
             if early {
                 let scope: Arc<str> = owner.unwrap_or_else(|| Arc::from(""));

@@ -6,16 +6,15 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_core::{A2aCall, A2aError, Caller, Operation, RequestInfo, RouteHint};
+use a2a_core::{A2aCall, A2aError, CallContext, CallRequest, Operation, RequestInfo, RouteHint};
 use axum::body::Body;
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use http::{Request, Response};
+use http::Response;
 use tower::Service;
 
 use crate::gateway::Gateway;
 use crate::observers::Exchange;
-use crate::protocol::decode::Checked;
 use crate::proxy::{ForwardError, Outbound};
 use crate::routing;
 use a2a_model::Request as A2aRequest;
@@ -32,7 +31,7 @@ impl ForwardService {
     }
 }
 
-impl Service<Request<Bytes>> for ForwardService {
+impl Service<CallRequest> for ForwardService {
     type Response = Response<Body>;
     type Error = A2aError;
     type Future = BoxFuture<'static, Result<Response<Body>, A2aError>>;
@@ -41,35 +40,31 @@ impl Service<Request<Bytes>> for ForwardService {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+    fn call(&mut self, request: CallRequest) -> Self::Future {
         let gateway = self.gateway.clone();
         Box::pin(async move {
-            let (parts, body) = request.into_parts();
-            let call = parts.extensions.get::<A2aCall>().ok_or(A2aError::Internal)?;
-            let caller = parts.extensions.get::<Caller>();
+            let (parts, context) = request.into_parts();
+            let CallContext { call, checked, info, body, caller, route, .. } = &*context;
+            let caller = Some(caller);
             let owner = routing::owner_key(caller, gateway.config.routing.isolation);
             let snapshot = gateway.registry.snapshot();
-            match call.operation {
-                Operation::GetExtendedAgentCard => {
+            match (call.operation, &checked.request) {
+                (Operation::GetExtendedAgentCard, _) => {
                     crate::catalog::extended::extended_card(&gateway, &snapshot, call, caller, &parts.headers)
                 }
-                Operation::ListTasks => {
-                    let Some(Checked { request: A2aRequest::ListTasks(request), .. }) =
-                        parts.extensions.get::<Checked>()
-                    else {
-                        return Err(A2aError::Internal);
-                    };
+                (Operation::ListTasks, A2aRequest::ListTasks(request)) => {
                     crate::list::list_tasks(&gateway, &snapshot, owner.as_ref(), caller, call, request).await
                 }
-                _ => {
-                    let hint = parts.extensions.get::<RouteHint>().ok_or(A2aError::Internal)?;
-                    let info = parts.extensions.get::<RequestInfo>();
-                    let request_id: Arc<str> = info.map(|i| Arc::from(i.request_id())).unwrap_or_else(|| Arc::from(""));
+                // The decoder reads a ListTasks call into its ListTasks request.
+                (Operation::ListTasks, _) => Err(A2aError::Internal),
+                (_, request) => {
+                    // Routing routes every call but the two above.
+                    let hint = route.as_ref().ok_or(A2aError::Internal)?;
+                    let request_id: Arc<str> = Arc::from(info.request_id());
                     let skill: Option<Arc<str>> = hint.skill.as_deref().map(Arc::from);
                     // Push configs are the gateway's: answered here, or taken off a send, so that an
                     // agent never gets a caller's URL.
                     let push = gateway.shared.push.as_deref();
-                    let Checked { request, .. } = parts.extensions.get::<Checked>().ok_or(A2aError::Internal)?;
                     let answered = crate::push::api::answer(push, owner.as_ref(), caller, &hint.backend, call, request);
                     if let Some(answer) = answered.await {
                         return answer;
@@ -86,7 +81,7 @@ impl Service<Request<Bytes>> for ForwardService {
                     let amended = stripped.await?;
                     let (call, request, body) = match &amended {
                         Some((call, request, body)) => (call, request, body.clone()),
-                        None => (call, request, body),
+                        None => (call, request, body.clone()),
                     };
                     let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
                     let mut failover = Failover::new(call, hint.skill.as_deref());
@@ -116,7 +111,7 @@ impl Service<Request<Bytes>> for ForwardService {
 struct Attempt<'a> {
     gateway: &'a Gateway,
     parts: &'a http::request::Parts,
-    info: Option<&'a RequestInfo>,
+    info: &'a RequestInfo,
     hint: &'a RouteHint,
 }
 
@@ -144,9 +139,7 @@ impl Attempt<'_> {
             }
             let waited = asked.elapsed();
             crate::metrics::record_backend_duration(&backend.name, waited.as_secs_f64());
-            if let Some(info) = self.info {
-                info.add_backend_time(waited);
-            }
+            self.info.add_backend_time(waited);
             result
         };
         // A call still waiting for its backend when the drain deadline passes gets an answer instead

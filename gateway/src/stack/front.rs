@@ -8,8 +8,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_core::{A2aError, Binding, Dialect, Operation, RequestInfo};
+use a2a_core::{
+    A2aError, Binding, CallContext, CallRequest, Checked, ClientAddress, ClientCertificate, Dialect, EarlyCall,
+    Operation, RequestInfo,
+};
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, header};
@@ -17,7 +21,7 @@ use http_body_util::{BodyExt, Limited};
 use tower::{Layer, Service, ServiceExt};
 
 use crate::protocol::bridge::{self, Answering};
-use crate::protocol::decode::{Checked, Decoded, EarlyCall, decode_any, decode_grpc, dialect_hint, split_agent_path};
+use crate::protocol::decode::{Decoded, decode_any, decode_grpc, dialect_hint, split_agent_path};
 use crate::protocol::early_ids::EarlyIds;
 use crate::protocol::errors::Refusal;
 use crate::protocol::grpc;
@@ -39,6 +43,8 @@ pub struct DecodeLayer {
     pub(super) early_ids: Arc<dyn EarlyIds>,
     /// gRPC calls are served (`listeners.grpc`).
     pub(super) grpc: bool,
+    /// No authentication is configured: every caller is the one its address makes.
+    pub(super) anonymous: bool,
 }
 
 impl<S> Layer<S> for DecodeLayer {
@@ -51,6 +57,7 @@ impl<S> Layer<S> for DecodeLayer {
             max_depth: self.max_depth,
             early_ids: self.early_ids.clone(),
             grpc: self.grpc,
+            anonymous: self.anonymous,
         }
     }
 }
@@ -63,11 +70,12 @@ pub struct DecodeService<S> {
     pub(super) max_depth: usize,
     pub(super) early_ids: Arc<dyn EarlyIds>,
     pub(super) grpc: bool,
+    pub(super) anonymous: bool,
 }
 
 impl<S> Service<Request<Body>> for DecodeService<S>
 where
-    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
+    S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
     S::Future: Send,
 {
     type Response = Response<Body>;
@@ -82,6 +90,7 @@ where
         let inner = self.inner.clone();
         let (max_body, body_timeout, max_depth) = (self.max_body, self.body_timeout, self.max_depth);
         let early_ids = self.early_ids.clone();
+        let anonymous = self.anonymous;
         // gRPC needs HTTP/2 (its status travels in trailers); over HTTP/1 such a request is JSON's.
         let http2 = request.version() == http::Version::HTTP_2;
         if http2 && *request.method() == Method::POST && grpc::front::is_grpc(request.headers()) {
@@ -90,7 +99,7 @@ where
                     grpc::wire::Status::new(grpc::wire::UNIMPLEMENTED, "gRPC is not served here (listeners.grpc)");
                 return Box::pin(async move { Ok(grpc::front::status_response(&off)) });
             }
-            return Box::pin(serve_grpc(inner, request, (max_body, body_timeout, max_depth)));
+            return Box::pin(serve_grpc(inner, request, (max_body, body_timeout, max_depth), anonymous));
         }
         Box::pin(async move {
             let (parts, body) = request.into_parts();
@@ -115,7 +124,7 @@ where
             };
             let binding = decoded.call.binding;
             let context_id = decoded.call.context_id.clone();
-            let (result, answering, request_id) = run_inner(inner, parts, decoded, Some(early_ids)).await;
+            let (result, answering, request_id) = run_inner(inner, parts, decoded, Some(early_ids), anonymous).await;
             let v03_rest_subscribe = answering.dialect == Dialect::V03
                 && binding == Binding::Rest
                 && answering.operation == Operation::SubscribeToTask;
@@ -149,9 +158,10 @@ async fn run_inner<S>(
     parts: http::request::Parts,
     decoded: Decoded,
     early_ids: Option<Arc<dyn EarlyIds>>,
+    anonymous: bool,
 ) -> (Result<Response<Body>, A2aError>, Answering, Option<HeaderValue>)
 where
-    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Send + 'static,
+    S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Send + 'static,
     S::Future: Send,
 {
     let Decoded { call, request, body, early_id, new_task } = decoded;
@@ -167,14 +177,20 @@ where
     };
     let info = RequestInfo::new(new_request_id());
     let request_id = HeaderValue::from_str(info.request_id()).ok();
+    // The listener's judgement of where the call came from (a trusted proxy's client), else the peer.
+    let client =
+        parts.extensions.get::<ClientAddress>().copied().or_else(|| {
+            parts.extensions.get::<ConnectInfo<std::net::SocketAddr>>().map(|peer| ClientAddress(peer.0.ip()))
+        });
+    let early = early_id.map(|id| EarlyCall { id, new_task });
     // Everything inside — policies and the backend — sees the checked request, written out again:
     // never the caller's bytes.
-    let mut request_out = Request::from_parts(parts, Bytes::from(body));
-    let early = early_id.map(|id| EarlyCall { id, new_task });
-    request_out.extensions_mut().insert(Checked { request, early });
-    request_out.extensions_mut().insert(call);
-    request_out.extensions_mut().insert(info);
-    let result = RunToEnd::new(inner.oneshot(request_out)).await;
+    let mut context = CallContext::new(call, Checked { request, early }, info, Bytes::from(body), client);
+    context.certificate = parts.extensions.get::<ClientCertificate>().cloned();
+    if anonymous {
+        context.info.set_caller(context.caller.clone());
+    }
+    let result = RunToEnd::new(inner.oneshot(Request::from_parts(parts, Box::new(context)))).await;
     (result, answering, request_id)
 }
 
@@ -193,9 +209,10 @@ async fn serve_grpc<S>(
     inner: S,
     request: Request<Body>,
     (max_body, body_timeout, max_depth): (usize, Option<Duration>, usize),
+    anonymous: bool,
 ) -> Result<Response<Body>, Infallible>
 where
-    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Send + 'static,
+    S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Send + 'static,
     S::Future: Send,
 {
     let (mut parts, body) = request.into_parts();
@@ -227,7 +244,7 @@ where
     // inside to its end (as for a caller that hangs up).
     let deadline = grpc::deadline::of(&parts.headers).map(|d| tokio::time::Instant::now() + d);
     let context_id = decoded.call.context_id.clone();
-    let run = run_inner(inner, parts, decoded, None);
+    let run = run_inner(inner, parts, decoded, None, anonymous);
     let (result, answering, request_id) = match deadline {
         None => run.await,
         Some(at) => match tokio::time::timeout_at(at, run).await {

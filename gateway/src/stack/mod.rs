@@ -1,7 +1,7 @@
 //! The A2A service stack every call goes through, assembled in one place ([`a2a_stack`]) so the
-//! request path reads top to bottom, and the gateway's own layers: decode (the one place protocol
-//! errors become responses, [`front`]), anonymous callers, and the innermost forward service
-//! ([`forward`]).
+//! request path reads top to bottom, and the gateway's own layers: decode ([`front`]: builds the
+//! per-request [`CallContext`] that is the body of every request inside, and is the one place
+//! protocol errors become responses) and the innermost forward service ([`forward`]).
 
 mod forward;
 mod front;
@@ -14,15 +14,13 @@ pub use self::front::{DecodeLayer, DecodeService};
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use a2a_core::{A2aError, Caller, RequestInfo};
+use a2a_core::{A2aError, CallRequest};
 use axum::body::Body;
-use bytes::Bytes;
 use http::{Request, Response};
 use tower::Service;
 
 use a2a_policies::auth::AuthLayer;
 use a2a_policies::authorize::AuthorizeLayer;
-use a2a_policies::check::{Check, CheckLayer, Verdict};
 use a2a_policies::concurrency::{ConcurrencyLayer, LeaseBody};
 use a2a_policies::rate_limit::RateLimitLayer;
 use a2a_policies::validate::ValidateLayer;
@@ -39,7 +37,7 @@ pub fn a2a_stack<S>(
     innermost: S,
 ) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static
 where
-    S: Service<Request<Bytes>, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
+    S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
     S::Future: Send,
 {
     tower::ServiceBuilder::new()
@@ -51,6 +49,7 @@ where
             max_depth: gateway.config.limits.max_json_depth,
             early_ids: gateway.shared.early_ids.clone(),
             grpc: gateway.config.listeners.grpc,
+            anonymous: gateway.authenticator.is_none(),
         })
         // A span per call (when traces are exported), parent of the backend's.
         .option_layer(crate::telemetry::installed_layer())
@@ -59,10 +58,10 @@ where
         // One audit record per call (and per denial, with its reason); task events come through
         // the observers.
         .option_layer(gateway.shared.audit.as_ref().map(|audit| audit.layer()))
-        // Bearer JWT, API key or introspected token → Caller, or 401 with a challenge.
+        // Bearer JWT, API key or introspected token → Caller, or 401 with a challenge. Without
+        // authentication configured, callers are known by their address (the context's caller
+        // from the start).
         .option_layer(gateway.authenticator.clone().map(AuthLayer::new))
-        // Without authentication configured, callers are known by their address.
-        .layer(CheckLayer::of(AnonymousCaller))
         // Request rate quotas per caller and global, before routing and authorization: every
         // answered request (a not-found probe, a permission denial) is metered.
         .option_layer(gateway.rate_limits.clone().map(RateLimitLayer::per_caller))
@@ -83,34 +82,6 @@ where
         // The input against the skill's schema, sizes, part kinds and ids.
         .option_layer(gateway.validation.clone().map(ValidateLayer::new))
         .service(innermost)
-}
-
-/// Gives every request a [`Caller`] known by its network address, for gateways without
-/// authentication (limits and the audit log still need someone to attribute a request to).
-#[derive(Clone)]
-pub struct AnonymousCaller;
-
-/// The layer of [`AnonymousCaller`].
-pub type AnonymousCallerLayer = CheckLayer<AnonymousCaller>;
-
-impl Check for AnonymousCaller {
-    fn check(&self, mut request: Request<Bytes>) -> Verdict {
-        if request.extensions().get::<Caller>().is_none() {
-            // The listener's client address (a trusted proxy's caller), else the peer.
-            let address = request.extensions().get::<a2a_core::ClientAddress>().map(|c| c.0).unwrap_or_else(|| {
-                request
-                    .extensions()
-                    .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                    .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0.ip())
-            });
-            let caller = Caller::anonymous(address);
-            if let Some(info) = request.extensions().get::<RequestInfo>() {
-                info.set_caller(caller.clone());
-            }
-            request.extensions_mut().insert(caller);
-        }
-        Verdict::Pass(request)
-    }
 }
 
 #[cfg(test)]

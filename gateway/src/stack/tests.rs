@@ -3,9 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use a2a_core::{A2aCall, A2aError, Caller, RouteHint};
+use a2a_core::{A2aError, CallRequest};
 use axum::body::Body;
-use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -14,14 +13,14 @@ use tower::{Service, ServiceExt};
 use super::a2a_stack;
 use crate::config::Config;
 use crate::gateway::{Gateway, Shared};
-use crate::protocol::decode::Checked;
 
 /// What the innermost service saw of one call.
 #[derive(Debug, Clone, PartialEq)]
 struct Seen {
-    caller: Option<String>,
+    caller: String,
     backend: Option<String>,
-    checked: bool,
+    /// The checked request carries the send's message.
+    message: bool,
 }
 
 /// Answers every call it is given with an empty 1.0 JSON-RPC result and remembers what it saw.
@@ -34,7 +33,7 @@ impl Innermost {
     }
 }
 
-impl Service<Request<Bytes>> for Innermost {
+impl Service<CallRequest> for Innermost {
     type Response = Response<Body>;
     type Error = A2aError;
     type Future = std::future::Ready<Result<Response<Body>, A2aError>>;
@@ -43,13 +42,12 @@ impl Service<Request<Bytes>> for Innermost {
         std::task::Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
-        let extensions = request.extensions();
-        assert!(extensions.get::<A2aCall>().is_some(), "every call inside is decoded");
+    fn call(&mut self, request: CallRequest) -> Self::Future {
+        let context = request.body();
         self.0.lock().unwrap().push(Seen {
-            caller: extensions.get::<Caller>().map(|c| c.id.to_string()),
-            backend: extensions.get::<RouteHint>().map(|r| r.backend.to_string()),
-            checked: extensions.get::<Checked>().is_some(),
+            caller: context.caller.id.to_string(),
+            backend: context.route.as_ref().map(|r| r.backend.to_string()),
+            message: context.checked.message().is_some(),
         });
         let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"message": {
             "messageId": "answer", "role": "ROLE_AGENT", "parts": [{"text": "ok"}]}}});
@@ -135,8 +133,8 @@ async fn a_call_that_passes_reaches_the_innermost_service_with_every_fact() {
     assert_eq!(body["result"]["message"]["messageId"], "answer", "{body}");
     let seen = innermost.seen();
     assert_eq!(seen.len(), 1);
-    assert_eq!((seen[0].backend.as_deref(), seen[0].checked), (Some("echo"), true));
-    assert!(seen[0].caller.as_deref().is_some_and(|c| c.contains("alice")), "{seen:?}");
+    assert_eq!((seen[0].backend.as_deref(), seen[0].message), (Some("echo"), true));
+    assert!(seen[0].caller.contains("alice"), "{seen:?}");
 }
 
 #[tokio::test]

@@ -10,14 +10,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use http::{HeaderMap, Request, Response};
+use http::{HeaderMap, Response};
 use tower::{Layer, Service};
 
 use super::Audit;
 use super::record::{DenialExtra, Kind, Outcome, Record};
 use super::requests::{CallFacts, InFlight};
-use a2a_core::{A2aCall, A2aError, RequestInfo};
+use a2a_core::{A2aError, CallRequest};
 
 /// The W3C trace id of a request (32 lower-case hex digits), as a request extension. The gateway
 /// inserts it when it starts or continues a trace; without it the layer reads a well-formed
@@ -50,9 +49,9 @@ pub struct AuditService<S> {
     audit: Audit,
 }
 
-impl<S, B> Service<Request<Bytes>> for AuditService<S>
+impl<S, B> Service<CallRequest> for AuditService<S>
 where
-    S: Service<Request<Bytes>, Response = Response<B>, Error = A2aError>,
+    S: Service<CallRequest, Response = Response<B>, Error = A2aError>,
 {
     type Response = Response<B>;
     type Error = A2aError;
@@ -62,7 +61,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+    fn call(&mut self, request: CallRequest) -> Self::Future {
         if self.audit.inner.sink.refusing() {
             // `fail_closed`: a call the log cannot record is not served, and the caller may retry.
             // The refusal is counted and reported in one `audit.refused` record once the log
@@ -72,14 +71,7 @@ where
             return ResponseFuture { inner: None, pending: None, refused: Some(error) };
         }
         let facts = call_facts(&request, !self.audit.inner.content_skills.is_empty());
-        let info = match request.extensions().get::<RequestInfo>() {
-            Some(info) => info.clone(),
-            None => {
-                // The decode layer always sets it; without it the record gets an id of its own.
-                debug_assert!(false, "RequestInfo missing: the audit layer must sit inside decode");
-                RequestInfo::new(uuid::Uuid::new_v4().to_string())
-            }
-        };
+        let info = request.body().info.clone();
         let flight = self.audit.inner.requests.begin(info, facts);
         ResponseFuture {
             inner: Some(Box::pin(self.inner.call(request))),
@@ -89,22 +81,22 @@ where
     }
 }
 
-fn call_facts(request: &Request<Bytes>, keep_body: bool) -> CallFacts {
-    let call = request.extensions().get::<A2aCall>();
+fn call_facts(request: &CallRequest, keep_body: bool) -> CallFacts {
+    let context = request.body();
+    let call = &context.call;
     let trace_id = match request.extensions().get::<TraceId>() {
         Some(trace) => Some(trace.0.clone()),
         None => trace_id_of(request.headers()),
     };
-    let operation = call.map(|c| c.operation);
     CallFacts {
-        binding: call.map(|c| c.binding),
-        operation,
-        task_id: call.and_then(|c| c.task_id.as_deref()).map(Arc::from),
-        context_id: call.and_then(|c| c.context_id.as_deref()).map(Arc::from),
-        skill: call.and_then(|c| c.skill_id.as_deref()).map(Arc::from),
+        binding: Some(call.binding),
+        operation: Some(call.operation),
+        task_id: call.task_id.as_deref().map(Arc::from),
+        context_id: call.context_id.as_deref().map(Arc::from),
+        skill: call.skill_id.as_deref().map(Arc::from),
         trace_id,
         // `Bytes` clones share the buffer; kept only for sends, and only when content may be logged.
-        body: (keep_body && operation.is_some_and(|op| op.is_send())).then(|| request.body().clone()),
+        body: (keep_body && call.operation.is_send()).then(|| context.body.clone()),
     }
 }
 
@@ -237,8 +229,8 @@ mod tests {
     #[test]
     fn the_service_and_its_future_are_send() {
         fn send<T: Send + 'static>(_: &T) {}
-        type Inner = tower::util::BoxCloneService<Request<Bytes>, Response<()>, A2aError>;
-        fn future_is_send(service: &mut AuditService<Inner>, request: Request<Bytes>) {
+        type Inner = tower::util::BoxCloneService<CallRequest, Response<()>, A2aError>;
+        fn future_is_send(service: &mut AuditService<Inner>, request: CallRequest) {
             send(&service.call(request));
         }
         let _ = future_is_send;

@@ -2,16 +2,12 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http::Request;
-
 use super::Authenticator;
 use crate::check::{Check, CheckLayer, CheckService, Verdict};
-use a2a_core::RequestInfo;
-use a2a_core::{ClientAddress, ClientCertificate};
+use a2a_core::{CallRequest, ClientAddress};
 
-/// Puts a [`Caller`](a2a_core::Caller) into every request's extensions (and records it with
-/// [`RequestInfo::set_caller`]), or refuses the request with
+/// Puts the verified [`Caller`](a2a_core::Caller) into every request's context (and records it with
+/// [`RequestInfo::set_caller`](a2a_core::RequestInfo::set_caller)), or refuses the request with
 /// [`A2aError::Unauthenticated`](a2a_core::A2aError::Unauthenticated). Goes right after decode/audit and before route resolution.
 #[derive(Clone)]
 pub struct Authentication {
@@ -30,40 +26,33 @@ impl AuthLayer {
 }
 
 impl Check for Authentication {
-    fn check(&self, mut request: Request<Bytes>) -> Verdict {
-        let info = request.extensions().get::<RequestInfo>().cloned();
+    fn check(&self, mut request: CallRequest) -> Verdict {
         // Before any credential is looked at: an address flooding bad tokens is refused here.
-        let address = request.extensions().get::<ClientAddress>().map(ClientAddress::limit_key);
+        let address = request.body().client.as_ref().map(ClientAddress::limit_key);
         if let Some(address) = address
             && let Err(refusal) = self.authenticator.admit(address)
         {
-            if let Some(info) = &info {
-                info.set_denial_detail(format!("address {address} refused before authentication: {refusal}"));
-            }
+            request
+                .body()
+                .info
+                .set_denial_detail(format!("address {address} refused before authentication: {refusal}"));
             return Verdict::Refuse(refusal);
         }
         let authenticator = self.authenticator.clone();
         Verdict::Later(Box::pin(async move {
-            let certificate = request.extensions().get::<ClientCertificate>();
-            match authenticator.authenticate(request.headers(), certificate).await {
+            match authenticator.authenticate(request.headers(), request.body().certificate.as_ref()).await {
                 Ok(caller) => {
                     tracing::debug!(caller = %caller.id, "authenticated");
-                    if let Some(info) = &info {
-                        info.set_caller(caller.clone());
-                    }
-                    request.extensions_mut().insert(caller);
+                    let context = request.body_mut();
+                    context.info.set_caller(caller.clone());
+                    context.caller = caller;
                     Ok(request)
                 }
                 Err(failure) => {
                     let detail = failure.to_string();
-                    tracing::info!(
-                        request_id = info.as_ref().map(RequestInfo::request_id),
-                        reason = %detail,
-                        "authentication refused"
-                    );
-                    if let Some(info) = &info {
-                        info.set_denial_detail(detail);
-                    }
+                    let info = &request.body().info;
+                    tracing::info!(request_id = info.request_id(), reason = %detail, "authentication refused");
+                    info.set_denial_detail(detail);
                     if let Some(address) = address {
                         authenticator.failed(address, &failure);
                     }

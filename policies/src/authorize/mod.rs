@@ -22,10 +22,8 @@ mod config;
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use crate::check::{Check, CheckLayer, CheckService, Verdict};
-use a2a_core::{A2aError, Caller, RequestInfo, RouteHint};
+use a2a_core::{A2aError, CallRequest, Caller, RouteHint};
 
 pub use config::{Effect, PermissionsConfig, PermissionsConfigError, RuleConfig};
 
@@ -156,7 +154,7 @@ impl Permissions {
     /// A routed call is allowed only when the caller may use every skill it may exercise
     /// ([`RouteHint::skills`]); a routed call whose skills cannot be told is refused unless every
     /// caller may use everything. Calls the gateway answers itself (no route) need no skill.
-    fn check(&self, caller: Option<&Caller>, route: Option<&RouteHint>) -> Result<(), (A2aError, String)> {
+    fn check(&self, caller: &Caller, route: Option<&RouteHint>) -> Result<(), (A2aError, String)> {
         let named = route.and_then(|r| r.skill.as_deref());
         if named.is_none() && self.require_known_skill {
             let refusal = A2aError::PermissionDenied(
@@ -173,11 +171,6 @@ impl Permissions {
                 A2aError::PermissionDenied("the agent declares no skills: the call cannot be authorized".into());
             return Err((refusal, format!("the agent '{}' declares no skills to authorize by", route.backend)));
         }
-        let Some(caller) = caller else {
-            // Authentication always sets a caller (an anonymous one without auth); fail closed if not.
-            let refusal = A2aError::PermissionDenied("you may not use this skill".into());
-            return Err((refusal, "no Caller on the request: the authenticate layer did not run".into()));
-        };
         let denied = route.skills.iter().find(|skill| !self.may_use(caller, skill));
         let Some(skill) = denied else { return Ok(()) };
         let detail = match self.decide(caller, skill) {
@@ -242,15 +235,13 @@ impl AuthorizeLayer {
 }
 
 impl Check for Authorization {
-    fn check(&self, request: http::Request<Bytes>) -> Verdict {
-        let extensions = request.extensions();
-        match self.permissions.check(extensions.get::<Caller>(), extensions.get::<RouteHint>()) {
+    fn check(&self, request: CallRequest) -> Verdict {
+        let context = request.body();
+        match self.permissions.check(&context.caller, context.route.as_ref()) {
             Ok(()) => Verdict::Pass(request),
             Err((refusal, detail)) => {
                 tracing::debug!(%detail, "skill permission refused");
-                if let Some(info) = extensions.get::<RequestInfo>() {
-                    info.set_denial_detail(detail);
-                }
+                context.info.set_denial_detail(detail);
                 Verdict::Refuse(refusal)
             }
         }

@@ -4,7 +4,8 @@ use serde_json::json;
 use tower::{Layer, ServiceExt, service_fn};
 
 use super::*;
-use a2a_core::{A2aCall, AuthMethod, Binding, Operation};
+use a2a_core::CallContext;
+use a2a_core::{A2aCall, AuthMethod, Binding, Operation, RequestInfo};
 
 fn caller(id: &str, tenant: Option<&str>, scopes: &[&str]) -> Caller {
     Caller {
@@ -164,31 +165,27 @@ fn unknown_keys_and_effects_are_refused() {
     );
 }
 
-fn request(caller: Option<Caller>, skill: Option<&str>) -> (http::Request<Bytes>, RequestInfo) {
-    let mut request = http::Request::new(Bytes::from_static(b"{}"));
-    let info = RequestInfo::new("req-1".into());
-    request.extensions_mut().insert(A2aCall::new(Binding::JsonRpc, Operation::SendMessage));
-    request.extensions_mut().insert(info.clone());
-    if let Some(caller) = caller {
-        request.extensions_mut().insert(caller);
-    }
-    request.extensions_mut().insert(RouteHint {
+fn request(caller: Caller, skill: Option<&str>) -> (CallRequest, RequestInfo) {
+    let mut context = CallContext::for_test(A2aCall::new(Binding::JsonRpc, Operation::SendMessage), "req-1");
+    context.caller = caller;
+    context.route = Some(RouteHint {
         backend: Arc::from("echo"),
         skill: skill.map(String::from),
         skills: skill.map(String::from).into_iter().collect(),
     });
-    (request, info)
+    let info = context.info.clone();
+    (http::Request::new(Box::new(context)), info)
 }
 
-async fn run(p: Permissions, request: http::Request<Bytes>) -> Result<&'static str, A2aError> {
-    let inner = service_fn(|_: http::Request<Bytes>| async { Ok::<_, A2aError>("forwarded") });
+async fn run(p: Permissions, request: CallRequest) -> Result<&'static str, A2aError> {
+    let inner = service_fn(|_: CallRequest| async { Ok::<_, A2aError>("forwarded") });
     AuthorizeLayer::new(Arc::new(p)).layer(inner).oneshot(request).await
 }
 
 #[tokio::test]
 async fn the_layer_forwards_an_allowed_call() {
     let p = permissions(json!({"rules": [{"skills": ["echo"], "any_scope": ["echo"]}]}));
-    let (request, info) = request(Some(caller("a", None, &["echo"])), Some("echo"));
+    let (request, info) = request(caller("a", None, &["echo"]), Some("echo"));
     assert_eq!(run(p, request).await, Ok("forwarded"));
     assert_eq!(info.denial_detail(), None);
 }
@@ -196,7 +193,7 @@ async fn the_layer_forwards_an_allowed_call() {
 #[tokio::test]
 async fn the_layer_refuses_a_forbidden_skill_clearly_and_records_why() {
     let p = permissions(json!({"rules": [{"skills": ["review-pr"], "any_scope": ["review:write"]}]}));
-    let (request, info) = request(Some(caller("bob", Some("acme"), &["review:read"])), Some("review-pr"));
+    let (request, info) = request(caller("bob", Some("acme"), &["review:read"]), Some("review-pr"));
     let refusal = run(p, request).await.unwrap_err();
     assert_eq!(refusal, A2aError::PermissionDenied("you may not use the skill 'review-pr'".into()));
     let detail = info.denial_detail().expect("detail recorded");
@@ -210,7 +207,7 @@ async fn the_layer_refuses_a_forbidden_skill_clearly_and_records_why() {
 #[tokio::test]
 async fn the_layer_names_the_deny_rule_that_decided() {
     let p = permissions(json!({"default": "allow", "rules": [{"skills": ["deploy"], "effect": "deny"}]}));
-    let (request, info) = request(Some(caller("bob", None, &[])), Some("deploy"));
+    let (request, info) = request(caller("bob", None, &[]), Some("deploy"));
     assert!(matches!(run(p, request).await, Err(A2aError::PermissionDenied(_))));
     assert_eq!(info.denial_detail(), Some("permissions.rules[0] denies skill 'deploy' to caller 'bob'"));
 }
@@ -218,26 +215,18 @@ async fn the_layer_names_the_deny_rule_that_decided() {
 #[tokio::test]
 async fn routed_calls_without_a_skill_are_refused_unless_everything_is_allowed() {
     let lax = permissions(json!({"rules": []}));
-    let (no_skill, _) = request(Some(caller("a", None, &[])), None);
+    let (no_skill, _) = request(caller("a", None, &[]), None);
     assert!(matches!(run(lax, no_skill).await, Err(A2aError::PermissionDenied(_))), "no fact, no permission");
-    let (no_skill, _) = request(Some(caller("a", None, &[])), None);
+    let (no_skill, _) = request(caller("a", None, &[]), None);
     assert_eq!(run(Permissions::allow_all(), no_skill).await, Ok("forwarded"));
-    let mut no_route = http::Request::new(Bytes::new());
-    no_route.extensions_mut().insert(caller("a", None, &[]));
+    let (mut no_route, _) = request(caller("a", None, &[]), None);
+    no_route.body_mut().route = None;
     assert_eq!(run(permissions(json!({})), no_route).await, Ok("forwarded"), "no RouteHint at all");
 
     let strict = permissions(json!({"require_known_skill": true, "default": "allow"}));
-    let (no_skill, info) = request(Some(caller("a", None, &[])), None);
+    let (no_skill, info) = request(caller("a", None, &[]), None);
     assert!(matches!(run(strict, no_skill).await, Err(A2aError::PermissionDenied(_))));
     assert!(info.denial_detail().unwrap().contains("require_known_skill"));
-}
-
-#[tokio::test]
-async fn a_call_without_caller_is_refused() {
-    let p = permissions(json!({"default": "allow"}));
-    let (request, info) = request(None, Some("echo"));
-    assert!(matches!(run(p, request).await, Err(A2aError::PermissionDenied(_))));
-    assert!(info.denial_detail().unwrap().contains("no Caller"));
 }
 
 #[test]
@@ -245,7 +234,7 @@ fn long_skill_ids_are_clipped_in_the_refusal() {
     let p = permissions(json!({}));
     let long = "x".repeat(500);
     let route = RouteHint { backend: Arc::from("echo"), skill: Some(long.clone()), skills: vec![long] };
-    let (refusal, _) = p.check(Some(&caller("a", None, &[])), Some(&route)).unwrap_err();
+    let (refusal, _) = p.check(&caller("a", None, &[]), Some(&route)).unwrap_err();
     assert_eq!(refusal.to_string(), format!("you may not use the skill '{}'", "x".repeat(64)));
 }
 
@@ -261,23 +250,23 @@ fn hint(skill: Option<&str>, skills: &[&str]) -> RouteHint {
 fn a_call_that_names_no_skill_needs_every_skill_the_agent_hosts() {
     let p = permissions(json!({"rules": [{"skills": ["echo"]}]}));
     let alice = caller("alice", None, &[]);
-    assert!(p.check(Some(&alice), Some(&hint(None, &["echo"]))).is_ok());
-    let (refusal, detail) = p.check(Some(&alice), Some(&hint(None, &["echo", "deploy"]))).unwrap_err();
+    assert!(p.check(&alice, Some(&hint(None, &["echo"]))).is_ok());
+    let (refusal, detail) = p.check(&alice, Some(&hint(None, &["echo", "deploy"]))).unwrap_err();
     assert!(refusal.to_string().contains("name one with metadata.skillId: [echo]"), "{refusal}");
     assert!(detail.contains("deploy"), "{detail}");
     // A follow-up that names an allowed skill is still checked against its task's skill.
-    let (refusal, _) = p.check(Some(&alice), Some(&hint(Some("echo"), &["deploy", "echo"]))).unwrap_err();
+    let (refusal, _) = p.check(&alice, Some(&hint(Some("echo"), &["deploy", "echo"]))).unwrap_err();
     assert!(refusal.to_string().contains("'deploy' (the task's skill)"), "{refusal}");
 }
 
 #[test]
 fn an_agent_without_skills_is_authorized_only_when_everything_is_allowed() {
     let alice = caller("alice", None, &[]);
-    assert!(Permissions::allow_all().check(Some(&alice), Some(&hint(None, &[]))).is_ok());
+    assert!(Permissions::allow_all().check(&alice, Some(&hint(None, &[]))).is_ok());
     let p = permissions(json!({"default": "allow", "rules": [{"skills": ["x"], "effect": "deny"}]}));
-    assert!(p.check(Some(&alice), Some(&hint(None, &[]))).is_err());
+    assert!(p.check(&alice, Some(&hint(None, &[]))).is_err());
     // Calls the gateway answers itself have no route and need no skill.
-    assert!(p.check(Some(&alice), None).is_ok());
+    assert!(p.check(&alice, None).is_ok());
 }
 
 #[test]

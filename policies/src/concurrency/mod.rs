@@ -38,16 +38,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures::future::BoxFuture;
-use http::Request;
 use http_body::{Body, Frame, SizeHint};
 use serde::Deserialize;
 use tower::{Layer, Service};
 
 pub use self::shared::{LeaseVerdict, SharedLeases};
 pub use self::table::{LiveTasks, Reservation, Reserving};
-use a2a_core::{A2aCall, A2aError, Caller, RequestInfo};
+use a2a_core::{A2aError, CallRequest};
 
 /// The `concurrency` section of the policy configuration.
 ///
@@ -117,25 +115,16 @@ pub struct ConcurrencyService<S> {
 }
 
 impl<S> ConcurrencyService<S> {
-    fn reserve(&self, request: &Request<Bytes>) -> Result<Option<Reserving>, A2aError> {
-        let extensions = request.extensions();
-        let creates_task =
-            extensions.get::<A2aCall>().is_some_and(|call| call.operation.is_send() && call.task_id.is_none());
-        if !creates_task {
-            return Ok(None);
-        }
-        let (Some(caller), Some(info)) = (extensions.get::<Caller>(), extensions.get::<RequestInfo>()) else {
-            // The decode layer and authentication always set these: without them the stack is miswired.
-            tracing::error!("concurrency: task-creating request without Caller or RequestInfo extension");
-            return Err(A2aError::Internal);
-        };
-        Ok(Some(self.live.reserve_any(&caller.id, info.request_id())))
+    fn reserve(&self, request: &CallRequest) -> Option<Reserving> {
+        let context = request.body();
+        let creates_task = context.call.operation.is_send() && context.call.task_id.is_none();
+        creates_task.then(|| self.live.reserve_any(&context.caller.id, context.info.request_id()))
     }
 }
 
-impl<S, B> Service<Request<Bytes>> for ConcurrencyService<S>
+impl<S, B> Service<CallRequest> for ConcurrencyService<S>
 where
-    S: Service<Request<Bytes>, Response = http::Response<B>, Error = A2aError> + Clone + Send + 'static,
+    S: Service<CallRequest, Response = http::Response<B>, Error = A2aError> + Clone + Send + 'static,
     S::Future: Send,
     B: Send + 'static,
 {
@@ -147,14 +136,14 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+    fn call(&mut self, request: CallRequest) -> Self::Future {
         match self.reserve(&request) {
-            Ok(None) => ResponseFuture::Forward { future: self.inner.call(request), reservation: None },
-            Ok(Some(Reserving::Now(Ok(reservation)))) => {
+            None => ResponseFuture::Forward { future: self.inner.call(request), reservation: None },
+            Some(Reserving::Now(Ok(reservation))) => {
                 ResponseFuture::Forward { future: self.inner.call(request), reservation: Some(reservation) }
             }
-            Ok(Some(Reserving::Now(Err(refusal)))) | Err(refusal) => ResponseFuture::Refused { refusal: Some(refusal) },
-            Ok(Some(Reserving::Shared(reserving))) => {
+            Some(Reserving::Now(Err(refusal))) => ResponseFuture::Refused { refusal: Some(refusal) },
+            Some(Reserving::Shared(reserving)) => {
                 // The inner service was readied in `poll_ready`: keep that one for this call.
                 let clone = self.inner.clone();
                 let mut inner = std::mem::replace(&mut self.inner, clone);

@@ -10,8 +10,12 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use tower::ServiceExt;
 
+use bytes::Bytes;
+
 use super::*;
-use a2a_core::{Binding, Operation, Source, TaskEvent, TaskObserver, TaskState};
+use a2a_core::CallContext;
+use a2a_core::{A2aCall, Binding, Caller, Operation, Source, TaskEvent, TaskObserver, TaskState};
+use http::Request;
 
 type Frames = mpsc::UnboundedSender<Result<Frame<Bytes>, Infallible>>;
 type FrameSource = Arc<Mutex<Option<mpsc::UnboundedReceiver<Result<Frame<Bytes>, Infallible>>>>>;
@@ -39,7 +43,7 @@ struct Backend {
     live: Arc<LiveTasks>,
 }
 
-impl Service<Request<Bytes>> for Backend {
+impl Service<CallRequest> for Backend {
     type Response = http::Response<BoxBody<Bytes, Infallible>>;
     type Error = A2aError;
     type Future = BoxFuture<'static, Result<Self::Response, A2aError>>;
@@ -48,11 +52,11 @@ impl Service<Request<Bytes>> for Backend {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+    fn call(&mut self, request: CallRequest) -> Self::Future {
         let live = self.live.clone();
         Box::pin(async move {
             let script = request.extensions().get::<Script>().cloned().expect("a script");
-            let request_id = request.extensions().get::<RequestInfo>().map(|info| info.request_id().to_owned());
+            let request_id = Some(request.body().info.request_id().to_owned());
             let body = match script {
                 Script::Task(task, state) => {
                     live.observe(&event(request_id.as_deref(), task, state, Source::Response));
@@ -106,7 +110,7 @@ impl Harness {
         Harness { live, service }
     }
 
-    async fn call(&self, request: Request<Bytes>) -> Result<Answer, A2aError> {
+    async fn call(&self, request: CallRequest) -> Result<Answer, A2aError> {
         self.service.clone().oneshot(request).await
     }
 
@@ -120,14 +124,12 @@ impl Harness {
     }
 }
 
-fn request(who: &str, request_id: &str, operation: Operation, task: Option<&str>, script: Script) -> Request<Bytes> {
+fn request(who: &str, request_id: &str, operation: Operation, task: Option<&str>, script: Script) -> CallRequest {
     let mut call = A2aCall::new(Binding::JsonRpc, operation);
     call.task_id = task.map(str::to_owned);
-    let mut request = Request::new(Bytes::new());
-    let caller = Caller { id: Arc::from(who), ..Caller::anonymous(IpAddr::V4(Ipv4Addr::LOCALHOST)) };
-    request.extensions_mut().insert(caller);
-    request.extensions_mut().insert(call);
-    request.extensions_mut().insert(RequestInfo::new(request_id.to_owned()));
+    let mut context = CallContext::for_test(call, request_id);
+    context.caller = Caller { id: Arc::from(who), ..Caller::anonymous(IpAddr::V4(Ipv4Addr::LOCALHOST)) };
+    let mut request = Request::new(Box::new(context));
     request.extensions_mut().insert(script);
     request
 }
@@ -313,14 +315,14 @@ async fn limits_are_per_caller_and_overridable() {
 }
 
 #[tokio::test]
-async fn only_task_creating_calls_need_an_identity() {
+async fn only_task_creating_calls_take_a_slot() {
     let gw = Harness::new(1);
-    let mut get = request("alice", "r1", Operation::GetTask, Some("t1"), Script::Message);
-    get.extensions_mut().remove::<Caller>();
-    gw.call(get).await.expect("other operations pass through");
-    let mut send = request("alice", "r2", Operation::SendMessage, None, Script::Message);
-    send.extensions_mut().remove::<RequestInfo>();
-    assert!(matches!(gw.call(send).await, Err(A2aError::Internal)));
+    gw.create("alice", "r1", Script::Task("t1", TaskState::Working)).await.expect("alice's one");
+    let get = request("alice", "r2", Operation::GetTask, Some("t1"), Script::Message);
+    gw.call(get).await.expect("other operations pass through at the limit");
+    let continued = request("alice", "r3", Operation::SendMessage, Some("t1"), Script::Message);
+    gw.call(continued).await.expect("a send that continues a task creates none");
+    assert_eq!(gw.live("alice"), 1);
 }
 
 #[test]
@@ -345,7 +347,7 @@ async fn the_limit_layers_stack_in_gateway_order_over_an_axum_body() {
 
     fn gateway_shaped<S>(service: S) -> S
     where
-        S: Service<Request<Bytes>, Response = http::Response<Body>, Error = A2aError> + Clone + Send + 'static,
+        S: Service<CallRequest, Response = http::Response<Body>, Error = A2aError> + Clone + Send + 'static,
         S::Future: Send,
     {
         service
@@ -355,8 +357,8 @@ async fn the_limit_layers_stack_in_gateway_order_over_an_axum_body() {
     let live = LiveTasks::new(&ConcurrencyConfig::default()).expect("valid");
     let validation = InputValidation::new(&ValidationConfig::default(), std::path::Path::new("."), Arc::new(NoCatalog));
     let observer = live.clone();
-    let forward = tower::service_fn(move |request: Request<Bytes>| {
-        let request_id = request.extensions().get::<RequestInfo>().map(|info| info.request_id().to_owned());
+    let forward = tower::service_fn(move |request: CallRequest| {
+        let request_id = Some(request.body().info.request_id().to_owned());
         observer.observe(&event(request_id.as_deref(), "t1", TaskState::Working, Source::Response));
         async { Ok::<_, A2aError>(http::Response::new(Body::from("{\"task\":{}}"))) }
     });
@@ -378,14 +380,14 @@ async fn the_limit_layers_stack_in_gateway_order_over_an_axum_body() {
     assert_eq!(live.live_tasks("alice"), 1, "a refused input releases its reservation at once");
 }
 
-fn request_for_body(who: &str, request_id: &str, body: &'static str) -> Request<Bytes> {
+fn request_for_body(who: &str, request_id: &str, body: &'static str) -> CallRequest {
     let mut request = request(who, request_id, Operation::SendMessage, None, Script::Message);
-    *request.body_mut() = Bytes::from_static(body.as_bytes());
-    // What the decoder hands on beside the body: the checked model it was written from.
+    // What the decoder hands on: the checked model and the body written from it.
     let envelope: serde_json::Value = serde_json::from_str(body).expect("json");
     let params = serde_json::value::to_raw_value(&envelope["params"]).expect("raw");
     let checked = a2a_model::Request::parse(Operation::SendMessage, Some(&params)).expect("a send");
-    request.extensions_mut().insert(a2a_core::Checked { request: checked, early: None });
+    request.body_mut().checked = a2a_core::Checked { request: checked, early: None };
+    request.body_mut().body = Bytes::from_static(body.as_bytes());
     request
 }
 

@@ -28,20 +28,18 @@ use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures::future::BoxFuture;
 use governor::clock::Clock;
 use governor::middleware::NoOpMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{NotUntil, Quota, RateLimiter};
-use http::Request;
 
 pub use self::config::{ConfigError, QuotaConfig, RateLimitConfig};
 pub use self::shared::{SharedCheck, SharedQuotas, Verdict};
 pub(crate) use self::store::TokioClock;
 use self::store::{BoundedStore, Occupancy};
 use crate::check::{self, CheckLayer, CheckService};
-use a2a_core::{A2aCall, A2aError, Caller, RouteHint};
+use a2a_core::{A2aError, CallRequest};
 
 pub(crate) type Instant = std::time::Instant;
 pub(crate) type Direct = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<Instant>>;
@@ -326,15 +324,11 @@ impl RateLimitLayer {
 }
 
 impl check::Check for RateLimit {
-    fn check(&self, request: Request<Bytes>) -> check::Verdict {
-        let Some(caller) = request.extensions().get::<Caller>() else {
-            // Authentication always runs first and sets a caller: without one the stack is miswired.
-            tracing::error!("rate limit: request without a Caller extension");
-            return check::Verdict::Refuse(A2aError::Internal);
-        };
-        let is_send = request.extensions().get::<A2aCall>().is_some_and(|call| call.operation.is_send());
-        let skill = match request.extensions().get::<RouteHint>() {
-            Some(route) if is_send => route.skill.as_deref(),
+    fn check(&self, request: CallRequest) -> check::Verdict {
+        let context = request.body();
+        let caller = &context.caller;
+        let skill = match &context.route {
+            Some(route) if context.call.operation.is_send() => route.skill.as_deref(),
             _ => None,
         };
         let checked = match (self.stage, skill) {

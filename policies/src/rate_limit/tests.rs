@@ -5,22 +5,23 @@ use std::time::Duration;
 use tower::{Layer, Service, ServiceExt, service_fn};
 
 use super::*;
-use a2a_core::{Binding, Operation};
+use a2a_core::CallContext;
+use a2a_core::{A2aCall, Binding, Caller, Operation, RouteHint};
+use http::Request;
 
 fn caller(id: &str) -> Caller {
     Caller { id: Arc::from(id), ..Caller::anonymous(IpAddr::V4(Ipv4Addr::LOCALHOST)) }
 }
 
-fn request(who: &str, operation: Operation, skill: Option<&str>) -> Request<Bytes> {
-    let mut request = Request::new(Bytes::new());
-    request.extensions_mut().insert(caller(who));
-    request.extensions_mut().insert(A2aCall::new(Binding::JsonRpc, operation));
-    request.extensions_mut().insert(RouteHint {
+fn request(who: &str, operation: Operation, skill: Option<&str>) -> CallRequest {
+    let mut context = CallContext::for_test(A2aCall::new(Binding::JsonRpc, operation), "r");
+    context.caller = caller(who);
+    context.route = Some(RouteHint {
         backend: Arc::from("backend"),
         skill: skill.map(str::to_owned),
         skills: skill.map(str::to_owned).into_iter().collect(),
     });
-    request
+    Request::new(Box::new(context))
 }
 
 fn layer(config: RateLimitConfig) -> RateLimitLayer {
@@ -28,8 +29,8 @@ fn layer(config: RateLimitConfig) -> RateLimitLayer {
 }
 
 /// Sends one request through the layer around a backend that always answers.
-async fn send(layer: &RateLimitLayer, request: Request<Bytes>) -> Result<&'static str, A2aError> {
-    let backend = service_fn(|_: Request<Bytes>| async { Ok::<_, A2aError>("answered") });
+async fn send(layer: &RateLimitLayer, request: CallRequest) -> Result<&'static str, A2aError> {
+    let backend = service_fn(|_: CallRequest| async { Ok::<_, A2aError>("answered") });
     layer.layer(backend).oneshot(request).await
 }
 
@@ -181,18 +182,10 @@ async fn memory_stays_bounded_and_idle_callers_are_evicted() {
     assert_eq!(limits.tracked_keys(), 0, "an explicit sweep evicts every idle caller");
 }
 
-#[tokio::test]
-async fn a_request_without_a_caller_is_refused_as_a_wiring_error() {
-    let layer = layer(RateLimitConfig::default());
-    let mut request = request("x", Operation::SendMessage, None);
-    request.extensions_mut().remove::<Caller>();
-    assert_eq!(send(&layer, request).await, Err(A2aError::Internal));
-}
-
 #[test]
 fn the_service_is_generic_over_the_inner_response() {
-    fn assert_service<S: Service<Request<Bytes>, Response = u8, Error = A2aError>>(_: &S) {}
-    let inner = service_fn(|_: Request<Bytes>| async { Ok::<u8, A2aError>(1) });
+    fn assert_service<S: Service<CallRequest, Response = u8, Error = A2aError>>(_: &S) {}
+    let inner = service_fn(|_: CallRequest| async { Ok::<u8, A2aError>(1) });
     assert_service(&layer(RateLimitConfig::default()).layer(inner));
     let _: Option<Infallible> = None;
 }

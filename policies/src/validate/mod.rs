@@ -49,8 +49,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http::Request;
 use serde_json::Value;
 
 pub use self::config::{ConfigError, Limits, SkillRules, ValidationConfig};
@@ -60,7 +58,7 @@ use self::message::{Report, Rules};
 pub use self::schema::check_schema;
 use self::schema::{Cache, Compiled};
 use crate::check::{Check, CheckLayer, CheckService, Verdict};
-use a2a_core::{A2aCall, A2aError, Checked, RouteHint};
+use a2a_core::{A2aCall, A2aError, CallRequest, RouteHint};
 use a2a_model::Message;
 
 /// What validation needs to know about a backend's skill, from its card.
@@ -294,16 +292,14 @@ impl ValidateLayer {
 }
 
 impl Check for Validation {
-    fn check(&self, request: Request<Bytes>) -> Verdict {
-        let extensions = request.extensions();
-        let checked = match (extensions.get::<A2aCall>(), extensions.get::<Checked>().and_then(Checked::message)) {
-            (Some(call), Some(message)) if call.operation.is_send() => {
-                let route = extensions.get::<RouteHint>();
-                self.validation.check(call, route, message, request.body().len())
-            }
-            (Some(call), _) if !call.operation.is_send() => Ok(()),
-            _ => {
-                tracing::error!("validate: a send without its A2aCall and checked message");
+    fn check(&self, request: CallRequest) -> Verdict {
+        let context = request.body();
+        let checked = match context.checked.message() {
+            _ if !context.call.operation.is_send() => Ok(()),
+            Some(message) => self.validation.check(&context.call, context.route.as_ref(), message, context.body.len()),
+            None => {
+                // The decoder reads a send's message into its checked request: without one it is miswired.
+                tracing::error!("validate: a send without its checked message");
                 Err(A2aError::Internal)
             }
         };

@@ -8,7 +8,11 @@ use serde_json::json;
 use tower::{Layer, ServiceExt, service_fn};
 
 use super::*;
-use a2a_core::{Binding, Operation, Violation};
+use a2a_core::CallContext;
+use bytes::Bytes;
+use http::Request;
+
+use a2a_core::{Binding, Checked, Operation, Violation};
 
 const REVIEW_SCHEMA: &str = include_str!("../../tests/limits/review-pr.schema.json");
 
@@ -85,15 +89,13 @@ fn check_decoded(
 }
 
 /// A layer's request for a send with this message, as the decoder hands it on.
-fn send_request(message: Value, route: Option<RouteHint>) -> Request<Bytes> {
+fn send_request(message: Value, route: Option<RouteHint>) -> CallRequest {
     let (checked, body) = decoded(message);
-    let mut request = Request::new(Bytes::from(body));
-    request.extensions_mut().insert(send_call());
-    request.extensions_mut().insert(checked);
-    if let Some(route) = route {
-        request.extensions_mut().insert(route);
-    }
-    request
+    let mut context = CallContext::for_test(send_call(), "r");
+    context.checked = checked;
+    context.body = Bytes::from(body);
+    context.route = route;
+    Request::new(Box::new(context))
 }
 
 fn message(parts: Value) -> Value {
@@ -127,7 +129,7 @@ fn pointers(result: Result<(), A2aError>) -> Vec<String> {
 async fn a_valid_input_passes_and_reaches_the_backend() {
     let forwarded = Arc::new(AtomicUsize::new(0));
     let counter = forwarded.clone();
-    let backend = service_fn(move |_: Request<Bytes>| {
+    let backend = service_fn(move |_: CallRequest| {
         counter.fetch_add(1, Ordering::Relaxed);
         async { Ok::<_, A2aError>("forwarded") }
     });
@@ -144,7 +146,7 @@ async fn a_valid_input_passes_and_reaches_the_backend() {
     assert_eq!(forwarded.load(Ordering::Relaxed), 1, "a refused input is not forwarded");
 
     let mut unchecked = send_request(review(json!({"diff": "x"})), Some(route("review", "review-pr")));
-    unchecked.extensions_mut().remove::<Checked>();
+    unchecked.body_mut().checked = CallContext::for_test(send_call(), "r").checked;
     assert_eq!(service.oneshot(unchecked).await, Err(A2aError::Internal), "a send without its checked message");
     assert_eq!(forwarded.load(Ordering::Relaxed), 1);
 }
@@ -431,9 +433,10 @@ fn streaming_sends_are_checked_alike() {
 #[tokio::test]
 async fn other_operations_pass_untouched() {
     let layer = ValidateLayer::new(Arc::new(policy(&ValidationConfig::default())));
-    let service = layer.layer(service_fn(|_: Request<Bytes>| async { Ok::<_, A2aError>("forwarded") }));
-    let mut request = Request::new(Bytes::from_static(b"not even json"));
-    request.extensions_mut().insert(A2aCall::new(Binding::Rest, Operation::GetTask));
+    let service = layer.layer(service_fn(|_: CallRequest| async { Ok::<_, A2aError>("forwarded") }));
+    let mut context = CallContext::for_test(A2aCall::new(Binding::Rest, Operation::GetTask), "r");
+    context.body = Bytes::from_static(b"not even json");
+    let request = Request::new(Box::new(context));
     assert_eq!(service.oneshot(request).await, Ok("forwarded"));
 }
 

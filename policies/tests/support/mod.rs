@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use a2a_core::{A2aCall, A2aError, Binding, Caller, Operation, RequestInfo};
+use a2a_core::{A2aCall, A2aError, Binding, CallContext, CallRequest, Caller, Operation, RequestInfo};
 use a2a_policies::auth::{AuthConfig, AuthLayer, Authenticator};
 use axum::Router;
 use axum::body::Bytes;
@@ -229,13 +229,11 @@ impl Harness {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let mut request = request.body(Bytes::from_static(b"{}")).expect("request");
-        let info = RequestInfo::new("req-1".into());
-        request.extensions_mut().insert(info.clone());
-        request.extensions_mut().insert(A2aCall::new(Binding::JsonRpc, Operation::SendMessage));
-        let inner = tower::service_fn(|request: axum::http::Request<Bytes>| async move {
-            request.extensions().get::<Caller>().cloned().ok_or(A2aError::Internal)
-        });
+        let context = CallContext::for_test(A2aCall::new(Binding::JsonRpc, Operation::SendMessage), "req-1");
+        let info = context.info.clone();
+        let request = request.body(Box::new(context)).expect("request");
+        let inner =
+            tower::service_fn(|request: CallRequest| async move { Ok::<_, A2aError>(request.into_body().caller) });
         let service = AuthLayer::new(self.authenticator.clone()).layer(inner);
         let result = service.oneshot(request).await;
         Outcome { result, info }

@@ -22,8 +22,8 @@ use super::record::{Common, Kind, Record};
 use super::sink::{Opener, Target};
 use super::*;
 use a2a_core::{
-    A2aCall, A2aError, ArtifactInfo, AuthMethod, Binding, Caller, Operation, RequestInfo, RouteHint, Source, TaskEvent,
-    TaskObserver, TaskState, Violation,
+    A2aCall, A2aError, ArtifactInfo, AuthMethod, Binding, CallContext, CallRequest, Caller, Operation, RequestInfo,
+    RouteHint, Source, TaskEvent, TaskObserver, TaskState, Violation,
 };
 /// A directory under the system temp dir, removed on drop.
 pub(crate) struct TempDir(PathBuf);
@@ -142,19 +142,17 @@ fn observe(audit: &Audit, info: &RequestInfo, o: &Obs, source: Source) {
     });
 }
 
-fn inner(audit: Audit) -> impl Service<Request<Bytes>, Response = Response<()>, Error = A2aError> + Clone {
+fn inner(audit: Audit) -> impl Service<CallRequest, Response = Response<()>, Error = A2aError> + Clone {
     inner_with(Some(audit))
 }
 
 /// The dummy stack; `observer` gets the observations of the unary answer.
-fn inner_with(
-    observer: Option<Audit>,
-) -> impl Service<Request<Bytes>, Response = Response<()>, Error = A2aError> + Clone {
-    tower::service_fn(move |request: Request<Bytes>| {
+fn inner_with(observer: Option<Audit>) -> impl Service<CallRequest, Response = Response<()>, Error = A2aError> + Clone {
+    tower::service_fn(move |request: CallRequest| {
         let observer = observer.clone();
         async move {
             let step = request.extensions().get::<Step>().cloned().expect("a step");
-            let info = request.extensions().get::<RequestInfo>().cloned().expect("request info");
+            let info = request.body().info.clone();
             if let Some(caller) = step.caller {
                 info.set_caller(caller);
             }
@@ -196,11 +194,11 @@ fn task_call(op: Operation, task: &str) -> Call {
     Call { call, body: String::new() }
 }
 
-fn request(id: &str, call: Call, step: Step) -> (Request<Bytes>, RequestInfo) {
-    let info = RequestInfo::new(id.to_string());
-    let mut request = Request::builder().method("POST").uri("/").body(Bytes::from(call.body)).unwrap();
-    request.extensions_mut().insert(call.call);
-    request.extensions_mut().insert(info.clone());
+fn request(id: &str, call: Call, step: Step) -> (CallRequest, RequestInfo) {
+    let mut context = CallContext::for_test(call.call, id);
+    context.body = Bytes::from(call.body);
+    let info = context.info.clone();
+    let mut request = Request::builder().method("POST").uri("/").body(Box::new(context)).unwrap();
     request.extensions_mut().insert(step);
     (request, info)
 }

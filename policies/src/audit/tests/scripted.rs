@@ -260,7 +260,7 @@ async fn content_is_logged_only_for_configured_skills() {
 async fn an_abandoned_request_is_recorded_and_forgotten() {
     let dir = TempDir::new("abandoned");
     let (audit, sink) = Audit::start(&file_config(&dir, 1 << 20, 10)).await.unwrap();
-    let never = tower::service_fn(|_: Request<Bytes>| std::future::pending::<Result<Response<()>, A2aError>>());
+    let never = tower::service_fn(|_: CallRequest| std::future::pending::<Result<Response<()>, A2aError>>());
     let mut service = audit.layer().layer(never);
     let (request, _) = request("r-gone", send(Operation::SendMessage, "x", None), ok("alice", "echo", "echo", vec![]));
     let future = service.ready().await.unwrap().call(request);
@@ -311,7 +311,7 @@ async fn a_task_ends_with_its_duration_since_the_first_request() {
 #[ignore]
 async fn cost_per_request() {
     const N: usize = 50_000;
-    fn requests(prefix: &str) -> Vec<Request<Bytes>> {
+    fn requests(prefix: &str) -> Vec<CallRequest> {
         (0..N)
             .map(|i| {
                 // Every request completes a task of its own: four records each.
@@ -321,7 +321,7 @@ async fn cost_per_request() {
             })
             .collect()
     }
-    async fn per_request(audit: Option<&Audit>, requests: Vec<Request<Bytes>>) -> f64 {
+    async fn per_request(audit: Option<&Audit>, requests: Vec<CallRequest>) -> f64 {
         let started = Instant::now();
         for request in requests {
             match audit {

@@ -10,7 +10,10 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use a2a_core::{A2aCall, A2aError, AuthMethod, Binding, Caller, Checked, Operation, RequestInfo, RouteHint};
+use a2a_core::{
+    A2aCall, A2aError, AuthMethod, Binding, CallContext, CallRequest, Caller, Checked, Operation, RequestInfo,
+    RouteHint,
+};
 use a2a_policies::audit::{Audit, AuditConfig};
 use a2a_policies::auth::{AuthConfig, AuthLayer, Authenticator, hash_key};
 use a2a_policies::authorize::{AuthorizeLayer, Permissions, PermissionsConfig};
@@ -29,14 +32,14 @@ const ISSUER: &str = "https://idp.bench/";
 #[derive(Clone)]
 struct Immediate;
 
-impl Service<Request<Bytes>> for Immediate {
+impl Service<CallRequest> for Immediate {
     type Response = Response<String>;
     type Error = A2aError;
     type Future = std::future::Ready<Result<Response<String>, A2aError>>;
     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), A2aError>> {
         std::task::Poll::Ready(Ok(()))
     }
-    fn call(&mut self, _: Request<Bytes>) -> Self::Future {
+    fn call(&mut self, _: CallRequest) -> Self::Future {
         std::future::ready(Ok(Response::new(String::new())))
     }
 }
@@ -68,12 +71,7 @@ fn body() -> (Checked, Bytes) {
 }
 
 /// A fresh request as the gateway hands it to the policies (one per call: ids are per request).
-fn request((checked, body): &(Checked, Bytes), authorization: Option<&str>, n: u64) -> Request<Bytes> {
-    let mut request = Request::post("/").body(body.clone()).unwrap();
-    request.extensions_mut().insert(checked.clone());
-    if let Some(authorization) = authorization {
-        request.headers_mut().insert("authorization", authorization.parse().unwrap());
-    }
+fn request((checked, body): &(Checked, Bytes), authorization: Option<&str>, n: u64) -> CallRequest {
     let mut call = A2aCall::new(Binding::JsonRpc, Operation::SendMessage);
     call.skill_id = Some("review-pr".into());
     let info = RequestInfo::new(format!("req-{n}"));
@@ -87,16 +85,19 @@ fn request((checked, body): &(Checked, Bytes), authorization: Option<&str>, n: u
     let route =
         RouteHint { backend: Arc::from("review"), skill: Some("review-pr".into()), skills: vec!["review-pr".into()] };
     info.set_route(route.clone());
-    request.extensions_mut().insert(call);
-    request.extensions_mut().insert(info);
-    request.extensions_mut().insert(caller);
-    request.extensions_mut().insert(route);
+    let mut context = CallContext::new(call, checked.clone(), info, body.clone(), None);
+    context.caller = caller;
+    context.route = Some(route);
+    let mut request = Request::post("/").body(Box::new(context)).unwrap();
+    if let Some(authorization) = authorization {
+        request.headers_mut().insert("authorization", authorization.parse().unwrap());
+    }
     request
 }
 
 async fn time<S, B>(service: S, iterations: u64, authorization: Option<&str>) -> Duration
 where
-    S: Service<Request<Bytes>, Response = Response<B>, Error = A2aError> + Clone,
+    S: Service<CallRequest, Response = Response<B>, Error = A2aError> + Clone,
 {
     let body = body();
     // Warm up caches (JWT verification, compiled schemas) before timing.
