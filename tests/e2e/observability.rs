@@ -212,6 +212,54 @@ async fn a_scripted_run_leaves_one_audit_record_per_event_and_moves_the_counters
     let _ = get_json;
 }
 
+/// `include_content_for_skills`: a send to a listed skill has its message parts in its
+/// `task.received` record, as the agent got them — a 0.3 caller's `kind`-tagged parts in their 1.0
+/// form — and a send to another skill has none.
+#[tokio::test]
+async fn content_is_logged_for_a_listed_skill_as_the_agent_got_it_whatever_the_dialect() {
+    let dir = std::env::temp_dir().join(format!("a2a-audit-content-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("audit.jsonl");
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let clarify = example_agent(BIN, "clarify", &[]).await;
+    let extra = format!("audit:\n  file: {{path: '{}'}}\n  include_content_for_skills: [echo]\n", file.display());
+    let mut gw = gateway(BIN, &a2a_e2e::config(&[("echo", &echo.url), ("clarify", &clarify.url)], &extra)).await;
+    wait_for_skills(&gw.url, &["echo", "clarify"]).await;
+    let root = format!("{}/", gw.url);
+
+    // 1.0, to the listed skill and to another.
+    let (status, _) =
+        rpc_as(None, &root, "SendMessage", json!({"message": text_message("logged 1.0", Some("echo"))})).await;
+    assert_eq!(status, 200);
+    let (status, _) =
+        rpc_as(None, &root, "SendMessage", json!({"message": text_message("not logged", Some("clarify"))})).await;
+    assert_eq!(status, 200);
+    // 0.3, kind-tagged parts.
+    let message03 = json!({"kind": "message", "messageId": "m-03", "role": "user", "metadata": {"skillId": "echo"},
+        "parts": [{"kind": "text", "text": "logged 0.3"}, {"kind": "data", "data": {"n": 1}}]});
+    let body = json!({"jsonrpc": "2.0", "id": "q-1", "method": "message/send", "params": {"message": message03}});
+    let answer = a2a_e2e::client().post(&root).json(&body).send().await.expect("POST");
+    assert_eq!(answer.status().as_u16(), 200);
+
+    gw.signal("TERM");
+    assert_eq!(gw.wait(Duration::from_secs(20)).await, Some(0));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("not logged"), "content of an unlisted skill is in the log");
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut contents: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["event"] == "task.received" && r.get("content").is_some())
+        .map(|r| &r["content"]["parts"])
+        .collect();
+    contents.sort_by_key(|parts| parts.to_string());
+    assert_eq!(
+        contents,
+        [&json!([{"text": "logged 0.3"}, {"data": {"n": 1}}]), &json!([{"text": "logged 1.0"}])],
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A tiny OTLP/HTTP (JSON) receiver on loopback: keeps every export request body.
 async fn otlp_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>, tokio::task::JoinHandle<()>) {
     let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -81,7 +81,7 @@ where
     }
 }
 
-fn call_facts(request: &CallRequest, keep_body: bool) -> CallFacts {
+fn call_facts(request: &CallRequest, keep_content: bool) -> CallFacts {
     let context = request.body();
     let call = &context.call;
     let trace_id = match request.extensions().get::<TraceId>() {
@@ -95,8 +95,13 @@ fn call_facts(request: &CallRequest, keep_body: bool) -> CallFacts {
         context_id: call.context_id.as_deref().map(Arc::from),
         skill: call.skill_id.as_deref().map(Arc::from),
         trace_id,
-        // `Bytes` clones share the buffer; kept only for sends, and only when content may be logged.
-        body: (keep_body && call.operation.is_send()).then(|| context.body.clone()),
+        // Written only for sends, and only when some skill's content may be logged: the checked
+        // message's parts, as the body the agent gets writes them.
+        parts: context
+            .checked
+            .message()
+            .filter(|_| keep_content)
+            .and_then(|message| serde_json::value::to_raw_value(&message.parts).ok()),
     }
 }
 

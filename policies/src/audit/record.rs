@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use bytes::Bytes;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer as _};
 use serde_json::value::RawValue;
@@ -63,12 +62,17 @@ pub(crate) enum DenialExtra {
     Violations(Vec<String>),
 }
 
-/// The request body of a send whose skill asks for content in the log; the writer takes the
-/// message parts out of it.
-#[derive(Debug, Clone, PartialEq)]
+/// The message parts of a send whose skill asks for content in the log, written from the checked
+/// message as the body the agent gets writes them (compact JSON: one line).
+#[derive(Debug, Clone)]
 pub(crate) struct Content {
-    pub binding: Binding,
-    pub body: Bytes,
+    pub parts: Box<RawValue>,
+}
+
+impl PartialEq for Content {
+    fn eq(&self, other: &Content) -> bool {
+        self.parts.get() == other.parts.get()
+    }
 }
 
 /// An operator's change made through the admin API (or an agent's self-registration): who made it,
@@ -233,7 +237,7 @@ impl Record {
         match &self.kind {
             Kind::Received { content } => {
                 if let Some(content) = content {
-                    map.serialize_entry("content", &ContentOut { parts: message_parts(content) })?;
+                    map.serialize_entry("content", &ContentOut { parts: &content.parts })?;
                 }
             }
             Kind::Request { outcome, status, duration, reason, detail } => {
@@ -412,39 +416,9 @@ fn source_name(source: Source) -> &'static str {
 }
 
 #[derive(Serialize)]
-struct ContentOut {
-    /// The request's message parts as the caller sent them, or `null` when the body holds none.
-    parts: Option<Box<RawValue>>,
-}
-
-#[derive(serde::Deserialize)]
-struct RpcBody<'a> {
-    #[serde(borrow)]
-    params: Option<SendBody<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct SendBody<'a> {
-    #[serde(borrow)]
-    message: Option<MessageBody<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct MessageBody<'a> {
-    #[serde(borrow)]
-    parts: Option<&'a RawValue>,
-}
-
-/// The `message.parts` of a send body, byte for byte except for line breaks: outside strings they
-/// are insignificant whitespace, and inside strings JSON always escapes them, so removing them
-/// keeps the value and the one-line-per-record form.
-fn message_parts(content: &Content) -> Option<Box<RawValue>> {
-    let parts = match content.binding {
-        Binding::JsonRpc => serde_json::from_slice::<RpcBody>(&content.body).ok()?.params?.message?.parts?,
-        Binding::Rest => serde_json::from_slice::<SendBody>(&content.body).ok()?.message?.parts?,
-    };
-    let text: String = parts.get().chars().filter(|c| !matches!(c, '\n' | '\r')).collect();
-    RawValue::from_string(text).ok()
+struct ContentOut<'a> {
+    /// The request's message parts.
+    parts: &'a RawValue,
 }
 
 #[cfg(test)]

@@ -12,12 +12,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use dashmap::DashMap;
 
 use super::Throttle;
 use super::record::{Common, Content};
 use a2a_core::{Binding, Operation, RequestInfo};
+use serde_json::value::RawValue;
 
 /// How long an open stream may go without an event before its entry is dropped.
 const STREAM_IDLE: Duration = Duration::from_secs(15 * 60);
@@ -34,8 +34,8 @@ pub(crate) struct CallFacts {
     pub context_id: Option<Arc<str>>,
     pub skill: Option<Arc<str>>,
     pub trace_id: Option<Arc<str>>,
-    /// The request body, kept only when some skill's content may be logged.
-    pub body: Option<Bytes>,
+    /// The send's message parts, kept only when some skill's content may be logged.
+    pub parts: Option<Box<RawValue>>,
 }
 
 #[derive(Debug, Default)]
@@ -112,14 +112,14 @@ impl InFlight {
         }
     }
 
-    /// The request body for a `task.received` record, when its skill asks for content.
+    /// The message parts for a `task.received` record, when its skill asks for content.
     pub fn content(&self, skills: &[Box<str>]) -> Option<Content> {
-        let body = self.call.body.as_ref()?;
+        let parts = self.call.parts.as_ref()?;
         let skill = self.skill()?;
         if !skills.iter().any(|s| **s == *skill) {
             return None;
         }
-        Some(Content { binding: self.call.binding.unwrap_or(Binding::JsonRpc), body: body.clone() })
+        Some(Content { parts: parts.clone() })
     }
 }
 
