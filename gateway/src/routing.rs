@@ -58,7 +58,7 @@ pub struct Resolving<'a> {
     pub mode: ResolveMode,
     pub margin: f32,
     pub permissions: &'a Permissions,
-    pub caller: Option<&'a Caller>,
+    pub caller: &'a Caller,
     pub message: &'a Message,
 }
 
@@ -127,7 +127,7 @@ impl Router<'_> {
     /// The skill of a message that names none, if the resolver can tell (see [`crate::resolve`]).
     fn resolve(&self, resolving: &Resolving<'_>) -> Result<Route, A2aError> {
         let (text, media_types) = describe(resolving.message);
-        let allowed = |skill: &str| resolving.caller.is_none_or(|c| resolving.permissions.may_use(c, skill));
+        let allowed = |skill: &str| resolving.permissions.may_use(resolving.caller, skill);
         let index = &self.snapshot.skill_index;
         match index.resolve(resolving.mode, resolving.margin, &text, &media_types, allowed) {
             Ok(decision) => {

@@ -77,7 +77,7 @@ where
                         mode: state.resolve,
                         margin: state.resolve_margin,
                         permissions: &state.permissions,
-                        caller: Some(&context.caller),
+                        caller: &context.caller,
                         message,
                     }),
                 };
