@@ -57,8 +57,8 @@ impl fmt::Display for Dialect {
 /// so that a call's facts come from one crate.
 pub use a2a_model::Operation;
 
-/// A decoded A2A request. Holds only what policies and routing need; the body bytes travel
-/// unchanged beside it as the request body.
+/// What the decoder learned about an A2A request: what policies and routing need beside the checked
+/// request itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct A2aCall {
     /// The binding of the call's 1.0 form (0.3 callers: JSON-RPC; early callers: HTTP+JSON).
@@ -76,9 +76,6 @@ pub struct A2aCall {
     pub context_id: Option<String>,
     /// Explicit skill requested with `metadata.skillId` on the message or the request.
     pub skill_id: Option<String>,
-    /// For HTTP+JSON: the operation's path below the binding's base (e.g. `/tasks/abc:cancel`),
-    /// with the query string, as it goes to the backend.
-    pub rest_path: Option<String>,
 }
 
 impl A2aCall {
@@ -93,7 +90,6 @@ impl A2aCall {
             task_id: None,
             context_id: None,
             skill_id: None,
-            rest_path: None,
         }
     }
 }
@@ -236,9 +232,6 @@ pub struct CallContext {
     pub checked: Checked,
     /// The facts outer layers (audit, metrics, spans) read after the inner ones ran.
     pub info: RequestInfo,
-    /// The checked request as written for the agent; routing writes it again when it amends the
-    /// request.
-    pub body: bytes::Bytes,
     /// The address the call came from (the listener's judgement: the peer, or a trusted proxy's
     /// client), when the listener gave one.
     pub client: Option<ClientAddress>,
@@ -254,28 +247,13 @@ pub struct CallContext {
 
 impl CallContext {
     /// The context of a call the decoder read: the caller is the address's until authentication.
-    pub fn new(
-        call: A2aCall,
-        checked: Checked,
-        info: RequestInfo,
-        body: bytes::Bytes,
-        client: Option<ClientAddress>,
-    ) -> CallContext {
+    pub fn new(call: A2aCall, checked: Checked, info: RequestInfo, client: Option<ClientAddress>) -> CallContext {
         let address = client.map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
-        CallContext {
-            call,
-            checked,
-            info,
-            body,
-            client,
-            certificate: None,
-            caller: Caller::anonymous(address),
-            route: None,
-        }
+        CallContext { call, checked, info, client, certificate: None, caller: Caller::anonymous(address), route: None }
     }
 
     /// A context for driving a layer directly (tests, the policy benchmark): `call` with an empty
-    /// checked request (a GetExtendedAgentCard's), no body, no client address (so no limit keyed by
+    /// checked request (a GetExtendedAgentCard's), no client address (so no limit keyed by
     /// one applies) and the anonymous caller of 0.0.0.0. Set the fields a layer under test reads.
     #[doc(hidden)]
     pub fn for_test(call: A2aCall, request_id: &str) -> CallContext {
@@ -283,7 +261,7 @@ impl CallContext {
             request: a2a_model::Request::GetExtendedAgentCard(a2a_model::GetExtendedAgentCardRequest::default()),
             early: None,
         };
-        CallContext::new(call, checked, RequestInfo::new(request_id.to_owned()), bytes::Bytes::new(), None)
+        CallContext::new(call, checked, RequestInfo::new(request_id.to_owned()), None)
     }
 }
 

@@ -8,11 +8,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_core::{A2aCall, A2aError, Binding, Caller, Dialect};
+use a2a_core::{A2aCall, A2aError, Binding};
 use a2a_policies::backend_auth::BackendCredentials;
 use axum::body::Body;
-use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Method, Response, header};
 
 use a2a_core::Source;
 use a2a_model::Request;
@@ -27,8 +26,9 @@ mod grpc;
 mod leg;
 mod request;
 
-use answer::{build_response, checked, content_type, screened};
+use answer::build_response;
 use leg::{Answer, Leg, Seen};
+use request::Outgoing;
 
 /// Why a forward failed, and whether it is safe to try another backend.
 #[derive(Debug)]
@@ -86,14 +86,6 @@ pub struct Outbound<'a> {
     pub request: &'a Request,
     pub method: &'a Method,
     pub headers: &'a HeaderMap,
-    pub body: Bytes,
-}
-
-/// A backend's unary answer, read whole.
-pub struct Unary {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Bytes,
 }
 
 impl Forwarder {
@@ -121,9 +113,8 @@ impl Forwarder {
     }
 
     /// Sends the call to `backend` and relays its answer to the caller; what the answer says about
-    /// tasks is reported to the observers as `exchange`. `request` is the checked request and `body`
-    /// its canonical 1.0 form (what a 1.0 agent with the caller's binding gets); for another dialect,
-    /// binding or gRPC the request is written from the model. The one pipeline of every
+    /// tasks is reported to the observers as `exchange`. `request` is the checked request, written
+    /// here, once, by the leg for its agent's dialect and binding. The one pipeline of every
     /// forward: the leg (the agent side's codec) is chosen and the request written for it, sent, and
     /// the answer relayed as a stream or read whole, observed and sent back.
     pub async fn forward(
@@ -132,14 +123,16 @@ impl Forwarder {
         exchange: Exchange,
         outbound: Outbound<'_>,
     ) -> Result<Response<Body>, ForwardError> {
-        let Outbound { call, request, method, headers, body } = outbound;
+        let Outbound { call, request, method, headers } = outbound;
         let leg = Leg::choose(backend, call, request)?;
         let caller = exchange.caller.as_ref();
         let response = match &leg {
-            Leg::Native => self.send(backend, caller, call, method, headers, body, None).await?,
+            Leg::Native(written) => {
+                self.send(backend, caller, call, method, headers, Outgoing::Native(written)).await?
+            }
             Leg::PassThrough(outgoing) | Leg::Bridged { outgoing, .. } => {
                 let method = &outgoing.method;
-                self.send(backend, caller, call, method, headers, Bytes::new(), Some(outgoing)).await?
+                self.send(backend, caller, call, method, headers, Outgoing::Translated(outgoing)).await?
             }
             Leg::Grpc { target, method, message } => {
                 self.send_grpc(backend, target, method, message, &exchange, headers).await?
@@ -192,51 +185,19 @@ impl Forwarder {
     }
 
     /// Forwards a call the gateway makes itself (the tap's GetTask, a deadline's cancel): `request`
-    /// written by the one encoder, with the gateway's own headers, answered and observed like any
-    /// call. Sent as `POST`: these are JSON-RPC calls, or an HTTP+JSON cancel.
+    /// written by the leg like a caller's, with the gateway's own headers, answered and observed
+    /// like any call. Sent as `POST`: these are JSON-RPC calls, or an HTTP+JSON cancel.
     pub async fn forward_own(
         &self,
         backend: &Backend,
         exchange: Exchange,
-        mut call: A2aCall,
+        call: A2aCall,
         request: Request,
     ) -> Result<Response<Body>, ForwardError> {
-        let body = Bytes::from(crate::protocol::decode::encode(&mut call, &request));
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert("a2a-version", HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
-        let outbound = Outbound { call: &call, request: &request, method: &Method::POST, headers: &headers, body };
+        let outbound = Outbound { call: &call, request: &request, method: &Method::POST, headers: &headers };
         self.forward(backend, exchange, outbound).await
-    }
-
-    /// Sends the call and reads the whole answer (for calls the gateway post-processes); an error
-    /// answer comes back screened, as an `Err`.
-    pub async fn unary(
-        &self,
-        backend: &Backend,
-        caller: Option<&Caller>,
-        call: &A2aCall,
-        method: &Method,
-        headers: &HeaderMap,
-        body: Bytes,
-    ) -> Result<Unary, A2aError> {
-        if backend.dialect != Dialect::V1 {
-            return Err(A2aError::UnsupportedOperation(format!(
-                "the agent '{}' speaks A2A {}: {} is not bridged",
-                backend.name, backend.dialect, call.operation
-            )));
-        }
-        let response =
-            self.send(backend, caller, call, method, headers, body, None).await.map_err(ForwardError::into_error)?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = self.read_whole(&backend.name, response).await?;
-        // The request id is not known here: the caller finds it in the answer's x-request-id header.
-        if status.is_success() {
-            checked(backend, "", call.binding, content_type(&headers).as_deref(), &body, call.rpc_id.as_ref())
-                .map_err(ForwardError::into_error)?;
-        }
-        screened(backend, "", call.binding, status, &body).map_err(ForwardError::into_error)?;
-        Ok(Unary { status, headers, body })
     }
 }

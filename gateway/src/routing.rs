@@ -10,13 +10,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use a2a_core::{A2aCall, A2aError, AuthMethod, CallRequest, Caller, Operation, RouteHint};
-use bytes::Bytes;
 use futures::future::BoxFuture;
 use serde_json::json;
 use tower::{Layer, Service, ServiceExt};
 
 use crate::directory::{ContextEntry, TaskDirectory};
-use crate::protocol::decode::{Checked, encode};
+use crate::protocol::decode::Checked;
 use crate::protocol::early_ids::{EarlyIds, EarlyScope};
 use crate::registry::{Backend, Registry, Snapshot};
 use crate::resolve::{Decision, ResolveMode};
@@ -325,7 +324,7 @@ fn usable(backend: &Arc<Backend>) -> Result<Arc<Backend>, A2aError> {
 }
 
 /// Amends the checked request with what only the caller's identity settles, before the route is
-/// chosen; `Ok(true)` when the request changed (its body must then be written again):
+/// chosen (the agent's body is written from it later, by the leg that sends it):
 /// - an early caller's task id becomes the agent's task it stands for, among the caller's own ids
 ///   (a new task may not reuse an id of the same caller);
 /// - a context is kept, never replaced (A2A §3.4.1): the caller's own goes on, one never seen goes
@@ -337,8 +336,7 @@ pub async fn amend(
     owner: Option<&Arc<str>>,
     call: &mut A2aCall,
     checked: &mut Checked,
-) -> Result<bool, A2aError> {
-    let mut changed = false;
+) -> Result<(), A2aError> {
     if let Some(early) = &checked.early {
         let scope = owner.map_or("", |o| &**o);
         if early.new_task {
@@ -348,15 +346,14 @@ pub async fn amend(
         } else if let Some(task) = state.early_ids.get(scope, &early.id).await? {
             set_task(&mut checked.request, &task.task_id, task.context_id.as_deref());
             call.task_id = Some(task.task_id);
-            changed = true;
         }
     }
     let (A2aRequest::SendMessage(send) | A2aRequest::SendStreamingMessage(send)) = &mut checked.request else {
-        return Ok(changed);
+        return Ok(());
     };
     if owner.is_none() {
         // Without identities (no authentication configured) there is nothing to isolate by.
-        return Ok(changed);
+        return Ok(());
     }
     if let Some(context_id) = &send.message.context_id
         && state.directory.context(context_id).await?.is_some_and(|entry| entry.owner.as_ref() != owner)
@@ -369,7 +366,7 @@ pub async fn amend(
             return Err(A2aError::TaskNotFound);
         }
     }
-    Ok(changed)
+    Ok(())
 }
 
 /// The refusal of a contextId that another caller holds (or won a moment ago). The specification

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::agent_errors::{Verdict, read_answer, screen};
 use super::bridge::{self, Answering};
-use super::decode::decode_any;
+use super::decode::{decode_any, encode};
 
 const MESSAGE: &str =
     r#"{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hello"}],"metadata":{"skillId":"bench"}}"#;
@@ -20,11 +20,15 @@ fn v1() -> HeaderMap {
     headers
 }
 
-/// The passes and writes from the caller's bytes to the agent's body.
+/// The passes and writes from the caller's bytes to the agent's body: the decoder's, then the
+/// native leg's writing of the checked request.
 fn request(method: Method, path: &str, headers: HeaderMap, body: &str) -> Passes {
-    let (decoded, passes) = counted(|| decode_any(&method, path, None, &headers, body.as_bytes()));
-    let decoded = decoded.unwrap_or_else(|refusal| panic!("{path} {body}: {:?}", refusal.error));
-    assert!(!decoded.body.is_empty(), "a body for the agent");
+    let (written, passes) = counted(|| {
+        decode_any(&method, path, None, &headers, body.as_bytes())
+            .map(|decoded| encode(&decoded.call, &decoded.request))
+    });
+    let written = written.unwrap_or_else(|refusal| panic!("{path} {body}: {:?}", refusal.error));
+    assert!(!written.body.is_empty(), "a body for the agent");
     passes
 }
 

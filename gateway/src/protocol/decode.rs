@@ -40,8 +40,6 @@ pub fn split_agent_path(path: &str) -> (Option<&str>, &str) {
 pub struct Decoded {
     pub call: A2aCall,
     pub request: Request,
-    /// The canonical 1.0 body (see [`encode`]); for HTTP+JSON, `call.rest_path` is canonical too.
-    pub body: Vec<u8>,
     /// An early caller's own task id (the answer is written under it).
     pub early_id: Option<String>,
     /// The early call starts a task under a new caller id.
@@ -59,7 +57,8 @@ pub fn decode(
     decode_any(method, path, query, headers, body).map(|decoded| decoded.call)
 }
 
-/// Decodes one request of any dialect into the checked 1.0 request and its canonical body.
+/// Decodes one request of any dialect into the checked 1.0 request (written for the agent only by
+/// the leg that sends it, [`encode`]).
 pub fn decode_any(
     method: &Method,
     path: &str,
@@ -76,8 +75,7 @@ pub fn decode_any(
         let (mut call, mut request, early_id, new_task) = decode_early(method, rest, query, body)?;
         call.agent = agent;
         read_facts(&mut call, &mut request).map_err(early_refusal)?;
-        let body = encode(&mut call, &request);
-        return Ok(Decoded { call, request, body, early_id: Some(early_id), new_task });
+        return Ok(Decoded { call, request, early_id: Some(early_id), new_task });
     }
     let (mut call, mut request) = if rest == "/" && method == Method::POST {
         decode_json_rpc(headers, body)?
@@ -90,8 +88,7 @@ pub fn decode_any(
     if let Err(error) = read_facts(&mut call, &mut request) {
         return Err(Refusal { dialect: call.dialect, binding: call.binding, rpc_id: call.rpc_id.clone(), error });
     }
-    let body = encode(&mut call, &request);
-    Ok(Decoded { call, request, body, early_id: None, new_task: false })
+    Ok(Decoded { call, request, early_id: None, new_task: false })
 }
 
 /// Decodes a gRPC call: `params` is its request message in ProtoJSON, the JSON-RPC params of the same
@@ -110,8 +107,7 @@ pub fn decode_grpc(operation: Operation, params: &[u8], headers: &HeaderMap) -> 
     let mut call = A2aCall::new(Binding::JsonRpc, operation);
     call.rpc_id = Some(Value::String(uuid::Uuid::new_v4().to_string()));
     read_facts(&mut call, &mut request)?;
-    let body = encode(&mut call, &request);
-    Ok(Decoded { call, request, body, early_id: None, new_task: false })
+    Ok(Decoded { call, request, early_id: None, new_task: false })
 }
 
 /// Whether a request is in the early REST dialect: its paths, except that `GET /tasks/{id}` is 1.0's
@@ -219,7 +215,7 @@ mod facts;
 mod json_rpc;
 mod rest;
 
-pub use self::encode::{encode, rest_form};
+pub use self::encode::{Written, encode, rest_form};
 use self::facts::read_facts;
 use self::json_rpc::{check_version, decode_json_rpc, json_refusal};
 use self::rest::{GET_TASK_QUERY, clip, decode_rest, percent_decode, read_query};

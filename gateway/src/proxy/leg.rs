@@ -11,6 +11,7 @@ use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 
 use crate::observers::Exchange;
 use crate::protocol::agent_side::{self, AgentCall, EventConverter, Fault};
+use crate::protocol::decode::{Written, encode};
 use crate::protocol::grpc::{self, back};
 use crate::protocol::observe::TaskFact;
 use crate::registry::{Backend, GrpcTarget};
@@ -24,9 +25,9 @@ use super::{ForwardError, Forwarder};
 
 /// How a call travels to its agent and back.
 pub(super) enum Leg<'b> {
-    /// A 1.0 agent with the caller's binding: the request goes as the caller's 1.0 body, the answer
-    /// comes back byte for byte.
-    Native,
+    /// A 1.0 agent with the caller's binding: the request goes as the checked 1.0 request written
+    /// in that binding, the answer comes back byte for byte.
+    Native(Written),
     /// 0.3 JSON-RPC on both sides: the request is written in 0.3 and the agent's answer comes back
     /// unchanged; the tap and the observers read a 1.0 copy.
     PassThrough(AgentCall),
@@ -56,8 +57,8 @@ pub(super) enum Seen {
 }
 
 impl<'b> Leg<'b> {
-    /// The leg for `call` to `backend`, with the checked `request` written for it (a native leg
-    /// sends the request's canonical 1.0 body, written when it was judged).
+    /// The leg for `call` to `backend`, with the checked `request` written for it: the one place a
+    /// call's request becomes the agent's body, whatever its dialect and binding.
     pub fn choose(backend: &'b Backend, call: &A2aCall, request: &Request) -> Result<Leg<'b>, ForwardError> {
         // Pass-through needs one wire on both sides: 0.3 JSON-RPC.
         if call.dialect == Dialect::V03
@@ -77,7 +78,7 @@ impl<'b> Leg<'b> {
             Binding::Rest => backend.rest_url.is_some(),
         };
         if backend.dialect == Dialect::V1 && has_binding {
-            return Ok(Leg::Native);
+            return Ok(Leg::Native(encode(call, request)));
         }
         let request = request.clone();
         // A 0.3 agent without JSON-RPC is reached over its HTTP+JSON binding.
@@ -94,7 +95,7 @@ impl<'b> Leg<'b> {
     pub fn streams(&self, call: &A2aCall, response: &Response<AgentBody>) -> bool {
         let sse = || response.status().is_success() && is_event_stream(response.headers());
         match self {
-            Leg::Native | Leg::PassThrough(_) => sse(),
+            Leg::Native(_) | Leg::PassThrough(_) => sse(),
             Leg::Bridged { outgoing, .. } => outgoing.streams && sse(),
             Leg::Grpc { .. } => call.operation.is_streaming(),
         }
@@ -104,7 +105,7 @@ impl<'b> Leg<'b> {
     /// unchanged, the gateway's own when the events are written anew.
     pub fn stream_head(&self, response: &Response<AgentBody>) -> (StatusCode, HeaderMap) {
         let (status, mut headers) = match self {
-            Leg::Native | Leg::PassThrough(_) => (response.status(), relayed_headers(response.headers())),
+            Leg::Native(_) | Leg::PassThrough(_) => (response.status(), relayed_headers(response.headers())),
             Leg::Bridged { .. } | Leg::Grpc { .. } => {
                 let mut headers = HeaderMap::new();
                 headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -130,7 +131,7 @@ impl Forwarder {
         response: Response<AgentBody>,
     ) -> (BoxStream<'static, Result<Bytes, Fault>>, Reading) {
         match leg {
-            Leg::Native => (chunks(response), Reading::Native),
+            Leg::Native(_) => (chunks(response), Reading::Native),
             Leg::PassThrough(_) => (chunks(response), Reading::PassThrough(EventConverter::new(backend.dialect, call))),
             Leg::Bridged { v03_rest, .. } => {
                 let mut converter = EventConverter::new(backend.dialect, call);
@@ -168,7 +169,7 @@ impl Forwarder {
                 let seen = Seen::Body(Source::Response);
                 Ok(Answer { status: StatusCode::OK, headers, body: Bytes::from(v1), seen })
             }
-            Leg::Native => {
+            Leg::Native(_) => {
                 let Whole { status, relayed, content_type, body } = self.whole(backend, response).await?;
                 let content_type = content_type.as_deref();
                 // One pass over a success answer: its check and its task fact.

@@ -10,6 +10,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri, h
 use http_body_util::{BodyDataStream, Full};
 
 use crate::protocol::agent_side;
+use crate::protocol::decode::Written;
 use crate::protocol::translate::v03;
 use crate::registry::Backend;
 
@@ -34,8 +35,14 @@ const A2A_EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
 /// 0.3's name for it ([`v03::EXTENSIONS_HEADER`], lower-cased as `HeaderName` needs).
 const X_A2A_EXTENSIONS: HeaderName = HeaderName::from_static("x-a2a-extensions");
 
+/// The request a leg sends: the checked 1.0 request written in the caller's binding, or one
+/// translated for another dialect or binding.
+pub(super) enum Outgoing<'a> {
+    Native(&'a Written),
+    Translated(&'a agent_side::AgentCall),
+}
+
 impl Forwarder {
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn send(
         &self,
         backend: &Backend,
@@ -43,12 +50,15 @@ impl Forwarder {
         call: &A2aCall,
         method: &Method,
         headers: &HeaderMap,
-        body: Bytes,
-        outgoing: Option<&agent_side::AgentCall>,
+        outgoing: Outgoing<'_>,
     ) -> Result<Response<AgentBody>, ForwardError> {
-        let uri = match outgoing {
-            None => target(backend, call)?,
-            Some(outgoing) => agent_target(backend, outgoing)?,
+        let (uri, body, outgoing) = match outgoing {
+            Outgoing::Native(written) => {
+                (target(backend, call, written.rest_path.as_deref())?, written.body.clone(), None)
+            }
+            Outgoing::Translated(outgoing) => {
+                (agent_target(backend, outgoing)?, Bytes::from(outgoing.body.clone()), Some(outgoing))
+            }
         };
         let mut out = HeaderMap::with_capacity(8);
         let translated = call.dialect != Dialect::V1 || outgoing.is_some();
@@ -102,10 +112,6 @@ impl Forwarder {
         }
         // What reqwest sent when the caller named no media type.
         out.entry(header::ACCEPT).or_insert(HeaderValue::from_static("*/*"));
-        let body = match outgoing {
-            Some(outgoing) => Bytes::from(outgoing.body.clone()),
-            None => body,
-        };
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method.clone();
         *request.uri_mut() = uri;
@@ -179,7 +185,7 @@ fn joined(base: &reqwest::Url, path: &str) -> Result<Uri, A2aError> {
 }
 
 /// The backend URL of a call: its JSON-RPC endpoint, or its HTTP+JSON base plus the operation path.
-fn target(backend: &Backend, call: &A2aCall) -> Result<Uri, A2aError> {
+fn target(backend: &Backend, call: &A2aCall, rest_path: Option<&str>) -> Result<Uri, A2aError> {
     let missing = || {
         A2aError::UnsupportedOperation(format!(
             "the agent '{}' does not offer the {} binding; use the other binding",
@@ -190,7 +196,7 @@ fn target(backend: &Backend, call: &A2aCall) -> Result<Uri, A2aError> {
         Binding::JsonRpc => backend.jsonrpc_uri.clone().ok_or_else(missing),
         Binding::Rest => {
             let base = backend.rest_url.as_ref().ok_or_else(missing)?;
-            joined(base, call.rest_path.as_deref().unwrap_or(""))
+            joined(base, rest_path.unwrap_or(""))
         }
     }
 }

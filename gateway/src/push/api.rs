@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use a2a_core::{A2aCall, A2aError, Binding, Caller};
 use axum::body::Body;
-use bytes::Bytes;
 use http::{HeaderValue, Response, header};
 use serde_json::{Value, json};
 
@@ -67,9 +66,9 @@ pub async fn answer(
     })
 }
 
-/// Takes the push config off a send: screened, and kept (see [`Push::expect`]) until the send's
-/// answer names its task. Returns the send without it — the call, the request and its canonical body —
-/// for the agent, or `None` when the send carries none (the request is cloned only then).
+/// Takes the push config off a send, in the checked request itself, so that the agent never gets
+/// it: screened, and kept (see [`Push::expect`]) until the send's answer names its task. A send
+/// without one is left as it is.
 pub async fn take_from_send(
     push: Option<&Push>,
     owner: Option<&Arc<str>>,
@@ -77,24 +76,17 @@ pub async fn take_from_send(
     backend: &Arc<str>,
     request_id: Arc<str>,
     call: &A2aCall,
-    request: &Request,
-) -> Result<Option<(A2aCall, Request, Bytes)>, A2aError> {
-    let (Request::SendMessage(send) | Request::SendStreamingMessage(send)) = request else { return Ok(None) };
-    if send.configuration.as_ref().is_none_or(|c| c.task_push_notification_config.is_none()) {
-        return Ok(None);
-    }
-    let Some(push) = push.filter(|p| p.config.enabled) else { return Err(not_enabled()) };
-    let mut request = request.clone();
-    let (Request::SendMessage(send) | Request::SendStreamingMessage(send)) = &mut request else { return Ok(None) };
+    request: &mut Request,
+) -> Result<(), A2aError> {
+    let (Request::SendMessage(send) | Request::SendStreamingMessage(send)) = request else { return Ok(()) };
     let Some(config) = send.configuration.as_mut().and_then(|c| c.task_push_notification_config.take()) else {
-        return Ok(None);
+        return Ok(());
     };
+    let Some(push) = push.filter(|p| p.config.enabled) else { return Err(not_enabled()) };
     let config = screened(push, config).await?;
     let stored = StoredConfig { config, caller: caller.cloned(), backend: backend.clone(), dialect: call.dialect };
     push.expect(request_id, Push::owner(owner), stored);
-    let mut call = call.clone();
-    let body = Bytes::from(crate::protocol::decode::encode(&mut call, &request));
-    Ok(Some((call, request, body)))
+    Ok(())
 }
 
 async fn create(

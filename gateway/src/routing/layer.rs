@@ -62,9 +62,7 @@ where
             let context = request.body_mut();
             let owner = owner_key(Some(&context.caller), state.isolation);
             refuse_unpromised_push(&state.registry.snapshot(), &context.call)?;
-            if amend(&state, owner.as_ref(), &mut context.call, &mut context.checked).await? {
-                context.body = Bytes::from(encode(&mut context.call, &context.checked.request));
-            }
+            amend(&state, owner.as_ref(), &mut context.call, &mut context.checked).await?;
             if !matches!(context.call.operation, Operation::ListTasks | Operation::GetExtendedAgentCard) {
                 let snapshot = state.registry.snapshot();
                 let router = Router {
@@ -97,7 +95,6 @@ where
                 {
                     name_skill(&mut context.checked.request, skill);
                     context.call.skill_id = Some(skill.clone());
-                    context.body = Bytes::from(encode(&mut context.call, &context.checked.request));
                 }
                 let hint = RouteHint { backend: route.backend.name.clone(), skill: route.skill, skills: route.skills };
                 context.info.set_route(hint.clone());

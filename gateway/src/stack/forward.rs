@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use a2a_core::{A2aCall, A2aError, CallContext, CallRequest, Operation, RequestInfo, RouteHint};
 use axum::body::Body;
-use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::Response;
 use tower::Service;
@@ -43,63 +42,68 @@ impl Service<CallRequest> for ForwardService {
     fn call(&mut self, request: CallRequest) -> Self::Future {
         let gateway = self.gateway.clone();
         Box::pin(async move {
-            let (parts, context) = request.into_parts();
-            let CallContext { call, checked, info, body, caller, route, .. } = &*context;
-            let caller = Some(caller);
-            let owner = routing::owner_key(caller, gateway.config.routing.isolation);
+            let (parts, mut context) = request.into_parts();
+            let owner = routing::owner_key(Some(&context.caller), gateway.config.routing.isolation);
             let snapshot = gateway.registry.snapshot();
-            match (call.operation, &checked.request) {
+            match (context.call.operation, &context.checked.request) {
                 (Operation::GetExtendedAgentCard, _) => {
-                    crate::catalog::extended::extended_card(&gateway, &snapshot, call, caller, &parts.headers)
+                    let caller = Some(&context.caller);
+                    return crate::catalog::extended::extended_card(
+                        &gateway,
+                        &snapshot,
+                        &context.call,
+                        caller,
+                        &parts.headers,
+                    );
                 }
                 (Operation::ListTasks, A2aRequest::ListTasks(request)) => {
-                    crate::list::list_tasks(&gateway, &snapshot, owner.as_ref(), caller, call, request).await
+                    let (call, caller) = (&context.call, Some(&context.caller));
+                    return crate::list::list_tasks(&gateway, &snapshot, owner.as_ref(), caller, call, request).await;
                 }
                 // The decoder reads a ListTasks call into its ListTasks request.
-                (Operation::ListTasks, _) => Err(A2aError::Internal),
-                (_, request) => {
-                    // Routing routes every call but the two above.
-                    let hint = route.as_ref().ok_or(A2aError::Internal)?;
-                    let request_id: Arc<str> = Arc::from(info.request_id());
-                    let skill: Option<Arc<str>> = hint.skill.as_deref().map(Arc::from);
-                    // Push configs are the gateway's: answered here, or taken off a send, so that an
-                    // agent never gets a caller's URL.
-                    let push = gateway.shared.push.as_deref();
-                    let answered = crate::push::api::answer(push, owner.as_ref(), caller, &hint.backend, call, request);
-                    if let Some(answer) = answered.await {
-                        return answer;
-                    }
-                    let stripped = crate::push::api::take_from_send(
-                        push,
-                        owner.as_ref(),
-                        caller,
-                        &hint.backend,
-                        request_id.clone(),
-                        call,
-                        request,
-                    );
-                    let amended = stripped.await?;
-                    let (call, request, body) = match &amended {
-                        Some((call, request, body)) => (call, request, body.clone()),
-                        None => (call, request, body.clone()),
-                    };
-                    let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
-                    let mut failover = Failover::new(call, hint.skill.as_deref());
-                    loop {
-                        let exchange = Exchange {
-                            backend: backend.name.clone(),
-                            binding: call.binding,
-                            caller: caller.cloned(),
-                            owner: owner.clone(),
-                            request_id: request_id.clone(),
-                            skill: skill.clone(),
-                        };
-                        let attempt = Attempt { gateway: &gateway, parts: &parts, info, hint };
-                        match attempt.run(&backend, exchange, call, request, body.clone()).await? {
-                            Ok(response) => return Ok(response),
-                            Err(error) => backend = failover.next(&gateway, &snapshot, &backend, error)?,
-                        }
-                    }
+                (Operation::ListTasks, _) => return Err(A2aError::Internal),
+                _ => {}
+            }
+            let CallContext { call, checked, info, caller, route, .. } = &mut *context;
+            // Routing routes every call but the two above.
+            let hint = route.as_ref().ok_or(A2aError::Internal)?;
+            let request_id: Arc<str> = Arc::from(info.request_id());
+            let skill: Option<Arc<str>> = hint.skill.as_deref().map(Arc::from);
+            // Push configs are the gateway's: answered here, or taken off a send, so that an agent
+            // never gets a caller's URL.
+            let push = gateway.shared.push.as_deref();
+            let answered =
+                crate::push::api::answer(push, owner.as_ref(), Some(caller), &hint.backend, call, &checked.request);
+            if let Some(answer) = answered.await {
+                return answer;
+            }
+            let (backend_name, id) = (&hint.backend, request_id.clone());
+            let stripped = crate::push::api::take_from_send(
+                push,
+                owner.as_ref(),
+                Some(caller),
+                backend_name,
+                id,
+                call,
+                &mut checked.request,
+            );
+            stripped.await?;
+            let (call, request, caller) = (&*call, &checked.request, Some(&*caller));
+            let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
+            let mut failover = Failover::new(call, hint.skill.as_deref());
+            loop {
+                let exchange = Exchange {
+                    backend: backend.name.clone(),
+                    binding: call.binding,
+                    caller: caller.cloned(),
+                    owner: owner.clone(),
+                    request_id: request_id.clone(),
+                    skill: skill.clone(),
+                };
+                let attempt = Attempt { gateway: &gateway, parts: &parts, info, hint };
+                match attempt.run(&backend, exchange, call, request).await? {
+                    Ok(response) => return Ok(response),
+                    Err(error) => backend = failover.next(&gateway, &snapshot, &backend, error)?,
                 }
             }
         })
@@ -124,7 +128,6 @@ impl Attempt<'_> {
         exchange: Exchange,
         call: &A2aCall,
         request: &A2aRequest,
-        body: Bytes,
     ) -> Result<Result<Response<Body>, ForwardError>, A2aError> {
         let (gateway, parts) = (self.gateway, self.parts);
         let asked = std::time::Instant::now();
@@ -132,7 +135,7 @@ impl Attempt<'_> {
             // With traces exported, the backend call is a span of its own and the backend's parent.
             let span = crate::telemetry::backend_call(&parts.headers, &backend.name);
             let headers = span.as_ref().map_or(&parts.headers, |s| &s.headers);
-            let outbound = Outbound { call, request, method: &parts.method, headers, body };
+            let outbound = Outbound { call, request, method: &parts.method, headers };
             let result = gateway.forwarder.forward(backend, exchange, outbound).await;
             if let Some(span) = span {
                 span.finish(result.as_ref().err().map(|e| e.error().reason()));

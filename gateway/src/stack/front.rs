@@ -164,7 +164,7 @@ where
     S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Send + 'static,
     S::Future: Send,
 {
-    let Decoded { call, request, body, early_id, new_task } = decoded;
+    let Decoded { call, request, early_id, new_task } = decoded;
     let answering = Answering {
         dialect: call.dialect,
         binding: call.binding,
@@ -183,9 +183,9 @@ where
             parts.extensions.get::<ConnectInfo<std::net::SocketAddr>>().map(|peer| ClientAddress(peer.0.ip()))
         });
     let early = early_id.map(|id| EarlyCall { id, new_task });
-    // Everything inside — policies and the backend — sees the checked request, written out again:
-    // never the caller's bytes.
-    let mut context = CallContext::new(call, Checked { request, early }, info, Bytes::from(body), client);
+    // Everything inside — policies and the backend — sees the checked request (written out for the
+    // agent by the leg that sends it): never the caller's bytes.
+    let mut context = CallContext::new(call, Checked { request, early }, info, client);
     context.certificate = parts.extensions.get::<ClientCertificate>().cloned();
     if anonymous {
         context.info.set_caller(context.caller.clone());

@@ -387,7 +387,6 @@ fn request_for_body(who: &str, request_id: &str, body: &'static str) -> CallRequ
     let params = serde_json::value::to_raw_value(&envelope["params"]).expect("raw");
     let checked = a2a_model::Request::parse(Operation::SendMessage, Some(&params)).expect("a send");
     request.body_mut().checked = a2a_core::Checked { request: checked, early: None };
-    request.body_mut().body = Bytes::from_static(body.as_bytes());
     request
 }
 

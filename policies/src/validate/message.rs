@@ -50,22 +50,15 @@ pub struct Rules<'r> {
 }
 
 /// Checks `message` and returns the `data` of each of its data parts with the part's index: the
-/// values a skill's schema applies to. `size_bound` is at least the length of the message written
-/// as JSON (the length of the body it was written into): only when it exceeds the limit is the
-/// message's own length counted.
-pub fn check<'a>(
-    message: &'a Message,
-    size_bound: usize,
-    rules: &Rules<'_>,
-    report: &mut Report,
-) -> Vec<(usize, &'a Value)> {
+/// values a skill's schema applies to. The size limit holds the message as the agent's body will
+/// carry it: its length written as JSON, counted without writing it anywhere (the caller's byte
+/// count is no bound: a number such as `1e15` is written out longer than it came in).
+pub fn check<'a>(message: &'a Message, rules: &Rules<'_>, report: &mut Report) -> Vec<(usize, &'a Value)> {
     let limit = rules.limits.max_message_bytes;
-    if size_bound > limit {
-        let size = written_len(message);
-        if size > limit {
-            report.push("", format!("the message is {size} bytes long; at most {limit} are allowed"));
-            return Vec::new();
-        }
+    let size = written_len(message);
+    if size > limit {
+        report.push("", format!("the message is {size} bytes long; at most {limit} are allowed"));
+        return Vec::new();
     }
     check_id(Some(&message.message_id), IdField::MessageId, rules, report);
     check_id(message.task_id.as_deref(), IdField::TaskId, rules, report);

@@ -164,15 +164,8 @@ impl InputValidation {
         self
     }
 
-    /// Checks `message`, the message of a send `call` routed by `route`. `size_bound` is at least
-    /// the length of the message written as JSON: the length of the body it was written into.
-    pub fn check(
-        &self,
-        call: &A2aCall,
-        route: Option<&RouteHint>,
-        message: &Message,
-        size_bound: usize,
-    ) -> Result<(), A2aError> {
+    /// Checks `message`, the message of a send `call` routed by `route`.
+    pub fn check(&self, call: &A2aCall, route: Option<&RouteHint>, message: &Message) -> Result<(), A2aError> {
         let (backend, skill) = match route {
             Some(RouteHint { backend, skill: Some(skill), .. }) => (&**backend, Some(skill.as_str())),
             _ => ("", None),
@@ -187,7 +180,7 @@ impl InputValidation {
         let id_rule = |field, id: &str| self.id_rule.as_ref().map_or(Ok(()), |rule| rule.check(call, field, id));
         let rules = Rules { limits: policy.map_or(self.limits, |p| p.limits), modes, id_rule: &id_rule };
         let mut report = Report::default();
-        let data_parts = message::check(message, size_bound, &rules, &mut report);
+        let data_parts = message::check(message, &rules, &mut report);
         if !report.is_empty() {
             return Err(refusal("the message is invalid", report));
         }
@@ -296,7 +289,7 @@ impl Check for Validation {
         let context = request.body();
         let checked = match context.checked.message() {
             _ if !context.call.operation.is_send() => Ok(()),
-            Some(message) => self.validation.check(&context.call, context.route.as_ref(), message, context.body.len()),
+            Some(message) => self.validation.check(&context.call, context.route.as_ref(), message),
             None => {
                 // The decoder reads a send's message into its checked request: without one it is miswired.
                 tracing::error!("validate: a send without its checked message");

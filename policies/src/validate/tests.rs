@@ -9,7 +9,6 @@ use tower::{Layer, ServiceExt, service_fn};
 
 use super::*;
 use a2a_core::CallContext;
-use bytes::Bytes;
 use http::Request;
 
 use a2a_core::{Binding, Checked, Operation, Violation};
@@ -77,23 +76,22 @@ fn refused_by_the_decoder(message: Value) -> bool {
     a2a_model::Request::parse(Operation::SendMessage, Some(&params)).is_err()
 }
 
-/// Checks a decoded send as the layer does: the checked message, bounded by its body's length.
+/// Checks a decoded send as the layer does: the checked message.
 fn check_decoded(
     policy: &InputValidation,
     call: &A2aCall,
     route: Option<&RouteHint>,
     message: Value,
 ) -> Result<(), A2aError> {
-    let (checked, body) = decoded(message);
-    policy.check(call, route, checked.message().expect("a send"), body.len())
+    let (checked, _) = decoded(message);
+    policy.check(call, route, checked.message().expect("a send"))
 }
 
 /// A layer's request for a send with this message, as the decoder hands it on.
 fn send_request(message: Value, route: Option<RouteHint>) -> CallRequest {
-    let (checked, body) = decoded(message);
+    let (checked, _) = decoded(message);
     let mut context = CallContext::for_test(send_call(), "r");
     context.checked = checked;
-    context.body = Bytes::from(body);
     context.route = route;
     Request::new(Box::new(context))
 }
@@ -299,7 +297,7 @@ fn too_long_text_is_refused() {
     let params = serde_json::value::RawValue::from_string(params.to_owned()).expect("raw");
     let checked =
         Checked { request: a2a_model::Request::parse(Operation::SendMessage, Some(&params)).expect("ok"), early: None };
-    assert!(policy.check(&send_call(), None, checked.message().expect("a send"), params.get().len()).is_ok());
+    assert!(policy.check(&send_call(), None, checked.message().expect("a send")).is_ok());
     let nine = message(json!([{"text": "\u{e9}\u{e9}\u{e9}\n\n\n"}]));
     assert_eq!(pointers(check_with(&policy, "echo", "echo", nine)), ["/parts/0/text"]);
 }
@@ -344,9 +342,7 @@ fn parts_the_model_cannot_hold_never_reach_validation() {
     let (checked, body) = decoded(message(json!([{"kind": "text", "text": "0.3 style"}])));
     assert!(!String::from_utf8_lossy(&body).contains("kind"), "{}", String::from_utf8_lossy(&body));
     let policy = policy(&ValidationConfig::default());
-    assert!(
-        policy.check(&send_call(), Some(&route("echo", "echo")), checked.message().expect("send"), body.len()).is_ok()
-    );
+    assert!(policy.check(&send_call(), Some(&route("echo", "echo")), checked.message().expect("send")).is_ok());
 
     let described =
         message(json!([{"text": "a", "metadata": {"k": 1}, "filename": "a.txt", "mediaType": "text/plain"}]));
@@ -426,7 +422,7 @@ fn streaming_sends_are_checked_alike() {
     let checked = Checked { request, early: None };
     let policy = policy(&ValidationConfig::default());
     let found =
-        violations(policy.check(&rest, Some(&route("review", "review-pr")), checked.message().expect("a send"), 0));
+        violations(policy.check(&rest, Some(&route("review", "review-pr")), checked.message().expect("a send")));
     assert_eq!(found[0].pointer, "/diff");
 }
 
@@ -434,8 +430,7 @@ fn streaming_sends_are_checked_alike() {
 async fn other_operations_pass_untouched() {
     let layer = ValidateLayer::new(Arc::new(policy(&ValidationConfig::default())));
     let service = layer.layer(service_fn(|_: CallRequest| async { Ok::<_, A2aError>("forwarded") }));
-    let mut context = CallContext::for_test(A2aCall::new(Binding::Rest, Operation::GetTask), "r");
-    context.body = Bytes::from_static(b"not even json");
+    let context = CallContext::for_test(A2aCall::new(Binding::Rest, Operation::GetTask), "r");
     let request = Request::new(Box::new(context));
     assert_eq!(service.oneshot(request).await, Ok("forwarded"));
 }

@@ -3,18 +3,27 @@
 
 use super::*;
 
-/// Writes the checked request as the body it goes on with, in the call's binding: a JSON-RPC
-/// request under the caller's id, or an HTTP+JSON body (with `call.rest_path` made canonical too).
-pub fn encode(call: &mut A2aCall, request: &Request) -> Vec<u8> {
+/// The checked request written for a 1.0 agent in the call's binding: a JSON-RPC request under the
+/// caller's id, or an HTTP+JSON body with its path (below the binding's base, with the query).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    pub body: bytes::Bytes,
+    /// The HTTP+JSON path; `None` for JSON-RPC, which has one endpoint.
+    pub rest_path: Option<String>,
+}
+
+/// Writes the checked request as a 1.0 agent in the call's binding gets it: the one writer of
+/// that body, used once per forward by the native leg, from the request as it was judged.
+pub fn encode(call: &A2aCall, request: &Request) -> Written {
     match call.binding {
         Binding::JsonRpc => {
             let id = call.rpc_id.clone().unwrap_or(Value::Null);
-            jsonrpc::request(&id, request.operation().method_name(), Some(request))
+            let body = jsonrpc::request(&id, request.operation().method_name(), Some(request));
+            Written { body: body.into(), rest_path: None }
         }
         Binding::Rest => {
             let (path, body) = rest_form(request);
-            call.rest_path = Some(path);
-            body
+            Written { body: body.into(), rest_path: Some(path) }
         }
     }
 }

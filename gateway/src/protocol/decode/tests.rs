@@ -12,6 +12,11 @@ fn rpc(body: &str) -> Result<A2aCall, Refusal> {
     decode(&Method::POST, "/", None, &v1(), body.as_bytes())
 }
 
+/// What the native leg writes for the agent from a decoded call (the one writer, [`encode`]).
+fn written(decoded: &Decoded) -> Written {
+    encode(&decoded.call, &decoded.request)
+}
+
 #[test]
 fn json_rpc_send_reads_skill_task_and_context() {
     let call = rpc(r#"{"jsonrpc":"2.0","id":"r1","method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}],"taskId":"t1","contextId":"c1","metadata":{"skillId":"echo"}}}}"#).unwrap();
@@ -98,13 +103,14 @@ fn rest_paths_map_to_operations() {
     ];
     for (method, path, op, task) in cases {
         let body: &[u8] = if op.is_send() { br#"{"message":{}}"# } else { b"" };
-        let call = decode(&method, path, None, &v1(), body).unwrap_or_else(|e| panic!("{path}: {e:?}"));
+        let decoded = decode_any(&method, path, None, &v1(), body).unwrap_or_else(|e| panic!("{path}: {:?}", e.error));
+        let call = &decoded.call;
         assert_eq!(call.binding, Binding::Rest);
         assert_eq!(call.operation, op, "{path}");
         assert_eq!(call.task_id.as_deref(), task, "{path}");
         // The path goes on canonical: ids written again with only unreserved characters bare.
         let canonical = if path == "/tasks/a%2Db" { "/tasks/a-b" } else { path };
-        assert_eq!(call.rest_path.as_deref(), Some(canonical));
+        assert_eq!(written(&decoded).rest_path.as_deref(), Some(canonical));
     }
 }
 
@@ -139,9 +145,9 @@ fn agent_paths_are_split_off() {
     assert_eq!(split_agent_path("/agents/echo"), (Some("echo"), "/"));
     assert_eq!(split_agent_path("/agents/echo/tasks/t:cancel"), (Some("echo"), "/tasks/t:cancel"));
     assert_eq!(split_agent_path("/tasks"), (None, "/tasks"));
-    let call = decode(&Method::GET, "/agents/echo/tasks/t1", Some("historyLength=2"), &v1(), b"").unwrap();
-    assert_eq!(call.agent.as_deref(), Some("echo"));
-    assert_eq!(call.rest_path.as_deref(), Some("/tasks/t1?historyLength=2"));
+    let decoded = decode_any(&Method::GET, "/agents/echo/tasks/t1", Some("historyLength=2"), &v1(), b"").unwrap();
+    assert_eq!(decoded.call.agent.as_deref(), Some("echo"));
+    assert_eq!(written(&decoded).rest_path.as_deref(), Some("/tasks/t1?historyLength=2"));
     let call = decode(
         &Method::POST,
         "/agents/echo/",
@@ -159,7 +165,7 @@ fn v03_requests_are_translated_into_their_1_0_form() {
     let call = &decoded.call;
     assert_eq!((call.dialect, call.binding, call.operation), (Dialect::V03, Binding::JsonRpc, Operation::SendMessage));
     assert_eq!((call.task_id.as_deref(), call.skill_id.as_deref()), (Some("t1"), Some("echo")));
-    let one: Value = serde_json::from_slice(&decoded.body).unwrap();
+    let one: Value = serde_json::from_slice(&written(&decoded).body).unwrap();
     assert_eq!(one["method"], "SendMessage");
     assert_eq!(one["id"], "q");
     assert_eq!(one["params"]["message"]["role"], "ROLE_USER");
@@ -176,8 +182,8 @@ fn v03_requests_are_translated_into_their_1_0_form() {
     assert_eq!(refusal.dialect, Dialect::V1);
     assert!(matches!(refusal.error, A2aError::MethodNotFound(_)));
     let same = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t9"}}"#;
-    let canonical = decode_any(&Method::POST, "/", None, &v1(), same).unwrap().body;
-    assert_eq!(canonical, br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t9"}}"#);
+    let canonical = written(&decode_any(&Method::POST, "/", None, &v1(), same).unwrap()).body;
+    assert_eq!(&canonical[..], br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t9"}}"#);
 }
 
 /// At least 20 malformed 0.3 requests, each refused in the 0.3 error shape with its 0.3 code.
@@ -370,7 +376,7 @@ fn early_requests_are_translated_into_1_0_rest_on_the_agent_task() {
         (Dialect::Early, Binding::Rest, Operation::SendStreamingMessage)
     );
     assert_eq!(
-        (call.rest_path.as_deref(), call.skill_id.as_deref(), call.task_id.as_deref()),
+        (written(&decoded).rest_path.as_deref(), call.skill_id.as_deref(), call.task_id.as_deref()),
         (Some("/message:stream"), Some("echo"), None)
     );
     assert_eq!((decoded.early_id.as_deref(), decoded.new_task, call.agent.as_deref()), (Some(id), true, Some("e")));
@@ -378,7 +384,7 @@ fn early_requests_are_translated_into_1_0_rest_on_the_agent_task() {
     let decoded = decode_any(&Method::GET, &format!("/tasks/{id}"), Some("historyLength=2"), &HeaderMap::new(), b"")
         .expect("get");
     assert_eq!(
-        (decoded.call.task_id.as_deref(), decoded.call.rest_path.as_deref()),
+        (decoded.call.task_id.as_deref(), written(&decoded).rest_path.as_deref()),
         (Some(id), Some(format!("/tasks/{id}?historyLength=2").as_str()))
     );
     assert_eq!((decoded.early_id.as_deref(), decoded.new_task), (Some(id), false));
@@ -399,14 +405,15 @@ fn v03_rest_requests_are_read_into_1_0_and_refused_in_the_0_3_rest_form() {
         (Some("e"), Some("t1"), Some("echo"))
     );
     // What goes on is the 1.0 HTTP+JSON form of the checked request.
-    assert_eq!(call.rest_path.as_deref(), Some("/message:send"));
-    let body: Value = serde_json::from_slice(&decoded.body).unwrap();
+    let written_send = written(&decoded);
+    assert_eq!(written_send.rest_path.as_deref(), Some("/message:send"));
+    let body: Value = serde_json::from_slice(&written_send.body).unwrap();
     assert_eq!(body["message"]["parts"][0], serde_json::json!({"text": "hi"}));
     assert_eq!(body["configuration"]["returnImmediately"], true);
     let get = decode_any(&Method::GET, "/v1/tasks/a%2Fb", Some("historyLength=3"), &HeaderMap::new(), b"")
         .expect("0.3 REST get");
     assert_eq!(get.call.task_id.as_deref(), Some("a/b"));
-    assert_eq!(get.call.rest_path.as_deref(), Some("/tasks/a%2Fb?historyLength=3"));
+    assert_eq!(written(&get).rest_path.as_deref(), Some("/tasks/a%2Fb?historyLength=3"));
     let refused: &[(Method, &str, &str, u16)] = &[
         (
             Method::POST,
@@ -527,7 +534,7 @@ fn params_read_with_the_envelope_or_after_it_decode_alike() {
         let two = decode_any(&Method::POST, "/", None, &v1(), params_first.as_bytes());
         match (one, two) {
             (Ok(a), Ok(b)) => {
-                assert_eq!((a.call, a.request, a.body), (b.call, b.request, b.body), "{method_first}");
+                assert_eq!((written(&a), a.call, a.request), (written(&b), b.call, b.request), "{method_first}");
             }
             (Err(a), Err(b)) => assert_eq!(format!("{:?}", a.error), format!("{:?}", b.error), "{method_first}"),
             (a, b) => panic!("{method_first}: {:?} against {:?}", a.map(|d| d.call), b.map(|d| d.call)),

@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use http::{Request, Response};
 use serde_json::{Value, json};
 use tower::{Layer, Service, ServiceExt};
@@ -204,7 +203,6 @@ fn request(id: &str, call: Call, step: Step) -> (CallRequest, RequestInfo) {
         let request = a2a_model::Request::parse(operation, Some(&params)).expect("a valid request");
         context.checked = a2a_core::Checked { request, early: None };
     }
-    context.body = Bytes::from(call.body);
     let info = context.info.clone();
     let mut request = Request::builder().method("POST").uri("/").body(Box::new(context)).unwrap();
     request.extensions_mut().insert(step);

@@ -20,7 +20,6 @@ use a2a_policies::authorize::{AuthorizeLayer, Permissions, PermissionsConfig};
 use a2a_policies::concurrency::{ConcurrencyConfig, ConcurrencyLayer, LiveTasks};
 use a2a_policies::rate_limit::{RateLimitConfig, RateLimitLayer, RateLimits};
 use a2a_policies::validate::{InputValidation, SkillCatalog, SkillSpec, ValidateLayer, ValidationConfig};
-use bytes::Bytes;
 use http::{Request, Response};
 use serde_json::{Value, json};
 use tower::{Layer, Service, ServiceExt};
@@ -60,18 +59,17 @@ fn review_schema() -> Value {
         "language": {"type": "string"}}})
 }
 
-/// The decoded send (the checked model) and the body written from it, as the decoder hands them on.
-fn body() -> (Checked, Bytes) {
+/// The decoded send: the checked model, as the decoder hands it on.
+fn body() -> Checked {
     let message = json!({"messageId": "m-1", "role": "ROLE_USER", "metadata": {"skillId": "review-pr"},
         "parts": [{"data": {"diff": "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-fn a() {}\n+fn a() { x.unwrap(); }", "title": "PR 1", "focus": ["correctness"]}}]});
     let params = serde_json::value::RawValue::from_string(json!({"message": message}).to_string()).unwrap();
     let request = a2a_model::Request::parse(Operation::SendMessage, Some(&params)).unwrap();
-    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": request}));
-    (Checked { request, early: None }, Bytes::from(body.unwrap()))
+    Checked { request, early: None }
 }
 
 /// A fresh request as the gateway hands it to the policies (one per call: ids are per request).
-fn request((checked, body): &(Checked, Bytes), authorization: Option<&str>, n: u64) -> CallRequest {
+fn request(checked: &Checked, authorization: Option<&str>, n: u64) -> CallRequest {
     let mut call = A2aCall::new(Binding::JsonRpc, Operation::SendMessage);
     call.skill_id = Some("review-pr".into());
     let info = RequestInfo::new(format!("req-{n}"));
@@ -85,7 +83,7 @@ fn request((checked, body): &(Checked, Bytes), authorization: Option<&str>, n: u
     let route =
         RouteHint { backend: Arc::from("review"), skill: Some("review-pr".into()), skills: vec!["review-pr".into()] };
     info.set_route(route.clone());
-    let mut context = CallContext::new(call, checked.clone(), info, body.clone(), None);
+    let mut context = CallContext::new(call, checked.clone(), info, None);
     context.caller = caller;
     context.route = Some(route);
     let mut request = Request::post("/").body(Box::new(context)).unwrap();
