@@ -3,15 +3,16 @@
 //! follow the OpenTelemetry semantic conventions where one exists (`http.server.request.duration`),
 //! `a2a.*` otherwise, in Prometheus spelling.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
-use a2a_core::{A2aError, CallRequest};
-use futures::future::BoxFuture;
+use a2a_core::{A2aError, CallRequest, RequestInfo};
 use http::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use tower::{Layer, Service, ServiceExt};
+use tower::{Layer, Service};
 
 pub mod recent;
 
@@ -64,54 +65,83 @@ pub struct MetricsService<S> {
 
 impl<S, B> Service<CallRequest> for MetricsService<S>
 where
-    S: Service<CallRequest, Response = Response<B>, Error = A2aError> + Clone + Send + 'static,
-    S::Future: Send,
-    B: Send + 'static,
+    S: Service<CallRequest, Response = Response<B>, Error = A2aError>,
 {
     type Response = Response<B>;
     type Error = A2aError;
-    type Future = BoxFuture<'static, Result<Response<B>, A2aError>>;
+    type Future = MetricsFuture<S::Future>;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2aError>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: CallRequest) -> Self::Future {
-        let inner = self.inner.clone();
         // gRPC calls are JSON-RPC inside; they are counted under the binding their caller used.
         let grpc = request.extensions().get::<crate::protocol::grpc::GrpcCall>().is_some();
         let context = request.body();
         let binding = if grpc { "GRPC" } else { context.call.binding.as_str() };
         let operation = context.call.operation.method_name();
         let info = context.info.clone();
-        Box::pin(async move {
-            let started = Instant::now();
-            let result = inner.oneshot(request).await;
-            let elapsed = started.elapsed();
-            let outcome = match &result {
-                Ok(response) => status_class(response.status().as_u16()),
-                Err(error) => error.reason(),
-            };
-            let route = info.route();
-            let skill = route.as_ref().and_then(|r| r.skill.as_deref()).unwrap_or_default();
-            let backend = route.as_ref().map_or("", |r| &*r.backend);
-            let denial = result.as_ref().err().and_then(|e| Some((limit_kind(e)?, e.reason())));
-            recent::RECENT.record(skill, outcome != "ok", denial);
-            let backend_time = info.backend_time();
-            CallMetrics::with(CallLabels { operation, binding, skill, backend, outcome }, |metrics| {
-                metrics.requests.increment(1);
-                metrics.duration.record(elapsed.as_secs_f64());
-                if !backend_time.is_zero() {
-                    metrics.overhead.record(elapsed.saturating_sub(backend_time).as_secs_f64());
-                }
-            });
-            if let Err(error) = &result
-                && let Some(kind) = limit_kind(error)
-            {
-                metrics::counter!(LIMITS_HIT, "kind" => kind).increment(1);
-            }
-            result
-        })
+        let started = Instant::now();
+        MetricsFuture { inner: self.inner.call(request), started, operation, binding, info }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The answer of [`MetricsService`]: the inner answer, recorded as it completes.
+    pub struct MetricsFuture<F> {
+        #[pin]
+        inner: F,
+        started: Instant,
+        operation: &'static str,
+        binding: &'static str,
+        info: RequestInfo,
+    }
+}
+
+impl<F, B> Future for MetricsFuture<F>
+where
+    F: Future<Output = Result<Response<B>, A2aError>>,
+{
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let result = ready!(this.inner.poll(cx));
+        record(&result, this.started.elapsed(), this.operation, this.binding, this.info);
+        Poll::Ready(result)
+    }
+}
+
+/// Counts and times one finished call.
+fn record<B>(
+    result: &Result<Response<B>, A2aError>,
+    elapsed: std::time::Duration,
+    operation: &'static str,
+    binding: &'static str,
+    info: &RequestInfo,
+) {
+    let outcome = match result {
+        Ok(response) => status_class(response.status().as_u16()),
+        Err(error) => error.reason(),
+    };
+    let route = info.route();
+    let skill = route.as_ref().and_then(|r| r.skill.as_deref()).unwrap_or_default();
+    let backend = route.as_ref().map_or("", |r| &*r.backend);
+    let denial = result.as_ref().err().and_then(|e| Some((limit_kind(e)?, e.reason())));
+    recent::RECENT.record(skill, outcome != "ok", denial);
+    let backend_time = info.backend_time();
+    CallMetrics::with(CallLabels { operation, binding, skill, backend, outcome }, |metrics| {
+        metrics.requests.increment(1);
+        metrics.duration.record(elapsed.as_secs_f64());
+        if !backend_time.is_zero() {
+            metrics.overhead.record(elapsed.saturating_sub(backend_time).as_secs_f64());
+        }
+    });
+    if let Err(error) = result
+        && let Some(kind) = limit_kind(error)
+    {
+        metrics::counter!(LIMITS_HIT, "kind" => kind).increment(1);
     }
 }
 
