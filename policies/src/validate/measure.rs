@@ -6,19 +6,18 @@ use serde_json::Value;
 /// Whether arrays and objects in `json` nest more than `max` deep, found by one scan of the text.
 /// Brackets inside strings do not count; a backslash escapes the next byte inside a string.
 pub fn nested_deeper_than(json: &[u8], max: usize) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &byte in json {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let mut depth = 0usize;
+    let mut at = 0;
+    while let Some(&byte) = json.get(at) {
         match byte {
-            b'"' => in_string = true,
+            b'"' => match string_end(json, at + 1) {
+                Some(end) => {
+                    at = end;
+                    continue;
+                }
+                // An unterminated string: nothing after it nests.
+                None => return false,
+            },
             b'{' | b'[' => {
                 depth += 1;
                 if depth > max {
@@ -28,8 +27,22 @@ pub fn nested_deeper_than(json: &[u8], max: usize) -> bool {
             b'}' | b']' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        at += 1;
     }
     false
+}
+
+/// Where the string whose contents start at `from` ends (just past its closing quote), jumping
+/// from quote or backslash to the next with `memchr2`: most of a request's bytes are in strings.
+fn string_end(json: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        let found = from + memchr::memchr2(b'"', b'\\', json.get(from..)?)?;
+        match json[found] {
+            // A backslash escapes the byte after it.
+            b'\\' => from = found + 2,
+            _ => return Some(found + 1),
+        }
+    }
 }
 
 /// Whether arrays and objects in `value` nest more than `max` deep (the depth
@@ -55,6 +68,10 @@ mod tests {
         assert!(nested_deeper_than(r#"{"a": [1, {"b": 2}]}"#.as_bytes(), 2));
         assert!(!nested_deeper_than(r#"{"a": "[[[[[[\"{{{{"}"#.as_bytes(), 1));
         assert!(!nested_deeper_than("7".as_bytes(), 0));
+        // An escaped quote does not end a string; a backslash at the very end ends the scan.
+        assert!(nested_deeper_than(br#""a\"[" ["#, 0));
+        assert!(!nested_deeper_than(br#""a\"[ ["#, 0));
+        assert!(!nested_deeper_than(b"[\"abc\\", 1));
     }
 
     fn depth(value: &Value) -> usize {
