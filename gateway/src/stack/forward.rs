@@ -77,17 +77,10 @@ impl Service<CallRequest> for ForwardService {
             if let Some(answer) = answered.await {
                 return answer;
             }
-            let (backend_name, id) = (&hint.backend, request_id.clone());
-            let stripped = crate::push::api::take_from_send(
-                push,
-                owner.as_ref(),
-                Some(caller),
-                backend_name,
-                id,
-                call,
-                &mut checked.request,
-            );
-            stripped.await?;
+            let id = request_id.clone();
+            let request = &mut checked.request;
+            crate::push::api::take_from_send(push, owner.as_ref(), Some(caller), &hint.backend, id, call, request)
+                .await?;
             let (call, request, caller) = (&*call, &checked.request, Some(&*caller));
             let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
             let mut failover = Failover::new(call, hint.skill.as_deref());
