@@ -250,6 +250,53 @@ async fn sizes_and_part_kinds_are_limited() {
     }
 }
 
+/// `max_message_bytes` holds the message as the agent gets it, not the caller's bytes: numbers
+/// such as `1e15` that the model writes out four times longer push a short request over the limit,
+/// and a 0.3 caller's `kind` tags, dropped on the way, do not count against one that fits.
+#[tokio::test]
+async fn the_message_size_limit_holds_the_message_as_the_agent_gets_it() {
+    let (_review, echo, gw) = review_gateway("validation:\n  limits: {max_message_bytes: 400}\n").await;
+    let root = format!("{}/", gw.url);
+    // Written by hand: a JSON library would write the numbers out in full before sending them.
+    let with_numbers = |count: usize| {
+        let numbers = vec!["1e15"; count].join(",");
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{{"messageId":"m-{count}","role":"ROLE_USER","parts":[{{"text":"n"}}],"metadata":{{"skillId":"echo","n":[{numbers}]}}}}}}}}"#
+        )
+    };
+    let send = |body: String| {
+        let request =
+            a2a_e2e::client().post(&root).header("A2A-Version", "1.0").header("Content-Type", "application/json");
+        async move { request.body(body).send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    // About 220 bytes from the caller, about 500 written for the agent (`1000000000000000.0` each).
+    let expanding = with_numbers(20);
+    assert!(expanding.len() < 400, "{expanding}");
+    let answer = send(expanding).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer["error"].to_string().contains("bytes long; at most 400"), "{answer}");
+    // The same with five numbers fits when written.
+    let answer = send(with_numbers(5)).await;
+    assert!(answer["result"].is_object(), "{answer}");
+
+    // 0.3: twelve kind-tagged parts are over 400 bytes as sent and under it as written.
+    let parts: Vec<Value> = (0..12).map(|_| json!({"kind": "text", "text": "a"})).collect();
+    let message03 = json!({"kind": "message", "messageId": "m-03", "role": "user",
+        "metadata": {"skillId": "echo"}, "parts": parts});
+    assert!(message03.to_string().len() > 400, "{message03}");
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "message/send", "params": {"message": message03}});
+    let answer: Value = a2a_e2e::client().post(&root).json(&body).send().await.unwrap().json().await.unwrap();
+    assert!(answer["result"].is_object(), "0.3, under the limit as written: {answer}");
+    let mut long03 = body.clone();
+    long03["params"]["message"]["parts"] = json!([{"kind": "text", "text": "x".repeat(400)}]);
+    let answer: Value = a2a_e2e::client().post(&root).json(&long03).send().await.unwrap().json().await.unwrap();
+    assert_eq!(answer["error"]["code"], -32602, "0.3, over the limit: {answer}");
+
+    let (_, seen) = get_json(&format!("{}/debug/requests", echo.url)).await;
+    let sends = seen.as_array().unwrap().iter().filter(|r| r["operation"] == "SendMessage").count();
+    assert_eq!(sends, 2, "only the two messages within the limit reached the agent: {seen}");
+}
+
 #[tokio::test]
 async fn a_100_mb_body_is_refused_without_being_read_whole() {
     let (_review, _echo, gw) = review_gateway("").await;
