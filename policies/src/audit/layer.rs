@@ -89,8 +89,8 @@ fn call_facts(request: &CallRequest, keep_content: bool) -> CallFacts {
         None => trace_id_of(request.headers()),
     };
     CallFacts {
-        binding: Some(call.binding),
-        operation: Some(call.operation),
+        binding: call.binding,
+        operation: call.operation,
         task_id: call.task_id.as_deref().map(Arc::from),
         context_id: call.context_id.as_deref().map(Arc::from),
         skill: call.skill_id.as_deref().map(Arc::from),
@@ -186,7 +186,7 @@ impl Audit {
             detail: None,
         };
         inner.sink.send(Record::event(flight.common(), record));
-        let stream_follows = success && flight.call.operation.is_some_and(|op| op.is_streaming());
+        let stream_follows = success && flight.call.operation.is_streaming();
         inner.requests.answered(flight, stream_follows);
     }
 

@@ -162,8 +162,8 @@ fn event_common(
         backend: Some(Arc::from(event.backend)),
         task_id: Some(Arc::from(task_id)),
         context_id: event.context_id.map(Arc::from).or(context_id),
-        binding: flight.as_ref().and_then(|f| f.call.binding),
-        operation: flight.as_ref().and_then(|f| f.call.operation),
+        binding: flight.as_ref().map(|f| f.call.binding),
+        operation: flight.as_ref().map(|f| f.call.operation),
         routed_by: flight.as_ref().and_then(|f| f.info.route_reason().map(Arc::from)),
     }
 }

@@ -26,10 +26,10 @@ const PRUNE_ABOVE: usize = 4096;
 const PRUNE_EVERY: Duration = Duration::from_secs(10);
 
 /// What the layer learned from the request itself.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct CallFacts {
-    pub binding: Option<Binding>,
-    pub operation: Option<Operation>,
+    pub binding: Binding,
+    pub operation: Operation,
     pub task_id: Option<Arc<str>>,
     pub context_id: Option<Arc<str>>,
     pub skill: Option<Arc<str>>,
@@ -59,7 +59,7 @@ pub(crate) struct InFlight {
 
 impl InFlight {
     pub fn is_send(&self) -> bool {
-        self.call.operation.is_some_and(Operation::is_send)
+        self.call.operation.is_send()
     }
 
     /// True exactly once, for a send: whoever gets it writes `task.received`.
@@ -106,8 +106,8 @@ impl InFlight {
             backend: route.map(|r| r.backend.clone()),
             task_id: self.call.task_id.clone().or(task_id),
             context_id: self.call.context_id.clone().or(context_id),
-            binding: self.call.binding,
-            operation: self.call.operation,
+            binding: Some(self.call.binding),
+            operation: Some(self.call.operation),
             routed_by: self.info.route_reason().map(Arc::from),
         }
     }
