@@ -221,9 +221,10 @@ impl Checked {
 pub type CallRequest = http::Request<Box<CallContext>>;
 
 /// The per-request context: the body of every request inside the A2A stack ([`CallRequest`]),
-/// built once by the decode layer and carried through every layer to the forward service. What the decoder establishes is a field, so that a layer cannot run
-/// without it; what layers add on the way (the authenticated caller, the route) is written into it
-/// in place, never into a typemap.
+/// built once by the decode layer and carried through every layer to the forward service. What
+/// the decoder establishes is a field, so that a layer cannot run without it; what layers add on
+/// the way (the authenticated caller, the route) is written into it in place, never into a
+/// typemap.
 #[derive(Debug, Clone)]
 pub struct CallContext {
     /// What the decoder learned about the call.
