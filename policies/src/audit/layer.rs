@@ -15,7 +15,7 @@ use tower::{Layer, Service};
 
 use super::Audit;
 use super::record::{DenialExtra, Kind, Outcome, Record};
-use super::requests::{CallFacts, InFlight};
+use super::requests::{CallFacts, InFlight, logs_content};
 use a2a_core::{A2aError, CallRequest};
 
 /// The W3C trace id of a request (32 lower-case hex digits), as a request extension. The gateway
@@ -70,7 +70,7 @@ where
             let error = A2aError::AuditUnavailable { retry_after: REFUSED_RETRY_AFTER };
             return ResponseFuture { inner: None, pending: None, refused: Some(error) };
         }
-        let facts = call_facts(&request, !self.audit.inner.content_skills.is_empty());
+        let facts = call_facts(&request, &self.audit.inner.content_skills);
         let info = request.body().info.clone();
         let flight = self.audit.inner.requests.begin(info, facts);
         ResponseFuture {
@@ -81,9 +81,13 @@ where
     }
 }
 
-fn call_facts(request: &CallRequest, keep_content: bool) -> CallFacts {
+fn call_facts(request: &CallRequest, content_skills: &[Box<str>]) -> CallFacts {
     let context = request.body();
     let call = &context.call;
+    // A skill the call names is the skill it is routed by; one that names none learns its skill
+    // from routing, after this layer.
+    let keep_content =
+        !content_skills.is_empty() && call.skill_id.as_deref().is_none_or(|named| logs_content(content_skills, named));
     let trace_id = match request.extensions().get::<TraceId>() {
         Some(trace) => Some(trace.0.clone()),
         None => trace_id_of(request.headers()),
@@ -95,8 +99,8 @@ fn call_facts(request: &CallRequest, keep_content: bool) -> CallFacts {
         context_id: call.context_id.as_deref().map(Arc::from),
         skill: call.skill_id.as_deref().map(Arc::from),
         trace_id,
-        // Written only for sends, and only when some skill's content may be logged: the checked
-        // message's parts, as the body the agent gets writes them.
+        // Written only for sends that may be logged with content: the checked message's parts, as
+        // the body the agent gets writes them.
         parts: context
             .checked
             .message()

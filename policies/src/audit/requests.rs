@@ -25,6 +25,11 @@ const STREAM_IDLE: Duration = Duration::from_secs(15 * 60);
 const PRUNE_ABOVE: usize = 4096;
 const PRUNE_EVERY: Duration = Duration::from_secs(10);
 
+/// Whether `skill` is one of `include_content_for_skills`.
+pub(crate) fn logs_content(skills: &[Box<str>], skill: &str) -> bool {
+    skills.iter().any(|listed| **listed == *skill)
+}
+
 /// What the layer learned from the request itself.
 #[derive(Debug, Clone)]
 pub(crate) struct CallFacts {
@@ -115,8 +120,7 @@ impl InFlight {
     /// The message parts for a `task.received` record, when its skill asks for content.
     pub fn content(&self, skills: &[Box<str>]) -> Option<Content> {
         let parts = self.call.parts.as_ref()?;
-        let skill = self.skill()?;
-        if !skills.iter().any(|s| **s == *skill) {
+        if !logs_content(skills, &self.skill()?) {
             return None;
         }
         Some(Content { parts: parts.clone() })
