@@ -1,9 +1,9 @@
 //! The connection to agents, built once (it outlives configuration reloads, so pooled connections do
 //! too) with its limits set deliberately: connect timeout, idle connections kept per origin and for
 //! how long (a burst of streams must not leave one pooled connection, with its buffers, per stream
-//! that ran), TCP keep-alive and user timeout. Plain `http://` agents get HTTP/1.1 connections from
-//! a pool of our own ([`http1`]: no task per request to return a connection, no lock or SipHash
-//! beyond one origin lookup); `https://` agents hyper-util's pooled client with rustls and the
+//! that ran), TCP keep-alive and user timeout. Plain `http://` agents get HTTP/1.1 from a client and
+//! pool of our own ([`http1`]: the forwarding task writes the request and reads the answer itself, no
+//! connection task, no lock or SipHash beyond one origin lookup); `https://` agents hyper-util's pooled client with rustls and the
 //! platform's trust store, HTTP/2 where the agent offers it by ALPN — what the gateway's reqwest
 //! client gave before, without its per-request URL handling, redirect and proxy machinery the
 //! forwarder never used.
@@ -59,7 +59,7 @@ impl AgentClientError {
     pub fn never_sent(&self) -> bool {
         let mut source: Option<&(dyn std::error::Error + 'static)> = match self {
             AgentClientError::Plain(Http1Error::NotSent(_)) => return true,
-            AgentClientError::Plain(Http1Error::Sent(error)) => Some(error),
+            AgentClientError::Plain(Http1Error::Sent(error)) => Some(error as &(dyn std::error::Error + 'static)),
             AgentClientError::Tls(error) if error.is_connect() => return true,
             AgentClientError::Tls(error) => std::error::Error::source(error),
         };
@@ -79,14 +79,11 @@ impl AgentClientError {
 
 impl AgentClient {
     /// Sends `request` (an absolute URI) to its agent.
-    pub async fn request(
-        &self,
-        request: http::Request<Full<Bytes>>,
-    ) -> Result<http::Response<AgentBody>, AgentClientError> {
+    pub async fn request(&self, request: http::Request<Bytes>) -> Result<http::Response<AgentBody>, AgentClientError> {
         if request.uri().scheme() == Some(&http::uri::Scheme::HTTP) {
             return Ok(self.plain.send(request).await?);
         }
-        Ok(self.tls.request(request).await?.map(AgentBody::from))
+        Ok(self.tls.request(request.map(Full::new)).await?.map(AgentBody::from))
     }
 }
 
@@ -277,8 +274,7 @@ mod tests {
         let calls = (0..burst).map(|_| {
             let client = client.clone();
             async move {
-                let request =
-                    http::Request::post(format!("http://{addr}/")).body(Full::new(Bytes::from_static(b"{}"))).unwrap();
+                let request = http::Request::post(format!("http://{addr}/")).body(Bytes::from_static(b"{}")).unwrap();
                 let response = client.request(request).await.unwrap();
                 response.into_body().collect().await.unwrap();
             }

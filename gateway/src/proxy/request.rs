@@ -7,7 +7,7 @@ use a2a_core::{A2aCall, A2aError, Binding, Caller, Dialect};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri, header};
-use http_body_util::{BodyDataStream, Full};
+use http_body_util::BodyDataStream;
 
 use crate::protocol::agent_side;
 use crate::protocol::decode::Written;
@@ -112,7 +112,7 @@ impl Forwarder {
         }
         // What reqwest sent when the caller named no media type.
         out.entry(header::ACCEPT).or_insert(HeaderValue::from_static("*/*"));
-        let mut request = Request::new(Full::new(body));
+        let mut request = Request::new(body);
         *request.method_mut() = method.clone();
         *request.uri_mut() = uri;
         *request.headers_mut() = out;
