@@ -196,7 +196,7 @@ impl Forwarder {
     ) -> Result<Response<Body>, ForwardError> {
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert("a2a-version", HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
+        headers.insert(crate::protocol::VERSION_HEADER, HeaderValue::from_static(crate::protocol::PROTOCOL_VERSION));
         let outbound = Outbound { call: &call, request: &request, method: &Method::POST, headers: &headers };
         self.forward(backend, exchange, outbound).await
     }

@@ -307,46 +307,69 @@ async fn write_request(io: &mut TcpStream, mut head: &[u8], mut body: &[u8]) -> 
 /// body is framed and whether the connection may carry another request after it.
 fn read_head(read: &mut BytesMut, method: &Method) -> io::Result<Option<(Response<()>, Framing, bool)>> {
     loop {
-        let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut parsed = httparse::Response::new(&mut fields);
-        let length = match parsed.parse(read) {
-            Ok(httparse::Status::Complete(length)) => length,
-            Ok(httparse::Status::Partial) => return Ok(None),
+        // Most answers have a handful of fields: room for 16 first, the limit only when needed.
+        let parsed = match parse_head(read, &mut [httparse::EMPTY_HEADER; 16]) {
+            Err(httparse::Error::TooManyHeaders) => parse_head(read, &mut [httparse::EMPTY_HEADER; MAX_HEADERS]),
+            parsed => parsed,
+        };
+        let head = match parsed {
+            Ok(Some(head)) => head,
+            Ok(None) => return Ok(None),
             Err(httparse::Error::TooManyHeaders) => return Err(invalid("its head has too many fields")),
             Err(error) => return Err(invalid(&error.to_string())),
         };
-        let code = parsed.code.unwrap_or_default();
-        if (100..200).contains(&code) {
-            if code == 101 {
+        if (100..200).contains(&head.code) {
+            if head.code == 101 {
                 return Err(invalid("it switched protocols unasked"));
             }
-            read.advance(length);
+            read.advance(head.length);
             continue;
         }
-        let status = StatusCode::from_u16(code).map_err(|_| invalid("its status code"))?;
-        let version = if parsed.version == Some(0) { Version::HTTP_10 } else { Version::HTTP_11 };
-        // Where each field's name and value lie in the head, so that the values can be shared
-        // slices of it instead of copies.
-        let base = read.as_ptr() as usize;
-        let mut spans = Vec::with_capacity(parsed.headers.len());
-        for field in parsed.headers.iter() {
-            let name = HeaderName::from_bytes(field.name.as_bytes()).map_err(|_| invalid("a field name"))?;
-            let start = field.value.as_ptr() as usize - base;
-            spans.push((name, start, start + field.value.len()));
-        }
-        let head = read.split_to(length).freeze();
-        let mut headers = HeaderMap::with_capacity(spans.len());
-        for (name, start, end) in spans {
-            let value = HeaderValue::from_maybe_shared(head.slice(start..end)).map_err(|_| invalid("a field value"))?;
+        let status = StatusCode::from_u16(head.code).map_err(|_| invalid("its status code"))?;
+        let bytes = read.split_to(head.length).freeze();
+        let mut headers = HeaderMap::with_capacity(head.fields.len());
+        for (name, start, end) in head.fields {
+            let name = HeaderName::from_bytes(&bytes[name.0..name.1]).map_err(|_| invalid("a field name"))?;
+            let value =
+                HeaderValue::from_maybe_shared(bytes.slice(start..end)).map_err(|_| invalid("a field value"))?;
             headers.append(name, value);
         }
-        let (framing, reusable) = framing(method, status, version, &headers)?;
+        let (framing, reusable) = framing(method, status, head.version, &headers)?;
         let mut response = Response::new(());
         *response.status_mut() = status;
-        *response.version_mut() = version;
+        *response.version_mut() = head.version;
         *response.headers_mut() = headers;
         return Ok(Some((response, framing, reusable)));
     }
+}
+
+/// An answer's head as parsed: its length, status code and version, and where each field's name and
+/// value lie in it (so that the values can be shared slices of the head instead of copies).
+struct ParsedHead {
+    length: usize,
+    code: u16,
+    version: Version,
+    fields: Vec<((usize, usize), usize, usize)>,
+}
+
+fn parse_head<'b>(read: &'b [u8], room: &mut [httparse::Header<'b>]) -> Result<Option<ParsedHead>, httparse::Error> {
+    let mut parsed = httparse::Response::new(room);
+    let length = match parsed.parse(read)? {
+        httparse::Status::Complete(length) => length,
+        httparse::Status::Partial => return Ok(None),
+    };
+    let base = read.as_ptr() as usize;
+    let offset = |part: &[u8]| part.as_ptr() as usize - base;
+    let fields = parsed
+        .headers
+        .iter()
+        .map(|f| {
+            let (name, value) = (offset(f.name.as_bytes()), offset(f.value));
+            ((name, name + f.name.len()), value, value + f.value.len())
+        })
+        .collect();
+    let version = if parsed.version == Some(0) { Version::HTTP_10 } else { Version::HTTP_11 };
+    Ok(Some(ParsedHead { length, code: parsed.code.unwrap_or_default(), version, fields }))
 }
 
 /// How the answer's body is framed (RFC 9112 §6.3), and whether the connection may be reused.

@@ -97,7 +97,7 @@ pub fn decode_any(
 /// operation); the gRPC front writes the answer back as gRPC. The package `lf.a2a.v1` says 1.0, so a
 /// missing `a2a-version` is no 0.3 caller (another major version is refused).
 pub fn decode_grpc(operation: Operation, params: &[u8], headers: &HeaderMap) -> Result<Decoded, A2aError> {
-    if headers.contains_key("a2a-version") {
+    if headers.contains_key(crate::protocol::VERSION_HEADER) {
         check_version(headers)?;
     }
     a2a_model::passes::read();
@@ -115,7 +115,7 @@ pub fn decode_grpc(operation: Operation, params: &[u8], headers: &HeaderMap) -> 
 fn is_early(method: &Method, rest: &str, headers: &HeaderMap) -> bool {
     match early::Route::of(method, rest) {
         None | Some(early::Route::Card) => false,
-        Some(early::Route::Get(_)) => !headers.contains_key("a2a-version"),
+        Some(early::Route::Get(_)) => !headers.contains_key(crate::protocol::VERSION_HEADER),
         Some(_) => true,
     }
 }
@@ -202,7 +202,8 @@ fn decode_v03_rest(
 
 /// No `A2A-Version` header, or a 0.x one: how 0.3 clients call.
 fn legacy_version(headers: &HeaderMap) -> bool {
-    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
+    let version =
+        headers.get(crate::protocol::VERSION_HEADER).and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
     version.is_empty() || version.starts_with("0.")
 }
 

@@ -23,5 +23,10 @@ mod cost_tests;
 
 /// The protocol version this gateway speaks to callers and backends.
 pub const PROTOCOL_VERSION: &str = "1.0";
+
+/// `A2A-Version` and `X-Request-Id` as header names, made once: a lookup by `&str` parses and
+/// lowercases the name on every call.
+pub const VERSION_HEADER: http::HeaderName = http::HeaderName::from_static("a2a-version");
+pub const REQUEST_ID_HEADER: http::HeaderName = http::HeaderName::from_static("x-request-id");
 /// Media type of HTTP+JSON success bodies.
 pub const A2A_JSON: &str = "application/a2a+json";

@@ -30,7 +30,7 @@ const REQUEST_HEADERS: [HeaderName; 9] = [
     HeaderName::from_static("last-event-id"),
 ];
 
-const A2A_VERSION: HeaderName = HeaderName::from_static("a2a-version");
+const A2A_VERSION: HeaderName = crate::protocol::VERSION_HEADER;
 const A2A_EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
 /// 0.3's name for it ([`v03::EXTENSIONS_HEADER`], lower-cased as `HeaderName` needs).
 const X_A2A_EXTENSIONS: HeaderName = HeaderName::from_static("x-a2a-extensions");

@@ -144,7 +144,7 @@ where
                 response = v03_rest_subscribe_refusal(response).await;
             }
             if let Some(id) = request_id {
-                response.headers_mut().insert("x-request-id", id);
+                response.headers_mut().insert(crate::protocol::REQUEST_ID_HEADER, id);
             }
             Ok(response)
         })
@@ -265,7 +265,7 @@ where
         }
     };
     if let Some(id) = request_id {
-        response.headers_mut().insert("x-request-id", id);
+        response.headers_mut().insert(crate::protocol::REQUEST_ID_HEADER, id);
     }
     Ok(response)
 }

@@ -15,7 +15,7 @@ pub(super) fn json_refusal(error: serde_json::Error) -> A2aError {
 /// Refuses a request whose `A2A-Version` is not 1.x. A missing header means 0.3 (as the reference
 /// SDK reads it), and this gateway speaks 1.0.
 pub(super) fn check_version(headers: &HeaderMap) -> Result<(), A2aError> {
-    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim);
+    let version = headers.get(crate::protocol::VERSION_HEADER).and_then(|v| v.to_str().ok()).map(str::trim);
     let version = version.filter(|v| !v.is_empty()).unwrap_or("0.3");
     let major = version.split('.').next().unwrap_or("");
     if major == "1" {
