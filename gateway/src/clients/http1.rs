@@ -44,6 +44,8 @@ const MAX_CHUNK_LINE: usize = 4 * 1024;
 const MAX_TRAILERS: usize = 16 * 1024;
 /// The room a read asks for.
 const READ_SIZE: usize = 8 * 1024;
+/// Below this much room left, a read asks for more first.
+const MIN_READ_SIZE: usize = 2 * 1024;
 /// The most room a read asks for when the answer's length is known.
 const MAX_READ_SIZE: usize = 256 * 1024;
 
@@ -81,6 +83,13 @@ struct Connection {
 }
 
 impl Connection {
+    /// Lets the read buffer go when it holds nothing: the next read takes a new one.
+    fn wait_unbuffered(&mut self) {
+        if self.read.is_empty() {
+            self.read = BytesMut::new();
+        }
+    }
+
     /// Whether the agent closed the connection or sent something unasked while it waited. Asks the
     /// runtime's record of the socket's readiness, not the socket (no system call): a close the
     /// runtime has not seen yet shows up as an answer cut off.
@@ -631,20 +640,24 @@ impl PlainBody {
                 }
                 Step::More => {}
             }
-            let room = match self.framing {
-                Framing::Length(n) | Framing::Chunked(Chunk::Data(n)) => {
-                    usize::try_from(n).unwrap_or(usize::MAX).clamp(READ_SIZE, MAX_READ_SIZE)
-                }
-                _ => READ_SIZE,
-            };
-            connection.read.reserve(room);
+            // A stream is polled once more after each event and then waits, perhaps for minutes:
+            // it waits without a buffer, and takes one only when the socket has something.
+            if connection.io.poll_read_ready(cx).is_pending() {
+                connection.wait_unbuffered();
+                return Poll::Pending;
+            }
+            if connection.read.capacity() - connection.read.len() < MIN_READ_SIZE {
+                let room = match self.framing {
+                    Framing::Length(n) | Framing::Chunked(Chunk::Data(n)) => {
+                        usize::try_from(n).unwrap_or(usize::MAX).clamp(READ_SIZE, MAX_READ_SIZE)
+                    }
+                    _ => READ_SIZE,
+                };
+                connection.read.reserve(room);
+            }
             match tokio_util::io::poll_read_buf(Pin::new(&mut connection.io), cx, &mut connection.read) {
                 Poll::Pending => {
-                    // A stream waits here between events, perhaps for minutes: with nothing held,
-                    // it waits without a buffer (the next read reserves one again).
-                    if connection.read.is_empty() {
-                        connection.read = BytesMut::new();
-                    }
+                    connection.wait_unbuffered();
                     return Poll::Pending;
                 }
                 Poll::Ready(Err(error)) => {
