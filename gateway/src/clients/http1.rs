@@ -34,7 +34,7 @@ use tokio::net::TcpStream;
 
 use crate::config::Limits;
 
-/// The most an answer's head may take, interim answers before it included.
+/// The most an answer's head may take (and each interim answer before it).
 const MAX_HEAD: usize = 64 * 1024;
 /// The most fields an answer's head may have.
 const MAX_HEADERS: usize = 100;
@@ -515,7 +515,7 @@ fn decode(framing: &mut Framing, read: &mut BytesMut) -> io::Result<Step> {
                     *state = Chunk::Size;
                 }
                 Chunk::Trailers(seen) => {
-                    let Some(line) = crlf_line(read, MAX_TRAILERS - *seen, "its trailer section")? else {
+                    let Some(line) = crlf_line(read, MAX_TRAILERS.saturating_sub(*seen), "its trailer section")? else {
                         return Ok(Step::More);
                     };
                     read.advance(line + 2);

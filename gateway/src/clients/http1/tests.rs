@@ -312,3 +312,18 @@ async fn a_waiting_stream_holds_no_read_buffer() {
     let Inner::Plain(plain) = &body.inner else { panic!("a pooled connection's body") };
     assert_eq!(plain.connection.as_ref().unwrap().read.capacity(), 0);
 }
+
+/// The trailer section's limit counts every line: one line just under it leaves no room for the
+/// empty line that ends the section (this overflowed the count once).
+#[test]
+fn a_trailer_section_over_its_limit_is_refused() {
+    let mut framing = Framing::Chunked(Chunk::Trailers(0));
+    let mut read = BytesMut::new();
+    read.extend_from_slice(format!("x: {}\r\n\r\n", "a".repeat(MAX_TRAILERS - 4)).as_bytes());
+    let error = decode(&mut framing, &mut read).err().expect("over the limit");
+    assert!(error.to_string().contains("trailer section is too long"), "{error}");
+    let mut framing = Framing::Chunked(Chunk::Trailers(0));
+    let mut read = BytesMut::from(&b"x: 1\r\ny: 2\r\n\r\n"[..]);
+    assert!(matches!(decode(&mut framing, &mut read), Ok(Step::End)));
+    assert!(read.is_empty());
+}
