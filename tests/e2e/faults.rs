@@ -247,6 +247,25 @@ fn scripted_answer(speaks: Speaks, rest: bool, body: &[u8]) -> Response {
             done["id"] = json!("somebody-else");
             json_answer(200, "application/json", serde_json::to_vec(&done).unwrap())
         }
+        // Declares more than the gateway's limit, sends a little and then nothing: only a refusal
+        // on the declared length answers the caller (the rest of the body never comes).
+        "hugedeclared" => Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .header("content-length", (2 * FLEET_MAX_RESPONSE_BYTES).to_string())
+            .body(Body::from_stream(
+                futures::stream::once(async { ok(Bytes::from_static(b"{\"jsonrpc\": \"2.0\", ")) })
+                    .chain(futures::stream::pending()),
+            ))
+            .unwrap(),
+        // Sends more than the limit without declaring a length (chunked coding).
+        "hugechunked" => Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(Body::from_stream(futures::stream::iter(
+                (0..3).map(|_| ok(Bytes::from(vec![b' '; FLEET_MAX_RESPONSE_BYTES / 2]))),
+            )))
+            .unwrap(),
         other => panic!("unknown fault {other}"),
     }
 }
@@ -371,6 +390,9 @@ struct Fleet {
     _agents: Vec<FaultyAgent>,
 }
 
+/// The fleet gateway's `limits.max_response_bytes`.
+const FLEET_MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+
 async fn fleet() -> Fleet {
     let v1 = start_agent(Speaks::V1).await;
     let v03 = start_agent(Speaks::V03).await;
@@ -378,7 +400,7 @@ async fn fleet() -> Fleet {
     let audit = TempFile(std::env::temp_dir().join(format!("faults-audit-{}.jsonl", uuid::Uuid::new_v4().simple())));
     let extra = format!(
         // Faults in a row would otherwise take the backends out of routing.
-        "health:\n  interval: 200ms\n  unhealthy_after: 1000\nstreams:\n  idle_timeout: 1s\n  max_event_bytes: 65536\n  skills:\n    faults-v1: {{max_lifetime: 2s}}\n    faults-03: {{max_lifetime: 2s}}\n    faults-early: {{max_lifetime: 2s}}\naudit:\n  file: {{path: '{}'}}\n",
+        "health:\n  interval: 200ms\n  unhealthy_after: 1000\nlimits:\n  max_response_bytes: {FLEET_MAX_RESPONSE_BYTES}\nstreams:\n  idle_timeout: 1s\n  max_event_bytes: 65536\n  skills:\n    faults-v1: {{max_lifetime: 2s}}\n    faults-03: {{max_lifetime: 2s}}\n    faults-early: {{max_lifetime: 2s}}\naudit:\n  file: {{path: '{}'}}\n",
         audit.0.display()
     );
     let mut yaml = config(&[("v1", &v1.url), ("v03", &v03.url)], &extra);
@@ -519,16 +541,18 @@ async fn malformed_unary_answers_become_the_gateways_error_in_every_dialect() {
     for (caller, to) in routes {
         let faults: &[&str] = match (caller, to) {
             (Caller::V1Rpc, Speaks::V1) | (Caller::V03, Speaks::V03) => {
-                &["html502", "html200", "badjson", "wrongtype", "wrongid"]
+                &["html502", "html200", "badjson", "wrongtype", "wrongid", "hugedeclared", "hugechunked"]
             }
-            (_, Speaks::Early) => &["html502", "html200", "badjson", "wrongtype"],
-            _ => &["html502", "html200", "badjson", "wrongtype"],
+            _ => &["html502", "html200", "badjson", "wrongtype", "hugedeclared", "hugechunked"],
         };
         for fault in faults {
             let (status, content_type, body) = send_as(gw, caller, to, fault).await;
             let text = body.to_string();
             assert!(content_type.starts_with("application/json"), "{caller:?} → {to:?} {fault}: {content_type}");
             assert!(!text.contains("db01.") && !text.contains("nginx"), "{caller:?} → {to:?} {fault}: leak {text}");
+            if fault.starts_with("huge") {
+                assert!(text.contains("oversized answer"), "{caller:?} → {to:?} {fault}: {text}");
+            }
             match caller {
                 Caller::V1Rpc | Caller::V03 => {
                     assert_eq!(status, 200, "{caller:?} → {to:?} {fault}: {text}");

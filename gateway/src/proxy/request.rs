@@ -8,6 +8,7 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri, header};
 use http_body_util::BodyDataStream;
+use hyper::body::Body as _;
 
 use crate::protocol::agent_side;
 use crate::protocol::decode::Written;
@@ -140,8 +141,9 @@ impl Forwarder {
 
     pub(super) async fn read_whole(&self, name: &str, response: Response<AgentBody>) -> Result<Bytes, A2aError> {
         let too_large = || A2aError::InvalidAgentResponse(format!("the agent '{name}' sent an oversized answer"));
-        let length = response.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-        if length.is_some_and(|n| n > self.max_response_bytes as u64) {
+        // A declared length over the limit is refused before any of the body is read (the body's
+        // framing has read it: exact for Content-Length, zero for other framings).
+        if response.body().size_hint().lower() > self.max_response_bytes as u64 {
             return Err(too_large());
         }
         let mut stream = BodyDataStream::new(response.into_body());
