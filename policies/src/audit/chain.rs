@@ -145,13 +145,16 @@ fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&digits[at..]);
 }
 
-/// Appends `bytes` as lower-case hex (what `hex::encode` writes, without its allocation).
-fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+/// Appends a hash as lower-case hex (what `hex::encode` writes, without its allocation): written
+/// into an array first and appended once, not pushed byte by byte (a capacity check each).
+fn push_hex(out: &mut Vec<u8>, bytes: &Hash) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for byte in bytes {
-        out.push(DIGITS[usize::from(byte >> 4)]);
-        out.push(DIGITS[usize::from(byte & 0xf)]);
+    let mut text = [0u8; 64];
+    for (pair, byte) in text.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0xf)];
     }
+    out.extend_from_slice(&text);
 }
 
 /// Whether `line`, a `chain_seal` record, carries the `mac` `key` gives its sealed part.
@@ -227,10 +230,12 @@ mod tests {
             push_decimal(&mut out, n);
             assert_eq!(out, n.to_string().into_bytes());
         }
-        let bytes: Vec<u8> = (0..=255).collect();
-        let mut out = Vec::new();
-        push_hex(&mut out, &bytes);
-        assert_eq!(out, hex::encode(&bytes).into_bytes());
+        for start in [0u8, 32, 224] {
+            let bytes: Hash = std::array::from_fn(|i| start.wrapping_add(i as u8));
+            let mut out = Vec::new();
+            push_hex(&mut out, &bytes);
+            assert_eq!(out, hex::encode(bytes).into_bytes());
+        }
     }
 
     #[test]
