@@ -258,6 +258,16 @@ fn scripted_answer(speaks: Speaks, rest: bool, body: &[u8]) -> Response {
                     .chain(futures::stream::pending()),
             ))
             .unwrap(),
+        // Declares a length within the limit, sends part of it and then nothing.
+        "stalledbody" => Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .header("content-length", "1000")
+            .body(Body::from_stream(
+                futures::stream::once(async { ok(Bytes::from_static(b"{\"jsonrpc\": \"2.0\", ")) })
+                    .chain(futures::stream::pending()),
+            ))
+            .unwrap(),
         // Sends more than the limit without declaring a length (chunked coding).
         "hugechunked" => Response::builder()
             .status(200)
@@ -400,7 +410,7 @@ async fn fleet() -> Fleet {
     let audit = TempFile(std::env::temp_dir().join(format!("faults-audit-{}.jsonl", uuid::Uuid::new_v4().simple())));
     let extra = format!(
         // Faults in a row would otherwise take the backends out of routing.
-        "health:\n  interval: 200ms\n  unhealthy_after: 1000\nlimits:\n  max_response_bytes: {FLEET_MAX_RESPONSE_BYTES}\nstreams:\n  idle_timeout: 1s\n  max_event_bytes: 65536\n  skills:\n    faults-v1: {{max_lifetime: 2s}}\n    faults-03: {{max_lifetime: 2s}}\n    faults-early: {{max_lifetime: 2s}}\naudit:\n  file: {{path: '{}'}}\n",
+        "health:\n  interval: 200ms\n  unhealthy_after: 1000\nlimits:\n  max_response_bytes: {FLEET_MAX_RESPONSE_BYTES}\n  first_byte_timeout: 2s\nstreams:\n  idle_timeout: 1s\n  max_event_bytes: 65536\n  skills:\n    faults-v1: {{max_lifetime: 2s}}\n    faults-03: {{max_lifetime: 2s}}\n    faults-early: {{max_lifetime: 2s}}\naudit:\n  file: {{path: '{}'}}\n",
         audit.0.display()
     );
     let mut yaml = config(&[("v1", &v1.url), ("v03", &v03.url)], &extra);
@@ -541,9 +551,9 @@ async fn malformed_unary_answers_become_the_gateways_error_in_every_dialect() {
     for (caller, to) in routes {
         let faults: &[&str] = match (caller, to) {
             (Caller::V1Rpc, Speaks::V1) | (Caller::V03, Speaks::V03) => {
-                &["html502", "html200", "badjson", "wrongtype", "wrongid", "hugedeclared", "hugechunked"]
+                &["html502", "html200", "badjson", "wrongtype", "wrongid", "hugedeclared", "hugechunked", "stalledbody"]
             }
-            _ => &["html502", "html200", "badjson", "wrongtype", "hugedeclared", "hugechunked"],
+            _ => &["html502", "html200", "badjson", "wrongtype", "hugedeclared", "hugechunked", "stalledbody"],
         };
         for fault in faults {
             let (status, content_type, body) = send_as(gw, caller, to, fault).await;
@@ -552,6 +562,9 @@ async fn malformed_unary_answers_become_the_gateways_error_in_every_dialect() {
             assert!(!text.contains("db01.") && !text.contains("nginx"), "{caller:?} → {to:?} {fault}: leak {text}");
             if fault.starts_with("huge") {
                 assert!(text.contains("oversized answer"), "{caller:?} → {to:?} {fault}: {text}");
+            }
+            if *fault == "stalledbody" {
+                assert!(text.contains("did not finish its answer in time"), "{caller:?} → {to:?} {fault}: {text}");
             }
             match caller {
                 Caller::V1Rpc | Caller::V03 => {

@@ -275,7 +275,8 @@ pub struct Limits {
     #[schemars(with = "a2a_core::duration::Text")]
     pub connect_timeout: Duration,
     /// How long a backend may take to send its response headers (a blocking send waits for the
-    /// whole task, so this is generous by default).
+    /// whole task, so this is generous by default); and then, once a unary answer's body stalls,
+    /// how long it may take to send the rest.
     #[serde(default = "default_first_byte_timeout", with = "duration")]
     #[schemars(with = "a2a_core::duration::Text")]
     pub first_byte_timeout: Duration,

@@ -130,8 +130,17 @@ impl Forwarder {
         request_id: &str,
         response: Response<AgentBody>,
     ) -> Result<Bytes, ForwardError> {
-        let collected =
-            Limited::new(response.into_body(), self.max_response_bytes + 5).collect().await.map_err(|_| {
+        let collect = Limited::new(response.into_body(), self.max_response_bytes + 5).collect();
+        // As for HTTP answers: the rest of an answer within the first-byte timeout again.
+        let collected = tokio::time::timeout(self.first_byte_timeout, collect)
+            .await
+            .map_err(|_| {
+                ForwardError::Failed(A2aError::BackendUnavailable(format!(
+                    "the agent '{}' did not finish its answer in time",
+                    backend.name
+                )))
+            })?
+            .map_err(|_| {
                 ForwardError::Failed(A2aError::BackendUnavailable(format!(
                     "the agent '{}' broke off its answer or sent an oversized one",
                     backend.name

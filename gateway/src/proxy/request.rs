@@ -1,14 +1,15 @@
 //! The outgoing request: the headers that go on to the agent, its credential, the target URL, the
 //! first-byte timeout and whether a failure left the request unsent; and reading an answer whole
-//! within its size limit.
+//! within its size limit and, once it stalls, the same timeout again.
 
 use crate::clients::AgentBody;
 use a2a_core::{A2aCall, A2aError, Binding, Caller, Dialect};
 use bytes::{Bytes, BytesMut};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri, header};
 use http_body_util::BodyDataStream;
 use hyper::body::Body as _;
+use tokio::time::Instant;
 
 use crate::protocol::agent_side;
 use crate::protocol::decode::Written;
@@ -149,7 +150,21 @@ impl Forwarder {
         let mut stream = BodyDataStream::new(response.into_body());
         let mut first: Option<Bytes> = None;
         let mut rest = BytesMut::new();
-        while let Some(chunk) = stream.next().await {
+        // An answer that stops coming is given up `first_byte_timeout` after the first wait for it
+        // (most arrive with their head: no timer, no clock read for those).
+        let mut deadline = None;
+        loop {
+            let next = match stream.next().now_or_never() {
+                Some(next) => next,
+                None => {
+                    let at = *deadline.get_or_insert_with(|| Instant::now() + self.first_byte_timeout);
+                    tokio::time::timeout_at(at, stream.next()).await.map_err(|_| {
+                        tracing::warn!(backend = name, "backend answer stalled");
+                        A2aError::BackendUnavailable(format!("the agent '{name}' did not finish its answer in time"))
+                    })?
+                }
+            };
+            let Some(chunk) = next else { break };
             let chunk = chunk.map_err(|error| {
                 tracing::warn!(backend = name, %error, "backend answer broke off");
                 A2aError::BackendUnavailable(format!("the agent '{name}' broke off its answer"))
