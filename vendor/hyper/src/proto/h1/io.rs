@@ -230,6 +230,14 @@ where
 
     pub(crate) fn poll_read_from_io(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         self.read_blocked = false;
+        // a2a-gateway patch 4: a connection without a read buffer (patch 2 dropped it, or it is
+        // new) reads into the stack first and takes a buffer only for bytes that came. A caller
+        // connection under a relayed event stream is read once per event (hyper watches for the
+        // caller closing) and each of those reads would block: they reserved 8 KiB and dropped it
+        // again. Bytes that come go into a buffer of the usual size, as before.
+        if self.read_buf.capacity() == 0 {
+            return self.poll_read_probe(cx);
+        }
         // Get the next amount to allocate, but make sure we don't go over
         // the max read buf size configured.
         let next = cmp::min(
@@ -267,6 +275,30 @@ where
                 if self.read_buf.is_empty() {
                     self.read_buf = BytesMut::new();
                 }
+                Poll::Pending
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+        }
+    }
+
+    /// The first read of a connection without a read buffer (a2a-gateway patch 4).
+    fn poll_read_probe(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        const PROBE: usize = 4096;
+        let mut probe = [std::mem::MaybeUninit::<u8>::uninit(); PROBE];
+        let len = cmp::min(PROBE, self.read_buf_strategy.max()).max(1);
+        let mut buf = ReadBuf::uninit(&mut probe[..len]);
+        match Pin::new(&mut self.io).poll_read(cx, buf.unfilled()) {
+            Poll::Ready(Ok(())) => {
+                let read = buf.filled();
+                let n = read.len();
+                self.read_buf.reserve(cmp::max(n, self.read_buf_strategy.next()));
+                self.read_buf.extend_from_slice(read);
+                trace!("received {} bytes", n);
+                self.read_buf_strategy.record(n);
+                Poll::Ready(Ok(n))
+            }
+            Poll::Pending => {
+                self.read_blocked = true;
                 Poll::Pending
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
