@@ -6,6 +6,7 @@
 //! (axum's `serve` cannot set timeouts or caps: this is its accept loop with those added.)
 
 mod peer_identity;
+mod stop;
 mod tls;
 mod watch;
 
@@ -424,6 +425,8 @@ async fn drive(
     stop: CancellationToken,
 ) {
     tokio::pin!(connection);
+    let stop = stop::StopSignal::new(stop);
+    tokio::pin!(stop);
     let mut draining = false;
     loop {
         tokio::select! {
@@ -436,7 +439,7 @@ async fn drive(
                 }
                 break;
             }
-            _ = stop.cancelled(), if !draining => {
+            _ = stop.as_mut(), if !draining => {
                 draining = true;
                 connection.as_mut().graceful_shutdown();
             }
