@@ -1,7 +1,9 @@
 //! Recent traffic for the status page: requests and errors per skill in 10-second buckets over the
-//! last ten minutes, and the latest denials with their reasons. A small ring buffer fed by the
-//! metrics layer (one uncontended lock per call) and read by the admin API's `/admin/v1/stats`;
-//! Prometheus keeps the long-term series.
+//! last ten minutes, and the latest denials with their reasons. Small ring buffers fed by the
+//! metrics layer and read by the admin API's `/admin/v1/stats`; Prometheus keeps the long-term
+//! series. The counts are kept per thread shard (merged when read): one lock every call of every
+//! worker took was one cache line passed between all cores, a point of contention that grows with
+//! them.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{LazyLock, Mutex};
@@ -36,15 +38,34 @@ pub struct Denial {
     pub skill: Option<String>,
 }
 
+/// One thread shard's buckets, on a cache line of its own.
 #[derive(Debug, Default)]
-struct Inner {
-    buckets: VecDeque<Bucket>,
-    denials: VecDeque<Denial>,
+#[repr(align(128))]
+struct Shard(Mutex<VecDeque<Bucket>>);
+
+#[derive(Debug)]
+pub struct RecentTraffic {
+    shards: Box<[Shard]>,
+    denials: Mutex<VecDeque<Denial>>,
 }
 
-#[derive(Debug, Default)]
-pub struct RecentTraffic {
-    inner: Mutex<Inner>,
+impl Default for RecentTraffic {
+    fn default() -> Self {
+        let threads = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 64);
+        RecentTraffic { shards: (0..threads).map(|_| Shard::default()).collect(), denials: Mutex::default() }
+    }
+}
+
+/// This thread's shard number (threads numbered in turn as they first count).
+fn shard_index() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local!(static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed));
+    INDEX.with(|index| *index)
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The process's recent traffic (the metrics layer is process-wide too).
@@ -55,9 +76,6 @@ fn now() -> std::time::Duration {
 }
 
 impl RecentTraffic {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
 
     /// Counts one call to `skill` (`""` when none was resolved); `denial` is the refusing policy's
     /// category and reason.
@@ -65,26 +83,26 @@ impl RecentTraffic {
         let now = now();
         self.record_at(now.as_secs(), skill, error);
         if let Some((category, reason)) = denial {
-            let mut inner = self.lock();
-            if inner.denials.len() == DENIALS {
-                inner.denials.pop_front();
+            let mut denials = locked(&self.denials);
+            if denials.len() == DENIALS {
+                denials.pop_front();
             }
             let skill = (!skill.is_empty()).then(|| skill.to_string());
-            inner.denials.push_back(Denial { at_ms: now.as_millis() as u64, category, reason, skill });
+            denials.push_back(Denial { at_ms: now.as_millis() as u64, category, reason, skill });
         }
     }
 
     fn record_at(&self, secs: u64, skill: &str, error: bool) {
         let start = secs - secs % BUCKET_SECS;
-        let mut inner = self.lock();
-        if inner.buckets.back().is_none_or(|b| b.start < start) {
-            if inner.buckets.len() == BUCKETS {
-                inner.buckets.pop_front();
+        let mut buckets = locked(&self.shards[shard_index() % self.shards.len()].0);
+        if buckets.back().is_none_or(|b| b.start < start) {
+            if buckets.len() == BUCKETS {
+                buckets.pop_front();
             }
-            inner.buckets.push_back(Bucket { start, by_skill: Default::default() });
+            buckets.push_back(Bucket { start, by_skill: Default::default() });
         }
         // A call finishing late may belong to an earlier bucket; the latest is close enough.
-        let Some(bucket) = inner.buckets.back_mut() else { return };
+        let Some(bucket) = buckets.back_mut() else { return };
         let counts = match bucket.by_skill.get_mut(skill) {
             Some(counts) => counts,
             None => bucket.by_skill.entry(skill.to_string()).or_default(),
@@ -100,32 +118,38 @@ impl RecentTraffic {
     }
 
     fn report_at(&self, secs: u64) -> serde_json::Value {
-        let inner = self.lock();
         let last = secs - secs % BUCKET_SECS;
         let first = last.saturating_sub(BUCKET_SECS * (BUCKETS as u64 - 1));
         let starts: Vec<u64> = (0..BUCKETS as u64).map(|i| first + i * BUCKET_SECS).collect();
-        let mut skills: HashMap<&str, (Vec<u64>, Vec<u64>)> = HashMap::new();
-        for bucket in inner.buckets.iter().filter(|b| b.start >= first) {
-            let slot = ((bucket.start - first) / BUCKET_SECS) as usize;
-            for (skill, counts) in &bucket.by_skill {
-                let series = skills.entry(skill).or_insert_with(|| (vec![0; BUCKETS], vec![0; BUCKETS]));
-                series.0[slot] += counts.requests;
-                series.1[slot] += counts.errors;
+        let mut skills: HashMap<String, (Vec<u64>, Vec<u64>)> = HashMap::new();
+        for shard in &self.shards {
+            let buckets = locked(&shard.0);
+            for bucket in buckets.iter().filter(|b| b.start >= first && b.start <= last) {
+                let slot = ((bucket.start - first) / BUCKET_SECS) as usize;
+                for (skill, counts) in &bucket.by_skill {
+                    let series = match skills.get_mut(skill.as_str()) {
+                        Some(series) => series,
+                        None => skills.entry(skill.clone()).or_insert_with(|| (vec![0; BUCKETS], vec![0; BUCKETS])),
+                    };
+                    series.0[slot] += counts.requests;
+                    series.1[slot] += counts.errors;
+                }
             }
         }
-        let mut names: Vec<&str> = skills.keys().copied().collect();
+        let mut names: Vec<&str> = skills.keys().map(String::as_str).collect();
         names.sort_unstable();
         let by_skill: Vec<serde_json::Value> = names
             .iter()
             .map(|name| {
-                let (requests, errors) = &skills[name];
+                let (requests, errors) = &skills[*name];
                 let skill = if name.is_empty() { "(none)" } else { name };
                 serde_json::json!({"skill": skill, "requests": requests, "errors": errors})
             })
             .collect();
-        let denials: Vec<&Denial> = inner.denials.iter().rev().collect();
+        let kept = locked(&self.denials);
+        let denials: Vec<&Denial> = kept.iter().rev().collect();
         let mut by_reason: HashMap<&str, u64> = HashMap::new();
-        for denial in &inner.denials {
+        for denial in kept.iter() {
             *by_reason.entry(denial.reason).or_default() += 1;
         }
         serde_json::json!({
@@ -156,6 +180,26 @@ mod tests {
         assert_eq!(report["by_skill"][1]["requests"][BUCKETS - 1], 1);
         let later = traffic.report_at(1_015 + BUCKET_SECS * BUCKETS as u64);
         assert_eq!(later["by_skill"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn counts_from_every_thread_shard_are_added_up() {
+        let traffic = std::sync::Arc::new(RecentTraffic::default());
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let traffic = traffic.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..25 {
+                        traffic.record_at(2_000, "echo", false);
+                    }
+                    traffic.record_at(2_000, "echo", true);
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let report = traffic.report_at(2_005);
+        assert_eq!(report["by_skill"][0]["requests"][BUCKETS - 1], 104);
+        assert_eq!(report["by_skill"][0]["errors"][BUCKETS - 1], 4);
     }
 
     #[test]
