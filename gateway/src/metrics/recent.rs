@@ -76,7 +76,6 @@ fn now() -> std::time::Duration {
 }
 
 impl RecentTraffic {
-
     /// Counts one call to `skill` (`""` when none was resolved); `denial` is the refusing policy's
     /// category and reason.
     pub fn record(&self, skill: &str, error: bool, denial: Option<(&'static str, &'static str)>) {
