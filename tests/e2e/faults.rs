@@ -249,25 +249,9 @@ fn scripted_answer(speaks: Speaks, rest: bool, body: &[u8]) -> Response {
         }
         // Declares more than the gateway's limit, sends a little and then nothing: only a refusal
         // on the declared length answers the caller (the rest of the body never comes).
-        "hugedeclared" => Response::builder()
-            .status(200)
-            .header("content-type", "application/json")
-            .header("content-length", (2 * FLEET_MAX_RESPONSE_BYTES).to_string())
-            .body(Body::from_stream(
-                futures::stream::once(async { ok(Bytes::from_static(b"{\"jsonrpc\": \"2.0\", ")) })
-                    .chain(futures::stream::pending()),
-            ))
-            .unwrap(),
+        "hugedeclared" => stalled_answer(2 * FLEET_MAX_RESPONSE_BYTES),
         // Declares a length within the limit, sends part of it and then nothing.
-        "stalledbody" => Response::builder()
-            .status(200)
-            .header("content-type", "application/json")
-            .header("content-length", "1000")
-            .body(Body::from_stream(
-                futures::stream::once(async { ok(Bytes::from_static(b"{\"jsonrpc\": \"2.0\", ")) })
-                    .chain(futures::stream::pending()),
-            ))
-            .unwrap(),
+        "stalledbody" => stalled_answer(1000),
         // Sends more than the limit without declaring a length (chunked coding).
         "hugechunked" => Response::builder()
             .status(200)
@@ -278,6 +262,19 @@ fn scripted_answer(speaks: Speaks, rest: bool, body: &[u8]) -> Response {
             .unwrap(),
         other => panic!("unknown fault {other}"),
     }
+}
+
+/// A JSON answer declaring `length` bytes that sends its first few and then nothing.
+fn stalled_answer(length: usize) -> Response {
+    Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .header("content-length", length.to_string())
+        .body(Body::from_stream(
+            futures::stream::once(async { ok(Bytes::from_static(b"{\"jsonrpc\": \"2.0\", ")) })
+                .chain(futures::stream::pending()),
+        ))
+        .unwrap()
 }
 
 fn streams(body: &[u8]) -> bool {
