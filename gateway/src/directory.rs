@@ -40,7 +40,8 @@ pub struct ContextEntry {
 pub struct Sighting<'a> {
     pub backend: &'a Arc<str>,
     pub owner: Option<&'a Arc<str>>,
-    pub skill: Option<&'a str>,
+    /// Shared, not copied, into a new task's or context's entry.
+    pub skill: Option<&'a Arc<str>>,
     pub fact: &'a TaskFact,
 }
 
@@ -149,7 +150,7 @@ impl TaskDirectory for MemoryDirectory {
                     value: ContextEntry {
                         backend: backend.clone(),
                         owner: owner.clone(),
-                        skill: sighting.skill.map(Arc::from),
+                        skill: sighting.skill.cloned(),
                     },
                     at: now,
                     seq: 0,
@@ -172,7 +173,7 @@ impl TaskDirectory for MemoryDirectory {
                     value: TaskEntry {
                         backend: backend.clone(),
                         owner: owner.clone(),
-                        skill: sighting.skill.map(Arc::from),
+                        skill: sighting.skill.cloned(),
                         context_id: None,
                         state: None,
                     },
@@ -197,7 +198,9 @@ impl TaskDirectory for MemoryDirectory {
         }
         drop(seen);
         if let Some(seq) = first_seen {
-            let key = owner.unwrap_or_else(|| Arc::from(""));
+            // Anonymous callers' tasks are listed under "" (one shared key, not one per task).
+            static ANONYMOUS: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+            let key = owner.unwrap_or_else(|| ANONYMOUS.clone());
             self.by_owner.entry(key).or_default().insert(seq, task_id.clone());
         }
     }
@@ -273,7 +276,8 @@ mod tests {
     }
 
     fn record(dir: &MemoryDirectory, backend: &Arc<str>, fact: &TaskFact) {
-        dir.record(&Sighting { backend, owner: None, skill: Some("echo"), fact });
+        let echo: Arc<str> = Arc::from("echo");
+        dir.record(&Sighting { backend, owner: None, skill: Some(&echo), fact });
     }
 
     /// Recording new tasks and sweeping at the same time once deadlocked the whole gateway: each
@@ -297,10 +301,11 @@ mod tests {
                 let (dir, finished) = (dir.clone(), finished.clone());
                 std::thread::spawn(move || {
                     let (backend, owner): (Arc<str>, Arc<str>) = (Arc::from("b"), Arc::from("owner"));
+                    let echo: Arc<str> = Arc::from("echo");
                     for i in 0..20_000 {
                         let fact = fact(&format!("t{n}-{i}"), &format!("c{n}-{i}"), Some(TaskState::Working));
                         let sighting =
-                            Sighting { backend: &backend, owner: Some(&owner), skill: Some("echo"), fact: &fact };
+                            Sighting { backend: &backend, owner: Some(&owner), skill: Some(&echo), fact: &fact };
                         dir.record(&sighting);
                     }
                     let _ = finished.send(());

@@ -57,7 +57,7 @@ impl Observers {
         self.directory.record(&Sighting {
             backend: &exchange.backend,
             owner: exchange.owner.as_ref(),
-            skill: exchange.skill.as_deref(),
+            skill: exchange.skill.as_ref(),
             fact,
         });
         if self.list.is_empty() {

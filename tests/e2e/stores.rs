@@ -192,7 +192,8 @@ async fn early_ids_and_context_skills_written_by_one_replica_are_read_by_the_oth
         artifacts: Vec::new(),
         message: false,
     };
-    dir_a.record(&Sighting { backend: &backend, owner: Some(&owner), skill: Some("rec-a"), fact: &fact });
+    let skill: Arc<str> = Arc::from("rec-a");
+    dir_a.record(&Sighting { backend: &backend, owner: Some(&owner), skill: Some(&skill), fact: &fact });
     let mut context = None;
     for _ in 0..100 {
         context = dir_b.context("c9").await.expect("redis answers");

@@ -278,7 +278,7 @@ impl TaskDirectory for RedisDirectory {
         if let Some(context_id) = &fact.context_id {
             let seen = self.contexts.entry(context_id.clone()).or_insert_with(|| {
                 news = true;
-                let skill = sighting.skill.map(Arc::from);
+                let skill = sighting.skill.cloned();
                 Cached { value: ContextEntry { backend: backend.clone(), owner: owner.clone(), skill }, at: now }
             });
             news |= seen.at.elapsed() > self.ttl / 4;
@@ -289,7 +289,7 @@ impl TaskDirectory for RedisDirectory {
                 let value = TaskEntry {
                     backend: backend.clone(),
                     owner: owner.clone(),
-                    skill: sighting.skill.map(Arc::from),
+                    skill: sighting.skill.cloned(),
                     context_id: None,
                     state: None,
                 };
@@ -323,7 +323,7 @@ impl TaskDirectory for RedisDirectory {
             task_id: fact.task_id.clone(),
             backend: backend.clone(),
             owner,
-            skill: sighting.skill.map(Arc::from),
+            skill: sighting.skill.cloned(),
             context_id: fact.context_id.clone(),
             state: fact.state,
         };
