@@ -238,14 +238,7 @@ where
         if self.read_buf.capacity() == 0 {
             return self.poll_read_probe(cx);
         }
-        // Get the next amount to allocate, but make sure we don't go over
-        // the max read buf size configured.
-        let next = cmp::min(
-            self.read_buf_strategy.next(),
-            self.read_buf_strategy
-                .max()
-                .saturating_sub(self.read_buf.len()),
-        );
+        let next = self.next_read_size();
         if self.read_buf_remaining_mut() < next {
             self.read_buf.reserve(next);
         }
@@ -281,6 +274,18 @@ where
         }
     }
 
+    /// Get the next amount to allocate, but make sure we don't go over
+    /// the max read buf size configured. (a2a-gateway patch 4: drawn out of
+    /// `poll_read_from_io`, whose computation it was, for the probe to share.)
+    fn next_read_size(&self) -> usize {
+        cmp::min(
+            self.read_buf_strategy.next(),
+            self.read_buf_strategy
+                .max()
+                .saturating_sub(self.read_buf.len()),
+        )
+    }
+
     /// The first read of a connection without a read buffer (a2a-gateway patch 4).
     fn poll_read_probe(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         const PROBE: usize = 4096;
@@ -291,8 +296,11 @@ where
             Poll::Ready(Ok(())) => {
                 let read = buf.filled();
                 let n = read.len();
-                self.read_buf.reserve(cmp::max(n, self.read_buf_strategy.next()));
-                self.read_buf.extend_from_slice(read);
+                if n > 0 {
+                    // The buffer the read would have reserved (at least what came).
+                    self.read_buf.reserve(cmp::max(n, self.next_read_size()));
+                    self.read_buf.extend_from_slice(read);
+                }
                 trace!("received {} bytes", n);
                 self.read_buf_strategy.record(n);
                 Poll::Ready(Ok(n))
