@@ -18,12 +18,12 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::routing::get;
+use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
-use tower::util::BoxCloneSyncService;
 
 use a2a_policies::audit::Audit;
 
@@ -34,10 +34,10 @@ use crate::gateway::{Gateway, Shared};
 use crate::listener::{ClientCerts, ListenerTls, PublicListener};
 use crate::protocol::errors::Refusal;
 use crate::protocol::translate::early;
-use crate::stack::{ForwardService, a2a_stack};
+use crate::stack::{ForwardService, ServeA2a, a2a_stack};
 use a2a_model as model;
 
-type Stack = BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;
+type Stack = Arc<dyn ServeA2a>;
 
 /// One configuration generation with its stack and the health loops it owns.
 struct Generation {
@@ -70,7 +70,7 @@ impl Generation {
             let _ = tokio::time::timeout(Duration::from_secs(5), authenticator.refresh_jwks()).await;
         }
         gateway.registry.spawn_health_loops(health_stop.clone());
-        let stack = BoxCloneSyncService::new(a2a_stack(gateway.clone(), ForwardService::new(gateway.clone())));
+        let stack: Stack = Arc::new(a2a_stack(gateway.clone(), ForwardService::new(gateway.clone())));
         Ok(Generation { gateway, stack, health_stop })
     }
 }
@@ -94,9 +94,9 @@ impl Runtime {
         self.current.load().gateway.clone()
     }
 
-    /// The current generation's A2A stack.
-    fn stack(&self) -> Stack {
-        self.current.load().stack.clone()
+    /// Serves a call through the current generation's A2A stack.
+    fn serve(&self, request: Request<Body>) -> BoxFuture<'static, Result<Response<Body>, Infallible>> {
+        self.current.load().stack.serve(request)
     }
 
     /// Ready: configuration loaded (it is, once this exists), a healthy backend, not draining, and
@@ -428,7 +428,7 @@ fn spawn_reloader(runtime: Arc<Runtime>, path: PathBuf, stop: CancellationToken)
 /// was, without matching each call's path against the document routes first).
 fn public_app(runtime: Arc<Runtime>) -> PublicApp {
     let stacks = runtime.clone();
-    let fallback = tower::service_fn(move |request: Request<Body>| stacks.stack().oneshot(request));
+    let fallback = tower::service_fn(move |request: Request<Body>| stacks.serve(request));
     let documents = Router::new()
         .route("/.well-known/agent-card.json", get(gateway_card))
         .route("/agents/{name}/.well-known/agent-card.json", get(agent_card))
@@ -458,7 +458,7 @@ impl tower::Service<Request<Body>> for PublicApp {
     type Error = Infallible;
     type Future = futures::future::Either<
         tower::util::Oneshot<Router, Request<Body>>,
-        tower::util::Oneshot<Stack, Request<Body>>,
+        BoxFuture<'static, Result<Response<Body>, Infallible>>,
     >;
 
     fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
@@ -469,7 +469,7 @@ impl tower::Service<Request<Body>> for PublicApp {
         if request.uri().path().contains(DOCUMENTS) {
             futures::future::Either::Left(self.documents.clone().oneshot(request))
         } else {
-            futures::future::Either::Right(self.runtime.stack().oneshot(request))
+            futures::future::Either::Right(self.runtime.serve(request))
         }
     }
 }

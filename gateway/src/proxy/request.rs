@@ -19,8 +19,9 @@ use crate::registry::Backend;
 use super::{ForwardError, Forwarder};
 
 /// Caller headers that carry A2A meaning and go on to the backend. Everything else — credentials,
-/// cookies, hop-by-hop and forwarding headers — stays at the gateway.
-const REQUEST_HEADERS: [HeaderName; 9] = [
+/// cookies, hop-by-hop and forwarding headers — stays at the gateway. (A `static`: a `const` array
+/// of `HeaderName`s is made and dropped anew at each use, once per header of every request.)
+static REQUEST_HEADERS: [HeaderName; 9] = [
     header::CONTENT_TYPE,
     header::ACCEPT,
     header::CACHE_CONTROL,
@@ -118,7 +119,10 @@ impl Forwarder {
         *request.method_mut() = method.clone();
         *request.uri_mut() = uri;
         *request.headers_mut() = out;
-        match tokio::time::timeout(self.first_byte_timeout, self.client_for(&backend.name).request(request)).await {
+        // Pinned here and timed through a reference: the timeout then holds a pointer, not a copy
+        // of the whole exchange's future.
+        let exchange = std::pin::pin!(self.client_for(&backend.name).request(request));
+        match tokio::time::timeout(self.first_byte_timeout, exchange).await {
             Ok(Ok(response)) => Ok(response),
             Ok(Err(error)) if error.never_sent() => {
                 tracing::warn!(backend = %backend.name, error = ?error, "backend connection failed before the request was sent");

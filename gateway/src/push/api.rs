@@ -15,6 +15,23 @@ use crate::protocol::A2A_JSON;
 use crate::screen::{SystemResolver, screen_url};
 use a2a_model::{ListTaskPushNotificationConfigsResponse, Request, TaskPushNotificationConfig};
 
+/// Whether `request` is one of the push-config calls the gateway answers itself ([`answer`]).
+pub fn is_push_call(request: &Request) -> bool {
+    matches!(
+        request,
+        Request::CreateTaskPushNotificationConfig(_)
+            | Request::GetTaskPushNotificationConfig(_)
+            | Request::ListTaskPushNotificationConfigs(_)
+            | Request::DeleteTaskPushNotificationConfig(_)
+    )
+}
+
+/// Whether `request` is a send that carries a push config ([`take_from_send`] takes it off).
+pub fn carries_push_config(request: &Request) -> bool {
+    let (Request::SendMessage(send) | Request::SendStreamingMessage(send)) = request else { return false };
+    send.configuration.as_ref().is_some_and(|c| c.task_push_notification_config.is_some())
+}
+
 /// Answers a push-config operation, or `None` when `request` is not one.
 pub async fn answer(
     push: Option<&Push>,
@@ -24,14 +41,7 @@ pub async fn answer(
     call: &A2aCall,
     request: &Request,
 ) -> Option<Result<Response<Body>, A2aError>> {
-    let is_push = matches!(
-        request,
-        Request::CreateTaskPushNotificationConfig(_)
-            | Request::GetTaskPushNotificationConfig(_)
-            | Request::ListTaskPushNotificationConfigs(_)
-            | Request::DeleteTaskPushNotificationConfig(_)
-    );
-    if !is_push {
+    if !is_push_call(request) {
         return None;
     }
     let Some(push) = push.filter(|p| p.config.enabled) else { return Some(Err(not_enabled())) };

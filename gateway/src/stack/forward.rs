@@ -58,7 +58,8 @@ impl Service<CallRequest> for ForwardService {
                 }
                 (Operation::ListTasks, A2aRequest::ListTasks(request)) => {
                     let (call, caller) = (&context.call, Some(&context.caller));
-                    return crate::list::list_tasks(&gateway, &snapshot, owner.as_ref(), caller, call, request).await;
+                    let list = crate::list::list_tasks(&gateway, &snapshot, owner.as_ref(), caller, call, request);
+                    return Box::pin(list).await;
                 }
                 // The decoder reads a ListTasks call into its ListTasks request.
                 (Operation::ListTasks, _) => return Err(A2aError::Internal),
@@ -70,17 +71,22 @@ impl Service<CallRequest> for ForwardService {
             let request_id: Arc<str> = Arc::from(info.request_id());
             let skill: Option<Arc<str>> = hint.skill.as_deref().map(Arc::from);
             // Push configs are the gateway's: answered here, or taken off a send, so that an agent
-            // never gets a caller's URL.
+            // never gets a caller's URL. (Their futures are boxed, as are a listing's above: calls
+            // that have none do not carry their size, copied with every forward's future.)
             let push = gateway.shared.push.as_deref();
-            let answered =
-                crate::push::api::answer(push, owner.as_ref(), Some(caller), &hint.backend, call, &checked.request);
-            if let Some(answer) = answered.await {
-                return answer;
+            if crate::push::api::is_push_call(&checked.request) {
+                let (backend, request) = (&hint.backend, &checked.request);
+                let answered = crate::push::api::answer(push, owner.as_ref(), Some(caller), backend, call, request);
+                if let Some(answer) = Box::pin(answered).await {
+                    return answer;
+                }
             }
-            let id = request_id.clone();
-            let request = &mut checked.request;
-            crate::push::api::take_from_send(push, owner.as_ref(), Some(caller), &hint.backend, id, call, request)
-                .await?;
+            if crate::push::api::carries_push_config(&checked.request) {
+                let (id, backend, request) = (request_id.clone(), &hint.backend, &mut checked.request);
+                let take =
+                    crate::push::api::take_from_send(push, owner.as_ref(), Some(caller), backend, id, call, request);
+                Box::pin(take).await?;
+            }
             let (call, request, caller) = (&*call, &checked.request, Some(&*caller));
             let mut backend = snapshot.backend(&hint.backend).ok_or(A2aError::TaskNotFound)?.clone();
             let mut failover = Failover::new(call, hint.skill.as_deref());
@@ -146,6 +152,9 @@ impl Attempt<'_> {
             Some(d) if call.operation == Operation::SendMessage => d,
             _ => Duration::MAX,
         };
+        // Boxed: polled in place, the forward's future (the whole agent exchange) would be copied
+        // into the select below and with this future into every one that awaits it.
+        let forward = Box::pin(forward);
         let result = tokio::select! {
             result = forward => result,
             _ = tokio::time::sleep(wait_limit), if wait_limit != Duration::MAX => {

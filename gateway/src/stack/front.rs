@@ -87,6 +87,27 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
+        self.serve(request)
+    }
+}
+
+impl<S> super::ServeA2a for DecodeService<S>
+where
+    S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Clone + Send + Sync + 'static,
+    S::Future: Send,
+{
+    fn serve(&self, request: Request<Body>) -> BoxFuture<'static, Result<Response<Body>, Infallible>> {
+        DecodeService::serve(self, request)
+    }
+}
+
+impl<S> DecodeService<S>
+where
+    S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    /// Serves one call: what [`Service::call`] does, through a shared reference.
+    pub fn serve(&self, request: Request<Body>) -> BoxFuture<'static, Result<Response<Body>, Infallible>> {
         let inner = self.inner.clone();
         let (max_body, body_timeout, max_depth) = (self.max_body, self.body_timeout, self.max_depth);
         let early_ids = self.early_ids.clone();
@@ -124,7 +145,8 @@ where
             };
             let binding = decoded.call.binding;
             let context_id = decoded.call.context_id.clone();
-            let (result, answering, request_id) = run_inner(inner, parts, decoded, Some(early_ids), anonymous).await;
+            let (run, answering, request_id) = start_inner(inner, parts, decoded, Some(early_ids), anonymous);
+            let result = run.await;
             let v03_rest_subscribe = answering.dialect == Dialect::V03
                 && binding == Binding::Rest
                 && answering.operation == Operation::SubscribeToTask;
@@ -151,15 +173,17 @@ where
     }
 }
 
-/// Runs a decoded call through the layers inside, in its checked form, to its end even when the
-/// caller hangs up ([`RunToEnd`]). Returns the answer, what answering it needs, and the request id.
-async fn run_inner<S>(
+/// Starts a decoded call through the layers inside, in its checked form, to run to its end even when
+/// the caller hangs up ([`RunToEnd`]). Returns the call to await, what answering it needs, and the
+/// request id. Not itself async: awaited in its caller's future, its locals (the call's context
+/// among them) would stay in that future's state, copied with it.
+fn start_inner<S>(
     inner: S,
     parts: http::request::Parts,
     decoded: Decoded,
     early_ids: Option<Arc<dyn EarlyIds>>,
     anonymous: bool,
-) -> (Result<Response<Body>, A2aError>, Answering, Option<HeaderValue>)
+) -> (RunToEnd, Answering, Option<HeaderValue>)
 where
     S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Send + 'static,
     S::Future: Send,
@@ -190,8 +214,8 @@ where
     if anonymous {
         context.info.set_caller(context.caller.clone());
     }
-    let result = RunToEnd::new(inner.oneshot(Request::from_parts(parts, Box::new(context)))).await;
-    (result, answering, request_id)
+    let run = RunToEnd::new(inner.oneshot(Request::from_parts(parts, Box::new(context))));
+    (run, answering, request_id)
 }
 
 /// A fresh request id: a UUIDv7 (time-ordered, so ids sort by arrival in logs and the audit log) whose
@@ -244,8 +268,8 @@ where
     // inside to its end (as for a caller that hangs up).
     let deadline = grpc::deadline::of(&parts.headers).map(|d| tokio::time::Instant::now() + d);
     let context_id = decoded.call.context_id.clone();
-    let run = run_inner(inner, parts, decoded, None, anonymous);
-    let (result, answering, request_id) = match deadline {
+    let (run, answering, request_id) = start_inner(inner, parts, decoded, None, anonymous);
+    let result = match deadline {
         None => run.await,
         Some(at) => match tokio::time::timeout_at(at, run).await {
             Ok(done) => done,

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use a2a_core::{A2aError, CallRequest};
 use axum::body::Body;
+use futures::future::BoxFuture;
 use http::{Request, Response};
 use tower::Service;
 
@@ -29,15 +30,26 @@ use crate::gateway::Gateway;
 use crate::metrics::MetricsLayer;
 use crate::routing::RouteLayer;
 
+/// The A2A request path as the public listener calls it: through a shared reference, to a boxed
+/// future. (Called as a tower `Service` it must be owned through `poll_ready` and `call`: a clone of
+/// the whole stack, boxed, per request, and its boxed future boxed once more.)
+pub trait ServeA2a: Send + Sync {
+    fn serve(&self, request: Request<Body>) -> BoxFuture<'static, Result<Response<Body>, Infallible>>;
+}
+
 /// The A2A request path, outermost first: this function is the one place where the order of the
 /// layers is decided. `innermost` answers what passed every layer: [`ForwardService`] in the
 /// gateway, a stand-in in tests of the order and of refusal rendering.
 pub fn a2a_stack<S>(
     gateway: Arc<Gateway>,
     innermost: S,
-) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static
+) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send>
++ ServeA2a
++ Clone
++ Send
++ 'static
 where
-    S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Clone + Send + 'static,
+    S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Clone + Send + Sync + 'static,
     S::Future: Send,
 {
     tower::ServiceBuilder::new()
