@@ -55,10 +55,10 @@ fn repeated<E: de::Error>(key: &str) -> E {
     E::custom(format_args!("the key '{clipped}' appears twice in one object"))
 }
 
-/// The keys of one object so far. Objects are small: a linear scan beats hashing. Keys without
-/// escapes are borrowed.
+/// The keys of one object so far. Objects are small: a linear scan beats hashing, and their keys
+/// fit inline (no allocation per object read). Keys without escapes are borrowed.
 #[derive(Default)]
-struct Keys<'de>(Vec<Cow<'de, str>>);
+struct Keys<'de>(smallvec::SmallVec<[Cow<'de, str>; 8]>);
 
 impl<'de> Keys<'de> {
     fn insert<E: de::Error>(&mut self, key: Cow<'de, str>) -> Result<(), E> {
