@@ -208,10 +208,7 @@ impl<R> Response<R> {
 }
 
 fn is_json_type(content_type: Option<&str>) -> bool {
-    content_type.is_some_and(|t| {
-        let essence = t.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        essence == "application/json" || essence.ends_with("+json")
-    })
+    content_type.is_some_and(|t| super::media::is_json_answer_type(super::media::essence(t)))
 }
 
 /// Checks a success answer in 1.0 form before it is relayed: JSON by content type and by content,

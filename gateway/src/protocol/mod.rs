@@ -12,6 +12,7 @@ pub mod early_ids;
 pub mod errors;
 pub mod grpc;
 pub mod json_limits;
+pub mod media;
 pub mod observe;
 pub mod sse;
 pub use a2a_model::strict;

@@ -7,21 +7,21 @@
 use a2a_core::A2aError;
 use http::{HeaderMap, Method, header};
 
+use crate::protocol::media;
+
 /// Refuses a POST body whose declared media type is not JSON.
 pub(super) fn check(method: &Method, headers: &HeaderMap, body: &[u8]) -> Result<(), A2aError> {
     if *method != Method::POST || body.is_empty() {
         return Ok(());
     }
     let Some(declared) = headers.get(header::CONTENT_TYPE) else { return Ok(()) };
-    let essence =
-        declared.to_str().unwrap_or_default().split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-    let json = essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"));
-    if json {
+    let essence = media::essence(declared.to_str().unwrap_or_default());
+    if media::is_json_request_type(essence) {
         return Ok(());
     }
     Err(A2aError::ContentTypeNotSupported(format!(
         "the request body must be JSON (Content-Type: application/json or application/a2a+json), not '{}'",
-        essence.chars().take(80).collect::<String>()
+        essence.to_ascii_lowercase().chars().take(80).collect::<String>()
     )))
 }
 
