@@ -223,8 +223,8 @@ pub type CallRequest = http::Request<Box<CallContext>>;
 /// The per-request context: the body of every request inside the A2A stack ([`CallRequest`]),
 /// built once by the decode layer and carried through every layer to the forward service. What
 /// the decoder establishes is a field, so that a layer cannot run without it; what layers add on
-/// the way (the authenticated caller, the route) is written into it in place, never into a
-/// typemap.
+/// the way is written into it in place (the authenticated caller) or into its [`RequestInfo`]
+/// (the route, which the outer layers read after the call), never into a typemap.
 #[derive(Debug, Clone)]
 pub struct CallContext {
     /// What the decoder learned about the call.
@@ -241,16 +241,20 @@ pub struct CallContext {
     /// Who is calling: the caller known by its address until authentication, when configured,
     /// replaces it with the one it verified.
     pub caller: Caller,
-    /// Where routing sends the call; `None` before routing and for the calls the gateway answers
-    /// across backends (ListTasks, GetExtendedAgentCard).
-    pub route: Option<RouteHint>,
 }
 
 impl CallContext {
+    /// Where routing sends the call; `None` before routing and for the calls the gateway answers
+    /// across backends (ListTasks, GetExtendedAgentCard). Kept once, in [`RequestInfo`], where the
+    /// outer layers read it too.
+    pub fn route(&self) -> Option<&RouteHint> {
+        self.info.route()
+    }
+
     /// The context of a call the decoder read: the caller is the address's until authentication.
     pub fn new(call: A2aCall, checked: Checked, info: RequestInfo, client: Option<ClientAddress>) -> CallContext {
         let address = client.map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
-        CallContext { call, checked, info, client, certificate: None, caller: Caller::anonymous(address), route: None }
+        CallContext { call, checked, info, client, certificate: None, caller: Caller::anonymous(address) }
     }
 
     /// A context for driving a layer directly (tests, the policy benchmark): `call` with an empty

@@ -35,7 +35,7 @@ async fn layer_allows(p: &Permissions, caller: &Caller, skill: &str, skills: &[&
     let named = (!skill.is_empty()).then(|| skill.to_string());
     let route =
         RouteHint { backend: Arc::from("agent"), skills: named.clone().map_or(skills, |s| vec![s]), skill: named };
-    context.route = Some(route);
+    context.info.set_route(route);
     let request = http::Request::new(Box::new(context));
     AuthorizeLayer::new(Arc::new(p.clone())).layer(inner).oneshot(request).await.is_ok()
 }

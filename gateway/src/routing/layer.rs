@@ -97,8 +97,7 @@ where
                     context.call.skill_id = Some(skill.clone());
                 }
                 let hint = RouteHint { backend: route.backend.name.clone(), skill: route.skill, skills: route.skills };
-                context.info.set_route(hint.clone());
-                context.route = Some(hint);
+                context.info.set_route(hint);
             }
             let early = context.checked.early.is_some();
             let mut response = inner.oneshot(request).await?;

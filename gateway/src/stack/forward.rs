@@ -65,9 +65,10 @@ impl Service<CallRequest> for ForwardService {
                 (Operation::ListTasks, _) => return Err(A2aError::Internal),
                 _ => {}
             }
-            let CallContext { call, checked, info, caller, route, .. } = &mut *context;
+            let CallContext { call, checked, info, caller, .. } = &mut *context;
+            let info = &*info;
             // Routing routes every call but the two above.
-            let hint = route.as_ref().ok_or(A2aError::Internal)?;
+            let hint = info.route().ok_or(A2aError::Internal)?;
             let request_id: Arc<str> = Arc::from(info.request_id());
             let skill: Option<Arc<str>> = hint.skill.as_deref().map(Arc::from);
             // Push configs are the gateway's: answered here, or taken off a send, so that an agent

@@ -46,7 +46,7 @@ impl Service<CallRequest> for Innermost {
         let context = request.body();
         self.0.lock().unwrap().push(Seen {
             caller: context.caller.id.to_string(),
-            backend: context.route.as_ref().map(|r| r.backend.to_string()),
+            backend: context.route().map(|r| r.backend.to_string()),
             message: context.checked.message().is_some(),
         });
         let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"message": {

@@ -237,7 +237,7 @@ impl AuthorizeLayer {
 impl Check for Authorization {
     fn check(&self, request: CallRequest) -> Verdict {
         let context = request.body();
-        match self.permissions.check(&context.caller, context.route.as_ref()) {
+        match self.permissions.check(&context.caller, context.route()) {
             Ok(()) => Verdict::Pass(request),
             Err((refusal, detail)) => {
                 tracing::debug!(%detail, "skill permission refused");

@@ -168,7 +168,7 @@ fn unknown_keys_and_effects_are_refused() {
 fn request(caller: Caller, skill: Option<&str>) -> (CallRequest, RequestInfo) {
     let mut context = CallContext::for_test(A2aCall::new(Binding::JsonRpc, Operation::SendMessage), "req-1");
     context.caller = caller;
-    context.route = Some(RouteHint {
+    context.info.set_route(RouteHint {
         backend: Arc::from("echo"),
         skill: skill.map(String::from),
         skills: skill.map(String::from).into_iter().collect(),
@@ -219,8 +219,9 @@ async fn routed_calls_without_a_skill_are_refused_unless_everything_is_allowed()
     assert!(matches!(run(lax, no_skill).await, Err(A2aError::PermissionDenied(_))), "no fact, no permission");
     let (no_skill, _) = request(caller("a", None, &[]), None);
     assert_eq!(run(Permissions::allow_all(), no_skill).await, Ok("forwarded"));
-    let (mut no_route, _) = request(caller("a", None, &[]), None);
-    no_route.body_mut().route = None;
+    let mut unrouted = CallContext::for_test(A2aCall::new(Binding::JsonRpc, Operation::SendMessage), "req-2");
+    unrouted.caller = caller("a", None, &[]);
+    let no_route = http::Request::new(Box::new(unrouted));
     assert_eq!(run(permissions(json!({})), no_route).await, Ok("forwarded"), "no RouteHint at all");
 
     let strict = permissions(json!({"require_known_skill": true, "default": "allow"}));

@@ -327,7 +327,7 @@ impl check::Check for RateLimit {
     fn check(&self, request: CallRequest) -> check::Verdict {
         let context = request.body();
         let caller = &context.caller;
-        let skill = match &context.route {
+        let skill = match context.route() {
             Some(route) if context.call.operation.is_send() => route.skill.as_deref(),
             _ => None,
         };

@@ -16,7 +16,7 @@ fn caller(id: &str) -> Caller {
 fn request(who: &str, operation: Operation, skill: Option<&str>) -> CallRequest {
     let mut context = CallContext::for_test(A2aCall::new(Binding::JsonRpc, operation), "r");
     context.caller = caller(who);
-    context.route = Some(RouteHint {
+    context.info.set_route(RouteHint {
         backend: Arc::from("backend"),
         skill: skill.map(str::to_owned),
         skills: skill.map(str::to_owned).into_iter().collect(),

@@ -289,7 +289,7 @@ impl Check for Validation {
         let context = request.body();
         let checked = match context.checked.message() {
             _ if !context.call.operation.is_send() => Ok(()),
-            Some(message) => self.validation.check(&context.call, context.route.as_ref(), message),
+            Some(message) => self.validation.check(&context.call, context.route(), message),
             None => {
                 // The decoder reads a send's message into its checked request: without one it is miswired.
                 tracing::error!("validate: a send without its checked message");

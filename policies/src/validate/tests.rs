@@ -92,7 +92,9 @@ fn send_request(message: Value, route: Option<RouteHint>) -> CallRequest {
     let (checked, _) = decoded(message);
     let mut context = CallContext::for_test(send_call(), "r");
     context.checked = checked;
-    context.route = route;
+    if let Some(route) = route {
+        context.info.set_route(route);
+    }
     Request::new(Box::new(context))
 }
 

@@ -82,10 +82,9 @@ fn request(checked: &Checked, authorization: Option<&str>, n: u64) -> CallReques
     info.set_caller(caller.clone());
     let route =
         RouteHint { backend: Arc::from("review"), skill: Some("review-pr".into()), skills: vec!["review-pr".into()] };
-    info.set_route(route.clone());
+    info.set_route(route);
     let mut context = CallContext::new(call, checked.clone(), info, None);
     context.caller = caller;
-    context.route = Some(route);
     let mut request = Request::post("/").body(Box::new(context)).unwrap();
     if let Some(authorization) = authorization {
         request.headers_mut().insert("authorization", authorization.parse().unwrap());
