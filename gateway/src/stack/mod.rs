@@ -43,11 +43,7 @@ pub trait ServeA2a: Send + Sync {
 pub fn a2a_stack<S>(
     gateway: Arc<Gateway>,
     innermost: S,
-) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send>
-+ ServeA2a
-+ Clone
-+ Send
-+ 'static
+) -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + ServeA2a + Clone + 'static
 where
     S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Clone + Send + Sync + 'static,
     S::Future: Send,
