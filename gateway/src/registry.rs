@@ -258,8 +258,15 @@ impl Registry {
         let _ = self.shared_ejections.set(store);
     }
 
+    /// The current snapshot, to hold (across awaits, for a whole call).
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.snapshot.load_full()
+    }
+
+    /// The current snapshot for a short look: no write to the snapshot's shared reference count,
+    /// which every worker's calls would otherwise pass back and forth.
+    pub fn current(&self) -> arc_swap::Guard<Arc<Snapshot>> {
+        self.snapshot.load()
     }
 
     /// Picks one of `candidates` in turn. A half-open backend is picked only while no other probe
@@ -267,6 +274,9 @@ impl Registry {
     pub fn pick<'a>(&self, candidates: &[&'a Arc<Backend>]) -> Option<&'a Arc<Backend>> {
         if candidates.is_empty() {
             return None;
+        }
+        if let [only] = candidates {
+            return (!only.half_open || self.take_probe(only)).then_some(*only);
         }
         let n = self.round_robin.fetch_add(1, Ordering::Relaxed);
         (0..candidates.len())
@@ -291,7 +301,11 @@ impl Registry {
     pub fn report_request(&self, name: &str, ok: bool) {
         let Some(index) = self.snapshot.load().by_name.get(name).copied() else { return };
         let half_open = self.snapshot.load().backends[index].half_open;
-        self.probing[index].store(0, Ordering::Release);
+        // Read first, as below: a healthy backend's slot is 0, and writing it anyway would pass its
+        // cache line between every worker on every call.
+        if self.probing[index].load(Ordering::Relaxed) != 0 {
+            self.probing[index].store(0, Ordering::Release);
+        }
         let counter = &self.request_failures[index];
         if ok {
             // Read first: the common case writes nothing to the shared cache line.

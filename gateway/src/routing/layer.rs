@@ -61,7 +61,7 @@ where
         Box::pin(async move {
             let context = request.body_mut();
             let owner = owner_key(Some(&context.caller), state.isolation);
-            refuse_unpromised_push(&state.registry.snapshot(), &context.call)?;
+            refuse_unpromised_push(&state.registry.current(), &context.call)?;
             amend(&state, owner.as_ref(), &mut context.call, &mut context.checked).await?;
             if !matches!(context.call.operation, Operation::ListTasks | Operation::GetExtendedAgentCard) {
                 let snapshot = state.registry.snapshot();
