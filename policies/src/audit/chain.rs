@@ -30,6 +30,7 @@ pub struct ChainKey(Option<Keyed>);
 /// starts from a copy of that state instead of hashing them again (two of a record's ~12 blocks).
 #[derive(Clone)]
 struct Keyed {
+    /// What two chain keys are compared by.
     key: Arc<[u8]>,
     mac: hmac::Hmac<Sha256>,
 }
@@ -299,6 +300,7 @@ mod tests {
         let forged = String::from_utf8(seal.clone()).unwrap().replace("shutdown", "rotate");
         assert!(!seal_is_valid(forged.as_bytes(), &key));
     }
+
     /// The pre-keyed HMAC gives HMAC-SHA256 exactly (RFC 4231, test case 2), on every use of a key,
     /// and on a key longer than a block (hashed first, RFC 2104).
     #[test]
