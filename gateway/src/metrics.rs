@@ -11,9 +11,10 @@ use std::time::Instant;
 
 use a2a_core::{A2aError, CallRequest, RequestInfo};
 use http::Response;
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tower::{Layer, Service};
 
+pub mod calls;
 pub mod recent;
 
 pub const REQUESTS: &str = "a2a_requests_total";
@@ -34,17 +35,20 @@ pub const PUSH_REFUSED: &str = "a2a_push_refused_total";
 pub static OPEN_STREAMS: AtomicI64 = AtomicI64::new(0);
 
 /// Installs the process-wide recorder; `None` if one is installed already (tests, a second run).
+/// It holds the counters and gauges recorded through the `metrics` macros; the per-call series
+/// live in [`calls`], appended by [`render`].
 pub fn install() -> Option<PrometheusHandle> {
-    // From 50 µs (a gateway hop) to a minute (a blocking task).
-    let buckets = [
-        0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-        10.0, 30.0, 60.0,
-    ];
-    PrometheusBuilder::new()
-        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &buckets)
-        .ok()?
-        .install_recorder()
-        .ok()
+    PrometheusBuilder::new().install_recorder().ok()
+}
+
+/// The whole exposition: the recorder's series, then the per-call ones.
+pub fn render(handle: &PrometheusHandle) -> String {
+    let mut out = handle.render();
+    if !out.is_empty() && !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+    calls::render(&mut out);
+    out
 }
 
 /// Counts and times each call: by operation, binding, skill, backend and outcome.
@@ -128,114 +132,19 @@ fn record<B>(
     let route = info.route();
     let skill = route.as_ref().and_then(|r| r.skill.as_deref()).unwrap_or_default();
     let backend = route.as_ref().map_or("", |r| &*r.backend);
-    let denial = result.as_ref().err().and_then(|e| Some((limit_kind(e)?, e.reason())));
-    recent::RECENT.record(skill, outcome != "ok", denial);
+    let refused = result.as_ref().err().and_then(|e| Some((limit_kind(e)?, e.reason())));
+    recent::RECENT.record(skill, outcome != "ok", refused);
     let backend_time = info.backend_time();
-    CallMetrics::with(CallLabels { operation, binding, skill, backend, outcome }, |metrics| {
-        metrics.requests.increment(1);
-        metrics.duration.record(elapsed.as_secs_f64());
-        if !backend_time.is_zero() {
-            metrics.overhead.record(elapsed.saturating_sub(backend_time).as_secs_f64());
-        }
-    });
-    if let Err(error) = result
-        && let Some(kind) = limit_kind(error)
-    {
-        metrics::counter!(LIMITS_HIT, "kind" => kind).increment(1);
+    let overhead = (!backend_time.is_zero()).then(|| elapsed.saturating_sub(backend_time));
+    calls::record_call(calls::CallLabels { operation, binding, skill, backend, outcome }, elapsed, overhead);
+    if let Some((kind, _)) = refused {
+        calls::record_limit_hit(kind);
     }
 }
 
-/// The labels of one call's metrics.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct CallLabels<'a> {
-    operation: &'static str,
-    binding: &'static str,
-    skill: &'a str,
-    backend: &'a str,
-    outcome: &'static str,
-}
-
-/// The handles of one label set's per-call metrics, registered once and kept per thread: looking a
-/// handle up in the recorder builds, allocates and hashes its whole key on every call.
-struct CallMetrics {
-    operation: &'static str,
-    binding: &'static str,
-    outcome: &'static str,
-    skill: Box<str>,
-    backend: Box<str>,
-    requests: metrics::Counter,
-    duration: metrics::Histogram,
-    overhead: metrics::Histogram,
-}
-
-thread_local! {
-    /// [`BACKEND_DURATION`]'s handle per backend.
-    static BACKEND_DURATIONS: std::cell::RefCell<crate::hashing::FastMap<Box<str>, metrics::Histogram>> =
-        std::cell::RefCell::default();
-    /// By the hash of their labels; a hash shared by two label sets holds both.
-    static CALL_METRICS: std::cell::RefCell<crate::hashing::FastMap<u64, Vec<CallMetrics>>> =
-        std::cell::RefCell::default();
-}
-
-impl CallMetrics {
-    fn with(labels: CallLabels<'_>, use_them: impl FnOnce(&CallMetrics)) {
-        use std::hash::BuildHasher;
-        // Fixed seed: the same labels must hash alike on every call of this thread.
-        let hash = foldhash::fast::FixedState::default().hash_one(labels);
-        CALL_METRICS.with_borrow_mut(|cache| {
-            let same = cache.entry(hash).or_default();
-            let at = match same.iter().position(|m| m.matches(&labels)) {
-                Some(at) => at,
-                None => {
-                    same.push(CallMetrics::register(labels));
-                    same.len() - 1
-                }
-            };
-            use_them(&same[at]);
-        });
-    }
-
-    fn matches(&self, labels: &CallLabels<'_>) -> bool {
-        self.operation == labels.operation
-            && self.binding == labels.binding
-            && self.outcome == labels.outcome
-            && *self.skill == *labels.skill
-            && *self.backend == *labels.backend
-    }
-
-    fn register(labels: CallLabels<'_>) -> CallMetrics {
-        let CallLabels { operation, binding, skill, backend, outcome } = labels;
-        let requests = [
-            ("operation", operation.to_owned()),
-            ("binding", binding.to_owned()),
-            ("skill", skill.to_owned()),
-            ("backend", backend.to_owned()),
-            ("outcome", outcome.to_owned()),
-        ];
-        CallMetrics {
-            operation,
-            binding,
-            outcome,
-            skill: skill.into(),
-            backend: backend.into(),
-            requests: metrics::counter!(REQUESTS, &requests),
-            duration: metrics::histogram!(REQUEST_DURATION, "operation" => operation),
-            overhead: metrics::histogram!(OVERHEAD, "operation" => operation),
-        }
-    }
-}
-
-/// Records how long `backend` took to answer a call, through a handle each thread registers once
-/// per backend (as [`CallMetrics`] does for the per-call metrics).
-pub fn record_backend_duration(backend: &str, seconds: f64) {
-    BACKEND_DURATIONS.with_borrow_mut(|handles| match handles.get(backend) {
-        Some(histogram) => histogram.record(seconds),
-        None => {
-            let histogram = metrics::histogram!(BACKEND_DURATION, "backend" => backend.to_owned());
-            histogram.record(seconds);
-            handles.insert(backend.into(), histogram);
-        }
-    });
+/// Records how long `backend` took to answer a call.
+pub fn record_backend_duration(backend: &str, waited: std::time::Duration) {
+    calls::record_backend(backend, waited);
 }
 
 fn status_class(status: u16) -> &'static str {
@@ -247,7 +156,7 @@ fn status_class(status: u16) -> &'static str {
     }
 }
 
-/// The policy that refused a call, for the limits-hit counter.
+/// The policy that refused a call, for the limits-hit counter (one of [`calls::LIMIT_KINDS`]).
 fn limit_kind(error: &A2aError) -> Option<&'static str> {
     Some(match error {
         A2aError::Unauthenticated { .. } => "authentication",
@@ -285,36 +194,18 @@ impl Drop for OpenStream {
 mod tests {
     use super::*;
 
-    fn cached() -> usize {
-        CALL_METRICS.with_borrow(|cache| cache.values().map(Vec::len).sum())
-    }
-
     #[test]
-    fn a_label_set_registers_its_handles_once() {
-        let labels = |skill, outcome| CallLabels {
-            operation: "SendMessage",
-            binding: "JSONRPC",
-            skill,
-            backend: "echo",
-            outcome,
-        };
-        let before = cached();
-        for _ in 0..3 {
-            CallMetrics::with(labels("echo", "ok"), |m| assert_eq!(&*m.skill, "echo"));
+    fn every_limit_kind_is_one_the_series_knows() {
+        let refusals = [
+            A2aError::Unauthenticated { message: "x".into(), challenge: "Bearer".into() },
+            A2aError::PermissionDenied("x".into()),
+            A2aError::RateLimited { message: "x".into(), retry_after: std::time::Duration::from_secs(1) },
+            A2aError::TooManyTasks { held: 1, limit: 1 },
+            A2aError::Validation { message: "x".into(), violations: Vec::new() },
+        ];
+        for error in &refusals {
+            let kind = limit_kind(error).expect("a limit");
+            assert!(calls::LIMIT_KINDS.contains(&kind), "{kind}");
         }
-        assert_eq!(cached(), before + 1);
-        CallMetrics::with(labels("review", "ok"), |m| assert_eq!(&*m.skill, "review"));
-        CallMetrics::with(labels("echo", "backend_5xx"), |m| assert_eq!(m.outcome, "backend_5xx"));
-        assert_eq!(cached(), before + 3);
-    }
-
-    #[test]
-    fn a_backend_registers_its_duration_handle_once() {
-        let cached = || BACKEND_DURATIONS.with_borrow(|handles| handles.len());
-        let before = cached();
-        for backend in ["echo", "echo", "review", "echo"] {
-            record_backend_duration(backend, 0.001);
-        }
-        assert_eq!(cached(), before + 2);
     }
 }

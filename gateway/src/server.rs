@@ -517,7 +517,7 @@ async fn scrape(State(runtime): State<Arc<Runtime>>) -> Response<Body> {
         metrics::gauge!("a2a_audit_refused_total").set(stats.refused_total as f64);
         metrics::gauge!("a2a_audit_writable").set(if stats.writable { 1.0 } else { 0.0 });
     }
-    let mut response = Response::new(Body::from(handle.render()));
+    let mut response = Response::new(Body::from(crate::metrics::render(handle)));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
     response
 }

@@ -138,8 +138,7 @@ where
             let decoded = match decode_any(&parts.method, uri.path(), uri.query(), &parts.headers, &bytes) {
                 Ok(decoded) => decoded,
                 Err(refusal) => {
-                    metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => refusal.error.reason())
-                            .increment(1);
+                    crate::metrics::calls::record_undecoded(refusal.error.reason());
                     return Ok(refusal.into_response());
                 }
             };
@@ -255,8 +254,7 @@ where
     let decoded = match decoded {
         Ok(decoded) => decoded,
         Err(error) => {
-            metrics::counter!(crate::metrics::REQUESTS, "operation" => "unknown", "outcome" => error.reason())
-                .increment(1);
+            crate::metrics::calls::record_undecoded(error.reason());
             return Ok(grpc::front::refusal(&error));
         }
     };
