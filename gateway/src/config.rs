@@ -170,6 +170,9 @@ impl Config {
         if self.routing.sweep_interval.is_zero() {
             return Err(invalid("routing.sweep_interval", "must be greater than zero"));
         }
+        if self.routing.max_tasks == 0 {
+            return Err(invalid("routing.max_tasks", "must be at least 1"));
+        }
         if self.health.interval.is_zero() {
             return Err(invalid("health.interval", "must be greater than zero"));
         }

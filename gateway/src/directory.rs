@@ -67,6 +67,37 @@ pub trait TaskDirectory: Send + Sync + 'static {
     fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>>;
     /// How many entries this process holds in memory (the `a2a_task_directory_entries` gauge).
     fn size(&self) -> DirectorySize;
+    /// Signalled when the directory holds more than it may and wants a sweep before the next tick.
+    fn crowded(&self) -> Option<&tokio::sync::Notify> {
+        None
+    }
+}
+
+/// Counts tasks and contexts forgotten to keep the in-memory directory within `routing.max_tasks`.
+pub const EVICTED: &str = "a2a_task_directory_evicted_total";
+
+/// Past `max` entries, forgets those of lowest `rank` down to nine tenths of `max` (room for a tenth
+/// before the next time); how many. One pass to rank, one to forget: entries recorded in between
+/// rank above those forgotten (they were seen last), so they stay.
+pub(crate) fn evict_lowest<K, V, S, R>(map: &DashMap<K, V, S>, max: usize, rank: impl Fn(&V) -> R) -> usize
+where
+    K: Eq + std::hash::Hash,
+    S: std::hash::BuildHasher + Clone,
+    R: Ord + Copy,
+{
+    let before = map.len();
+    if before <= max {
+        return 0;
+    }
+    let mut ranks: Vec<R> = map.iter().map(|entry| rank(entry.value())).collect();
+    let forget = ranks.len().saturating_sub(max - max / 10);
+    if forget == 0 {
+        return 0;
+    }
+    let (_, &mut last_forgotten, _) = ranks.select_nth_unstable(forget - 1);
+    drop(ranks);
+    map.retain(|_, value| rank(value) > last_forgotten);
+    before.saturating_sub(map.len())
 }
 
 /// Entries a directory holds in this process's memory.
@@ -94,6 +125,12 @@ pub struct MemoryDirectory {
     by_owner: DashMap<Arc<str>, BTreeMap<u64, String>, ByOutsiders>,
     next_seq: AtomicU64,
     ttl: Duration,
+    /// At most this many tasks, and as many contexts (`routing.max_tasks`).
+    max_tasks: usize,
+    /// The first `seq` past which the directory may hold more than `max_tasks` (set by each sweep
+    /// from what it left): a new task beyond it asks for a sweep, through `crowded`.
+    full_at_seq: AtomicU64,
+    crowded: tokio::sync::Notify,
 }
 
 impl MemoryDirectory {
@@ -104,7 +141,27 @@ impl MemoryDirectory {
             by_owner: DashMap::default(),
             next_seq: AtomicU64::new(1),
             ttl,
+            max_tasks: usize::MAX,
+            full_at_seq: AtomicU64::new(u64::MAX),
+            crowded: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Holds at most `max` tasks (and as many contexts): past it, a sweep forgets the least recently
+    /// seen down to nine tenths of it, finished tasks before live ones.
+    pub fn with_max_tasks(mut self, max: usize) -> MemoryDirectory {
+        self.max_tasks = max.max(1);
+        self.full_at_seq = AtomicU64::new(1u64.saturating_add(max as u64));
+        self
+    }
+
+    /// Forgets the least recently seen tasks and contexts past `max_tasks`, finished tasks first;
+    /// how many.
+    fn evict(&self) -> usize {
+        // Finished tasks rank lowest (`false`), then by last sighting; `seq` makes every rank unique.
+        let task_rank =
+            |seen: &Seen<TaskEntry>| (!seen.value.state.is_some_and(TaskState::is_terminal), seen.at, seen.seq);
+        evict_lowest(&self.tasks, self.max_tasks, task_rank) + evict_lowest(&self.contexts, self.max_tasks, |s| s.at)
     }
 
     pub fn len(&self) -> usize {
@@ -168,6 +225,11 @@ impl TaskDirectory for MemoryDirectory {
             Some(seen) => seen,
             None => self.tasks.entry(task_id.clone()).or_insert_with(|| {
                 let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+                if seq >= self.full_at_seq.load(Ordering::Relaxed) {
+                    // Asked once: the sweep sets the next mark.
+                    self.full_at_seq.store(u64::MAX, Ordering::Relaxed);
+                    self.crowded.notify_one();
+                }
                 first_seen = Some(seq);
                 Seen {
                     value: TaskEntry {
@@ -231,10 +293,22 @@ impl TaskDirectory for MemoryDirectory {
         DirectorySize { tasks: self.tasks.len(), contexts: self.contexts.len() }
     }
 
+    fn crowded(&self) -> Option<&tokio::sync::Notify> {
+        Some(&self.crowded)
+    }
+
     fn sweep(&self) {
         let ttl = self.ttl;
         self.tasks.retain(|_, seen| seen.at.elapsed() < ttl);
         self.contexts.retain(|_, seen| seen.at.elapsed() < ttl);
+        let evicted = self.evict();
+        if evicted > 0 {
+            metrics::counter!(EVICTED).increment(evicted as u64);
+            tracing::debug!(evicted, max_tasks = self.max_tasks, "task directory full: least recently seen forgotten");
+        }
+        // The next sweep is asked for when the tasks recorded from here on would pass the limit.
+        let room = self.max_tasks.saturating_sub(self.tasks.len()) as u64;
+        self.full_at_seq.store(self.next_seq.load(Ordering::Relaxed).saturating_add(room), Ordering::Relaxed);
         // Which listed tasks are gone is decided from a copy, so that no `tasks` lock is taken while
         // a `by_owner` lock is held (`record` takes them the other way round).
         let listed: Vec<(Arc<str>, Listed)> = self
@@ -320,6 +394,55 @@ mod tests {
         done.store(true, Ordering::Relaxed);
         sweeper.join().unwrap();
         recorders.into_iter().for_each(|r| r.join().unwrap());
+    }
+
+    /// Past `max_tasks` a sweep forgets down to nine tenths of it: finished tasks before live ones,
+    /// the least recently seen first, and the owner's list forgets them too.
+    #[tokio::test]
+    async fn past_max_tasks_a_sweep_forgets_finished_tasks_first_then_the_least_recently_seen() {
+        let dir = MemoryDirectory::new(Duration::from_secs(3600)).with_max_tasks(10);
+        let echo: Arc<str> = Arc::from("echo");
+        for i in 0..8 {
+            record(&dir, &echo, &fact(&format!("live{i}"), &format!("c-live{i}"), Some(TaskState::Working)));
+        }
+        for i in 0..8 {
+            record(&dir, &echo, &fact(&format!("done{i}"), &format!("c-done{i}"), Some(TaskState::Completed)));
+        }
+        dir.sweep();
+        assert_eq!(dir.size(), DirectorySize { tasks: 9, contexts: 9 });
+        for i in 0..8 {
+            assert!(dir.task(&format!("live{i}")).await.unwrap().is_some(), "live{i} is kept");
+        }
+        assert!(dir.task("done7").await.unwrap().is_some(), "the newest finished task is kept");
+        assert!(dir.task("done0").await.unwrap().is_none(), "the oldest finished task is forgotten");
+        let listed = dir.tasks_of(None).await.unwrap();
+        assert_eq!(listed.len(), 9, "the owner's list holds only what is kept");
+        // Contexts have no state: the least recently seen go.
+        assert!(dir.context("c-live0").await.unwrap().is_none());
+        assert!(dir.context("c-done7").await.unwrap().is_some());
+    }
+
+    /// The first task past the limit asks for a sweep at once (the tick may be an hour away); the
+    /// sweep sets the next mark from the room it left.
+    #[test]
+    fn the_first_task_past_the_limit_asks_for_a_sweep() {
+        use futures::FutureExt;
+        let dir = MemoryDirectory::new(Duration::from_secs(3600)).with_max_tasks(5);
+        let asked = |dir: &MemoryDirectory| dir.crowded().unwrap().notified().now_or_never().is_some();
+        let echo: Arc<str> = Arc::from("echo");
+        for i in 0..5 {
+            record(&dir, &echo, &fact(&format!("t{i}"), "c", None));
+        }
+        assert!(!asked(&dir), "within the limit");
+        record(&dir, &echo, &fact("t5", "c", None));
+        assert!(asked(&dir), "one past it");
+        record(&dir, &echo, &fact("t5", "c", Some(TaskState::Completed)));
+        assert!(!asked(&dir), "a task seen again is no new one");
+        dir.sweep();
+        assert_eq!(dir.size().tasks, 5);
+        assert!(!asked(&dir));
+        record(&dir, &echo, &fact("t6", "c", None));
+        assert!(asked(&dir), "full again");
     }
 
     #[tokio::test]

@@ -77,7 +77,7 @@ impl Shared {
             .redirect(reqwest::redirect::Policy::custom(same_origin_redirects))
             .build()?;
         let crate::state::Stores { directory, early_ids, page_tokens, redis } =
-            crate::state::build(&config.state, config.routing.task_ttl).await?;
+            crate::state::build(&config.state, config.routing.task_ttl, config.routing.max_tasks).await?;
         let deadlines = Deadlines::new(config.deadlines.clone());
         if let Some(redis) = &redis {
             deadlines.share(crate::state::redis_deadlines::RedisDeadlines::new(redis.clone()));

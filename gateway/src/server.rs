@@ -385,14 +385,25 @@ pub async fn run_with_admin(
     Ok(())
 }
 
+/// Sweeps the task directory every `every`, and at once when it is full. Off the runtime's workers:
+/// a sweep walks every entry (a million of them take tens of milliseconds).
 fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, every: Duration, stop: CancellationToken) {
     tokio::spawn(async move {
         let mut ticker = tokio::time::interval(every);
         loop {
+            let crowded = async {
+                match directory.crowded() {
+                    Some(crowded) => crowded.notified().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = stop.cancelled() => break,
-                _ = ticker.tick() => directory.sweep(),
+                _ = ticker.tick() => {}
+                _ = crowded => {}
             }
+            let directory = directory.clone();
+            let _ = tokio::task::spawn_blocking(move || directory.sweep()).await;
         }
     });
 }

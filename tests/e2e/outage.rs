@@ -247,3 +247,38 @@ async fn the_task_directory_size_is_a_metric_and_its_sweep_interval_is_configura
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// A gateway under a steady stream of new tasks keeps at most `routing.max_tasks` of them (it grew
+/// without bound for `task_ttl`, 24 h by default: ~0.7 KiB per task): past it, the least recently
+/// seen are forgotten at once, not at the next sweep tick, and a forgotten task is not found.
+#[tokio::test]
+async fn the_task_directory_keeps_at_most_max_tasks_and_forgets_the_oldest() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let extra = "routing:\n  max_tasks: 5\n  sweep_interval: 1h\n";
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], extra)).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let admin = gw.admin.clone().expect("admin listener");
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let answer = rpc(
+            &format!("{}/", gw.url),
+            "SendMessage",
+            json!({"message": text_message(&format!("{i}"), Some("echo"))}),
+        )
+        .await;
+        ids.push(answer["result"]["task"]["id"].as_str().expect("a task").to_owned());
+    }
+    let tasks = "a2a_task_directory_entries{kind=\"task\"}";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while metric(&admin, tasks).await.is_none_or(|n| n > 5.0) {
+        assert!(Instant::now() < deadline, "the directory stays within max_tasks: {:?}", metric(&admin, tasks).await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(metric(&admin, "a2a_task_directory_evicted_total").await.is_some_and(|n| n >= 7.0));
+    let endpoint = format!("{}/", gw.url);
+    let get = |id: &str| rpc(&endpoint, "GetTask", json!({"id": id}));
+    let newest = get(ids.last().unwrap()).await;
+    assert_eq!(newest["result"]["id"], ids.last().unwrap().as_str(), "{newest}");
+    let oldest = get(&ids[0]).await;
+    assert_eq!(oldest["error"]["code"], -32001, "{oldest}");
+}

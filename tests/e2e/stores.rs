@@ -180,8 +180,8 @@ async fn early_ids_and_context_skills_written_by_one_replica_are_read_by_the_oth
     assert_eq!(fresh.get("alice", "e2").await.unwrap().map(|t| t.task_id), Some("t2".into()), "first claim wins");
 
     let (dir_a, dir_b) = (
-        a2a_gateway::state::redis_directory::RedisDirectory::new(a, ttl),
-        a2a_gateway::state::redis_directory::RedisDirectory::new(b, ttl),
+        a2a_gateway::state::redis_directory::RedisDirectory::new(a, ttl, usize::MAX),
+        a2a_gateway::state::redis_directory::RedisDirectory::new(b, ttl, usize::MAX),
     );
     let backend: Arc<str> = Arc::from("lab");
     let owner: Arc<str> = Arc::from("alice");
@@ -216,7 +216,7 @@ async fn a_context_claimed_through_one_replica_is_that_callers_through_the_other
     let server = RedisServer::start().await;
     let (a, b) = pair(&server);
     let ttl = Duration::from_secs(60);
-    let (dir_a, dir_b) = (RedisDirectory::new(a, ttl), RedisDirectory::new(b, ttl));
+    let (dir_a, dir_b) = (RedisDirectory::new(a, ttl, usize::MAX), RedisDirectory::new(b, ttl, usize::MAX));
     let claim = |owner: &str| ContextEntry { backend: Arc::from("lab"), owner: Some(Arc::from(owner)), skill: None };
     assert!(dir_a.claim_context("my-conversation", claim("alice")).await.unwrap());
     assert!(!dir_b.claim_context("my-conversation", claim("bob")).await.unwrap(), "bob joined alice's context");

@@ -156,6 +156,10 @@ pub struct Routing {
     #[serde(default = "default_sweep_interval", with = "duration")]
     #[schemars(with = "a2a_core::duration::Text")]
     pub sweep_interval: Duration,
+    /// At most this many tasks (and as many contexts) in the in-memory task directory: past it, the
+    /// least recently seen are forgotten, finished ones first (~0.7 KiB each; Redis keeps its own).
+    #[serde(default = "default_max_tasks")]
+    pub max_tasks: usize,
     /// Whether a task belongs to the caller that created it or to the caller's tenant.
     #[serde(default)]
     pub isolation: Isolation,
@@ -180,6 +184,7 @@ impl Default for Routing {
             resolve_margin: default_resolve_margin(),
             task_ttl: default_task_ttl(),
             sweep_interval: default_sweep_interval(),
+            max_tasks: default_max_tasks(),
             isolation: Default::default(),
         }
     }
@@ -195,6 +200,10 @@ fn default_task_ttl() -> Duration {
 
 fn default_sweep_interval() -> Duration {
     Duration::from_secs(60)
+}
+
+fn default_max_tasks() -> usize {
+    1_000_000
 }
 
 /// What the gateway's own card says about itself.

@@ -37,11 +37,11 @@ pub struct Stores {
     pub redis: Option<Redis>,
 }
 
-pub async fn build(config: &StateConfig, task_ttl: Duration) -> anyhow::Result<Stores> {
+pub async fn build(config: &StateConfig, task_ttl: Duration, max_tasks: usize) -> anyhow::Result<Stores> {
     let redis_config = match config {
         StateConfig::Memory => {
             return Ok(Stores {
-                directory: Arc::new(MemoryDirectory::new(task_ttl)),
+                directory: Arc::new(MemoryDirectory::new(task_ttl).with_max_tasks(max_tasks)),
                 early_ids: Arc::new(MemoryEarlyIds::new(task_ttl)),
                 page_tokens: PageTokens::random(),
                 redis: None,
@@ -55,7 +55,7 @@ pub async fn build(config: &StateConfig, task_ttl: Duration) -> anyhow::Result<S
         None => PageTokens::from_key(page_key_at_start(&redis).await?),
     };
     Ok(Stores {
-        directory: redis_directory::RedisDirectory::new(redis.clone(), task_ttl),
+        directory: redis_directory::RedisDirectory::new(redis.clone(), task_ttl, max_tasks),
         early_ids: redis_early_ids::RedisEarlyIds::new(redis.clone(), task_ttl),
         page_tokens,
         redis: Some(redis),

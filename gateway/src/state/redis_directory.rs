@@ -102,15 +102,18 @@ pub struct RedisDirectory {
     contexts: DashMap<String, Cached<ContextEntry>>,
     queue: mpsc::Sender<Write>,
     ttl: Duration,
+    /// At most this many tasks (and contexts) in the local cache (`routing.max_tasks`).
+    max_cached: usize,
 }
 
 impl RedisDirectory {
     /// The directory and its writer, which ends when the directory is dropped.
-    pub fn new(redis: Redis, ttl: Duration) -> Arc<RedisDirectory> {
+    pub fn new(redis: Redis, ttl: Duration, max_cached: usize) -> Arc<RedisDirectory> {
         let (queue, receiver) = mpsc::channel(QUEUE);
         let writer = Writer { redis: redis.clone(), script: redis::Script::new(RECORD), ttl };
         tokio::spawn(writer.run(receiver));
-        Arc::new(RedisDirectory { redis, tasks: DashMap::new(), contexts: DashMap::new(), queue, ttl })
+        let (tasks, contexts) = (DashMap::new(), DashMap::new());
+        Arc::new(RedisDirectory { redis, tasks, contexts, queue, ttl, max_cached: max_cached.max(1) })
     }
 
     async fn fetch_task(&self, task_id: &str) -> Result<Option<TaskEntry>, StoreError> {
@@ -349,10 +352,13 @@ impl TaskDirectory for RedisDirectory {
     }
 
     fn sweep(&self) {
-        // Only the local cache: Redis expires its keys itself.
+        // Only the local cache: Redis expires its keys itself. What the cache forgets past its limit
+        // is read from Redis again when asked for.
         let ttl = self.ttl;
         self.tasks.retain(|_, seen| seen.at.elapsed() < ttl);
         self.contexts.retain(|_, seen| seen.at.elapsed() < ttl);
+        crate::directory::evict_lowest(&self.tasks, self.max_cached, |seen| seen.at);
+        crate::directory::evict_lowest(&self.contexts, self.max_cached, |seen| seen.at);
     }
 }
 
