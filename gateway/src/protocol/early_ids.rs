@@ -6,7 +6,8 @@
 //! Ids are scoped by owner (the caller or tenant that owns the task): two callers may use the same
 //! UUID, and whether an id is taken is never visible across owners.
 //!
-//! Entries live as long as the task directory's: a sweep on every 1024th insert drops older ones.
+//! Entries live as long as the task directory's, and at most as many (`routing.max_tasks`): a sweep
+//! on every 1024th insert drops older ones, and the least recently made past the limit.
 //! A trait, so that replicas can share the map: [`MemoryEarlyIds`] serves one process,
 //! [`crate::state::redis_early_ids`] several.
 
@@ -44,6 +45,7 @@ pub trait EarlyIds: Send + Sync + 'static {
 pub struct MemoryEarlyIds {
     map: DashMap<String, Entry>,
     ttl: Duration,
+    max: usize,
     inserts: AtomicUsize,
 }
 
@@ -51,7 +53,13 @@ const SWEEP_EVERY: usize = 1024;
 
 impl MemoryEarlyIds {
     pub fn new(ttl: Duration) -> MemoryEarlyIds {
-        MemoryEarlyIds { map: DashMap::new(), ttl, inserts: AtomicUsize::new(0) }
+        MemoryEarlyIds { map: DashMap::new(), ttl, max: usize::MAX, inserts: AtomicUsize::new(0) }
+    }
+
+    /// Keeps at most `max` ids (the task directory's limit: an id outliving its task is no use).
+    pub fn with_max(mut self, max: usize) -> MemoryEarlyIds {
+        self.max = max.max(1);
+        self
     }
 
     /// The entry of `early_id` of `scope`, read now.
@@ -76,6 +84,7 @@ impl EarlyIds for MemoryEarlyIds {
         self.map.entry(key(scope, early_id)).or_insert_with(|| Entry { task, at: Instant::now() });
         if self.inserts.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             self.map.retain(|_, e| e.at.elapsed() < self.ttl);
+            crate::directory::evict_lowest(&self.map, self.max, |e| e.at);
         }
     }
 }
@@ -95,6 +104,17 @@ mod tests {
 
     fn task(id: &str) -> AgentTask {
         AgentTask { task_id: id.into(), context_id: Some("c".into()) }
+    }
+
+    #[test]
+    fn past_the_limit_the_oldest_ids_are_forgotten() {
+        let ids = MemoryEarlyIds::new(Duration::from_secs(60)).with_max(100);
+        for i in 0..SWEEP_EVERY {
+            ids.insert("alice", &format!("e{i}"), task(&format!("a{i}")));
+        }
+        assert!(ids.map.len() <= 100, "{}", ids.map.len());
+        assert!(ids.find("alice", &format!("e{}", SWEEP_EVERY - 1)).is_some(), "the newest is kept");
+        assert!(ids.find("alice", "e0").is_none(), "the oldest is forgotten");
     }
 
     #[tokio::test]

@@ -42,7 +42,7 @@ pub async fn build(config: &StateConfig, task_ttl: Duration, max_tasks: usize) -
         StateConfig::Memory => {
             return Ok(Stores {
                 directory: Arc::new(MemoryDirectory::new(task_ttl).with_max_tasks(max_tasks)),
-                early_ids: Arc::new(MemoryEarlyIds::new(task_ttl)),
+                early_ids: Arc::new(MemoryEarlyIds::new(task_ttl).with_max(max_tasks)),
                 page_tokens: PageTokens::random(),
                 redis: None,
             });
