@@ -76,30 +76,6 @@ pub trait TaskDirectory: Send + Sync + 'static {
 /// Counts tasks and contexts forgotten to keep the in-memory directory within `routing.max_tasks`.
 pub const EVICTED: &str = "a2a_task_directory_evicted_total";
 
-/// Past `max` entries, forgets those of lowest `rank` down to nine tenths of `max` (room for a tenth
-/// before the next time); how many. One pass to rank, one to forget: entries recorded in between
-/// rank above those forgotten (they were seen last), so they stay.
-pub(crate) fn evict_lowest<K, V, S, R>(map: &DashMap<K, V, S>, max: usize, rank: impl Fn(&V) -> R) -> usize
-where
-    K: Eq + std::hash::Hash,
-    S: std::hash::BuildHasher + Clone,
-    R: Ord + Copy,
-{
-    let before = map.len();
-    if before <= max {
-        return 0;
-    }
-    let mut ranks: Vec<R> = map.iter().map(|entry| rank(entry.value())).collect();
-    let forget = ranks.len().saturating_sub(max - max / 10);
-    if forget == 0 {
-        return 0;
-    }
-    let (_, &mut last_forgotten, _) = ranks.select_nth_unstable(forget - 1);
-    drop(ranks);
-    map.retain(|_, value| rank(value) > last_forgotten);
-    before.saturating_sub(map.len())
-}
-
 /// Entries a directory holds in this process's memory.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DirectorySize {
@@ -161,7 +137,8 @@ impl MemoryDirectory {
         // Finished tasks rank lowest (`false`), then by last sighting; `seq` makes every rank unique.
         let task_rank =
             |seen: &Seen<TaskEntry>| (!seen.value.state.is_some_and(TaskState::is_terminal), seen.at, seen.seq);
-        evict_lowest(&self.tasks, self.max_tasks, task_rank) + evict_lowest(&self.contexts, self.max_tasks, |s| s.at)
+        crate::evict::evict_lowest(&self.tasks, self.max_tasks, task_rank)
+            + crate::evict::evict_lowest(&self.contexts, self.max_tasks, |s| s.at)
     }
 
     pub fn len(&self) -> usize {

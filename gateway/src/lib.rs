@@ -20,6 +20,7 @@ pub mod deadlines;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod directory;
+pub mod evict;
 pub mod gateway;
 pub mod hangup;
 pub mod hashing;

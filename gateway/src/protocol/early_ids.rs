@@ -84,7 +84,7 @@ impl EarlyIds for MemoryEarlyIds {
         self.map.entry(key(scope, early_id)).or_insert_with(|| Entry { task, at: Instant::now() });
         if self.inserts.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             self.map.retain(|_, e| e.at.elapsed() < self.ttl);
-            crate::directory::evict_lowest(&self.map, self.max, |e| e.at);
+            crate::evict::evict_lowest(&self.map, self.max, |e| e.at);
         }
     }
 }

@@ -357,8 +357,8 @@ impl TaskDirectory for RedisDirectory {
         let ttl = self.ttl;
         self.tasks.retain(|_, seen| seen.at.elapsed() < ttl);
         self.contexts.retain(|_, seen| seen.at.elapsed() < ttl);
-        crate::directory::evict_lowest(&self.tasks, self.max_cached, |seen| seen.at);
-        crate::directory::evict_lowest(&self.contexts, self.max_cached, |seen| seen.at);
+        crate::evict::evict_lowest(&self.tasks, self.max_cached, |seen| seen.at);
+        crate::evict::evict_lowest(&self.contexts, self.max_cached, |seen| seen.at);
     }
 }
 
