@@ -15,7 +15,8 @@ use clap::{Parser, Subcommand};
 /// 2000 streams closed glibc kept 66-101 MiB of freed buffers resident and a linked mimalloc kept
 /// ~120 MiB (idle worker threads never collect); jemalloc's background threads give it back within
 /// its 10 s decay (`tests/bench/stream-memory.md`). The feature `system-allocator` leaves it out, so
-/// that valgrind's dhat can see every allocation (`tests/bench/stream-heap.sh`).
+/// that valgrind's dhat can see every allocation (`tests/bench/stream-heap.sh`). Its options are set
+/// when it is built (`.cargo/config.toml`: `JEMALLOC_SYS_WITH_MALLOC_CONF`).
 #[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
