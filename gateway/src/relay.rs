@@ -87,9 +87,16 @@ pub struct Relay {
     out: VecDeque<Bytes>,
     limits: StreamLimits,
     keepalive: Option<Duration>,
+    /// The keep-alive comment's timer and when it is due. An event only moves `quiet_until`; the
+    /// timer is moved when it fires early (resetting a timer per event re-files it in the runtime's
+    /// timer wheel: ~4 % of a relayed event's instructions with the idle timer's).
     quiet: Option<Pin<Box<Sleep>>>,
-    idle: Pin<Box<Sleep>>,
-    lifetime: Pin<Box<Sleep>>,
+    quiet_until: Instant,
+    /// One timer for the idle timeout and the lifetime, armed for the earlier of the two and moved,
+    /// as `quiet` is, only when it fires before the stream has been idle that long.
+    limit: Pin<Box<Sleep>>,
+    idle_until: Instant,
+    ends_at: Instant,
     drain: Pin<Box<WaitForCancellationFutureOwned>>,
     deadlines: Option<Arc<Deadlines>>,
     /// Fires when the relayed task's deadline passes (known once the task id is).
@@ -120,8 +127,10 @@ impl Relay {
             out: VecDeque::new(),
             keepalive: settings.keepalive,
             quiet: settings.keepalive.map(|d| Box::pin(tokio::time::sleep(d))),
-            idle: Box::pin(tokio::time::sleep_until(now + limits.idle_timeout)),
-            lifetime: Box::pin(tokio::time::sleep_until(now + limits.max_lifetime)),
+            quiet_until: now + settings.keepalive.unwrap_or_default(),
+            limit: Box::pin(tokio::time::sleep_until((now + limits.idle_timeout).min(now + limits.max_lifetime))),
+            idle_until: now + limits.idle_timeout,
+            ends_at: now + limits.max_lifetime,
             limits,
             drain: Box::pin(settings.drain_deadline.clone().cancelled_owned()),
             deadlines: settings.deadlines.clone(),
@@ -179,9 +188,9 @@ impl Relay {
         match verdict {
             Ok(()) => {
                 let now = Instant::now();
-                self.idle.as_mut().reset(now + self.limits.idle_timeout);
-                if let (Some(quiet), Some(every)) = (self.quiet.as_mut(), self.keepalive) {
-                    quiet.as_mut().reset(now + every);
+                self.idle_until = now + self.limits.idle_timeout;
+                if let Some(every) = self.keepalive {
+                    self.quiet_until = now + every;
                 }
                 self.out.push_back(frame(&data));
                 self.watch_deadline();
@@ -221,15 +230,16 @@ impl Relay {
         // new (an early agent repeating its snapshot) does not count.
         let bridged = matches!(self.reading, Reading::Bridged(_));
         let heard = if bridged { !converted.is_empty() } else { self.framer.event_bytes() != events_before };
+        let now = Instant::now();
         if heard {
-            self.idle.as_mut().reset(Instant::now() + self.limits.idle_timeout);
+            self.idle_until = now + self.limits.idle_timeout;
         }
         // The keep-alive is due after a quiet spell of the caller's stream (a bridged agent's
         // comments do not reach the caller).
-        if let (Some(quiet), Some(every)) = (self.quiet.as_mut(), self.keepalive)
+        if let Some(every) = self.keepalive
             && (!bridged || !converted.is_empty())
         {
-            quiet.as_mut().reset(Instant::now() + every);
+            self.quiet_until = now + every;
         }
         if bridged {
             if !converted.is_empty() {
@@ -338,12 +348,17 @@ impl Stream for Relay {
                 this.end(StreamEnd::Deadline);
                 continue;
             }
-            if this.lifetime.as_mut().poll(cx).is_ready() {
-                this.end(StreamEnd::Lifetime(this.limits.max_lifetime));
-                continue;
-            }
-            if this.idle.as_mut().poll(cx).is_ready() {
-                this.end(StreamEnd::Idle(this.limits.idle_timeout));
+            if this.limit.as_mut().poll(cx).is_ready() {
+                let now = Instant::now();
+                if now >= this.ends_at {
+                    this.end(StreamEnd::Lifetime(this.limits.max_lifetime));
+                } else if now >= this.idle_until {
+                    this.end(StreamEnd::Idle(this.limits.idle_timeout));
+                } else {
+                    // Events came since it was armed: armed again for what is due now (and it is
+                    // polled again, so that it wakes this task).
+                    this.limit.as_mut().reset(this.idle_until.min(this.ends_at));
+                }
                 continue;
             }
             match this.inner.as_mut().poll_next(cx) {
@@ -379,7 +394,15 @@ impl Stream for Relay {
             if let (Some(quiet), Some(every)) = (this.quiet.as_mut(), this.keepalive)
                 && quiet.as_mut().poll(cx).is_ready()
             {
-                quiet.as_mut().reset(Instant::now() + every);
+                let now = Instant::now();
+                if now < this.quiet_until {
+                    // The stream was not quiet that long: due later (and polled, to wake this task).
+                    quiet.as_mut().reset(this.quiet_until);
+                    let _ = quiet.as_mut().poll(cx);
+                    return Poll::Pending;
+                }
+                this.quiet_until = now + every;
+                quiet.as_mut().reset(this.quiet_until);
                 // Only whole events were handed on: a comment cannot split one.
                 return Poll::Ready(Some(Ok(Bytes::from_static(KEEPALIVE))));
             }
