@@ -285,7 +285,8 @@ async fn the_request_carries_its_length_and_not_the_callers_framing() {
     response.into_body().collect().await.unwrap();
     let head = heads.lock().unwrap()[0].to_ascii_lowercase();
     assert!(head.contains("\r\ncontent-length: 2") && head.contains("\r\nx-kept: yes"), "{head}");
-    assert!(!head.contains("chunked") && !head.contains("99"), "{head}");
+    // (Not just "99": the host field's port may hold it.)
+    assert!(!head.contains("chunked") && !head.contains("content-length: 99"), "{head}");
 }
 
 #[test]
