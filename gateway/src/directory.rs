@@ -202,11 +202,6 @@ impl TaskDirectory for MemoryDirectory {
             Some(seen) => seen,
             None => self.tasks.entry(task_id.clone()).or_insert_with(|| {
                 let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-                if seq >= self.full_at_seq.load(Ordering::Relaxed) {
-                    // Asked once: the sweep sets the next mark.
-                    self.full_at_seq.store(u64::MAX, Ordering::Relaxed);
-                    self.crowded.notify_one();
-                }
                 first_seen = Some(seq);
                 Seen {
                     value: TaskEntry {
@@ -236,6 +231,12 @@ impl TaskDirectory for MemoryDirectory {
             _ => {}
         }
         drop(seen);
+        // Past the limit, a sweep is asked for (once: the sweep sets the next mark), with no map's
+        // lock held while the sweeper is woken.
+        if first_seen.is_some_and(|seq| seq >= self.full_at_seq.load(Ordering::Relaxed)) {
+            self.full_at_seq.store(u64::MAX, Ordering::Relaxed);
+            self.crowded.notify_one();
+        }
         if let Some(seq) = first_seen {
             // Anonymous callers' tasks are listed under "" (one shared key, not one per task).
             static ANONYMOUS: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
