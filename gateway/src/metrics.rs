@@ -142,11 +142,6 @@ fn record<B>(
     }
 }
 
-/// Records how long `backend` took to answer a call.
-pub fn record_backend_duration(backend: &str, waited: std::time::Duration) {
-    calls::record_backend(backend, waited);
-}
-
 fn status_class(status: u16) -> &'static str {
     match status {
         200..=299 => "ok",

@@ -8,6 +8,7 @@
 //! (a plain load and store, no locked instruction), a histogram is its bucket counts, and memory is
 //! fixed by the label sets.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -229,29 +230,19 @@ pub fn render(out: &mut String) {
         (all.calls.clone(), all.backends.clone(), all.limits.clone())
     };
 
-    // Sorted, so that a scrape reads the same from one time to the next.
-    let mut requests: Vec<(CallLabels<'_>, u64)> = Vec::new();
-    let mut durations: Vec<(&str, Totals)> = Vec::new();
-    let mut overheads: Vec<(&str, Totals)> = Vec::new();
+    // Summed in sorted maps, so that a scrape reads the same from one time to the next.
+    let mut requests: BTreeMap<(&str, &str, &str, &str, &str), u64> = BTreeMap::new();
+    let mut durations: BTreeMap<&str, Totals> = BTreeMap::new();
+    let mut overheads: BTreeMap<&str, Totals> = BTreeMap::new();
     for cells in &calls {
-        let key = CallLabels {
-            operation: cells.operation,
-            binding: cells.binding,
-            skill: &cells.skill,
-            backend: &cells.backend,
-            outcome: cells.outcome,
-        };
-        match requests.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, count)) => *count += cells.requests.get(),
-            None => requests.push((key, cells.requests.get())),
-        }
-        cells.duration.add_to(entry(&mut durations, cells.operation));
-        cells.overhead.add_to(entry(&mut overheads, cells.operation));
+        let key = (cells.operation, cells.binding, &*cells.skill, &*cells.backend, cells.outcome);
+        *requests.entry(key).or_default() += cells.requests.get();
+        cells.duration.add_to(durations.entry(cells.operation).or_default());
+        cells.overhead.add_to(overheads.entry(cells.operation).or_default());
     }
-    requests.sort_by_key(|(l, _)| (l.operation, l.binding, l.skill, l.backend, l.outcome));
     if !requests.is_empty() {
         type_line(out, super::REQUESTS, "counter");
-        for (CallLabels { operation, binding, skill, backend, outcome }, count) in &requests {
+        for ((operation, binding, skill, backend, outcome), count) in &requests {
             let labels = [
                 ("operation", *operation),
                 ("binding", *binding),
@@ -268,13 +259,13 @@ pub fn render(out: &mut String) {
     }
     // Requests refused before they were read have no times; an operation that never reached a
     // backend has no overhead.
-    durations.retain(|(_, totals)| totals.buckets.iter().any(|&n| n > 0));
+    durations.retain(|_, totals| totals.buckets.iter().any(|&n| n > 0));
     histograms(out, super::REQUEST_DURATION, "operation", durations);
-    overheads.retain(|(_, totals)| totals.buckets.iter().any(|&n| n > 0));
+    overheads.retain(|_, totals| totals.buckets.iter().any(|&n| n > 0));
     histograms(out, super::OVERHEAD, "operation", overheads);
-    let mut by_backend: Vec<(&str, Totals)> = Vec::new();
+    let mut by_backend: BTreeMap<&str, Totals> = BTreeMap::new();
     for cells in &backends {
-        cells.duration.add_to(entry(&mut by_backend, &cells.backend));
+        cells.duration.add_to(by_backend.entry(&cells.backend).or_default());
     }
     histograms(out, super::BACKEND_DURATION, "backend", by_backend);
 
@@ -293,22 +284,10 @@ pub fn render(out: &mut String) {
     }
 }
 
-fn entry<'a, 'b>(list: &'b mut Vec<(&'a str, Totals)>, label: &'a str) -> &'b mut Totals {
-    let at = match list.iter().position(|(l, _)| *l == label) {
-        Some(at) => at,
-        None => {
-            list.push((label, Totals::default()));
-            list.len() - 1
-        }
-    };
-    &mut list[at].1
-}
-
-fn histograms(out: &mut String, name: &str, label: &str, mut list: Vec<(&str, Totals)>) {
+fn histograms(out: &mut String, name: &str, label: &str, list: BTreeMap<&str, Totals>) {
     if list.is_empty() {
         return;
     }
-    list.sort_by(|a, b| a.0.cmp(b.0));
     type_line(out, name, "histogram");
     for (value, totals) in &list {
         let labels = [(label, *value)];

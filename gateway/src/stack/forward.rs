@@ -141,7 +141,7 @@ impl Attempt<'_> {
                 span.finish(result.as_ref().err().map(|e| e.error().reason()));
             }
             let waited = asked.elapsed();
-            crate::metrics::record_backend_duration(&backend.name, waited);
+            crate::metrics::calls::record_backend(&backend.name, waited);
             self.info.add_backend_time(waited);
             result
         };
