@@ -14,6 +14,8 @@
 #   IR_SCENARIO=stream tests/bench/ir-per-request.sh ...   (streams instead: each request a
 #                          SendStreamingMessage of 20 events 1 ms apart; prints Ir per event, the
 #                          stream's set-up spread over its events)
+#   IR_SCENARIO=v03 tests/bench/ir-per-request.sh ...   (a 0.3 caller's message/send instead, no
+#                          A2A-Version header: the gateway bridges it to the 1.0 bench backend and back)
 #   IR_KEEP=<dir> tests/bench/ir-per-request.sh ...   (keeps each binary's callgrind output there, as
 #                          <dir>/<n>.callgrind, for callgrind_annotate --tree=caller and the like)
 #
@@ -47,6 +49,8 @@ if [[ $scenario == full-stack ]]; then
 elif [[ $scenario == stream ]]; then
     events=20
     client_args=(--stream "$events")
+elif [[ $scenario == v03 ]]; then
+    client_args=(--body-file "$root/tests/bench/configs/v03.body.json" --a2a-version "")
 fi
 
 for bin in "${bins[@]}"; do

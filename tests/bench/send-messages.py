@@ -2,14 +2,15 @@
 bench scripts that measure the gateway's own cost per request (ir-per-request.sh, tls-cost.sh).
 
     send-messages.py PORT REQUESTS [--connections N] [--mode plain|tls|handshake] [--ca FILE]
-                     [--body-file FILE] [--token-file FILE] [--stream EVENTS]
+                     [--body-file FILE] [--token-file FILE] [--stream EVENTS] [--a2a-version V]
 
 plain: HTTP/1.1 kept alive; tls: TLS 1.3 kept alive; handshake: a new TLS connection per request.
 REQUESTS are split evenly over the connections (the remainder is not sent). Exits non-zero on any
 answer other than 200. --body-file sends that JSON-RPC body instead of the plain one, --token-file
 adds `Authorization: Bearer` with that token (the full-stack scenario's files in configs/).
 --stream EVENTS sends SendStreamingMessage instead, asking the bench backend for EVENTS events 1 ms
-apart (each its own write), and reads each stream to its end."""
+apart (each its own write), and reads each stream to its end. --a2a-version sets the A2A-Version
+header (default 1.0; an empty value leaves it out, as a 0.3 caller does)."""
 
 import argparse
 import socket
@@ -29,6 +30,7 @@ args.add_argument("--ca")
 args.add_argument("--body-file")
 args.add_argument("--token-file")
 args.add_argument("--stream", type=int, metavar="EVENTS")
+args.add_argument("--a2a-version", default="1.0")
 args = args.parse_args()
 if args.stream:
     BODY = (b'{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-1",'
@@ -41,7 +43,8 @@ AUTH = b""
 if args.token_file:
     with open(args.token_file, "rb") as f:
         AUTH = b"authorization: Bearer " + f.read().strip() + b"\r\n"
-REQUEST = (b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\na2a-version: 1.0\r\n"
+VERSION = b"a2a-version: %s\r\n" % args.a2a_version.encode() if args.a2a_version else b""
+REQUEST = (b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n" + VERSION
            + AUTH + b"content-length: %d\r\n\r\n" % len(BODY)) + BODY
 context = None
 if args.mode != "plain":

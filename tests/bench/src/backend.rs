@@ -1,6 +1,7 @@
 //! The benchmark's own A2A 1.0 agent: as cheap as an agent can be, so that what the benchmark measures
 //! is the path in front of it. It serves its card (one skill, `bench`) and JSON-RPC on `POST /rpc`:
-//! `SendMessage` answers a completed Task at once; `SendStreamingMessage` streams the events the
+//! `SendMessage` answers a completed Task at once, `GetTask` any id as a completed Task (the
+//! profile-guided build's training asks for it); `SendStreamingMessage` streams the events the
 //! request's `params.metadata` asks for (`benchEvents`, `benchIntervalMs`, `benchHold`), each
 //! carrying `metadata.benchSentNs`, the [`Clock`] reading taken as the event is handed to hyper, so a
 //! client in the same process can tell each event's latency on the same clock.
@@ -197,6 +198,9 @@ struct Envelope<'a> {
 struct Params {
     #[serde(default)]
     metadata: Option<StreamAsk>,
+    /// GetTask's task id.
+    #[serde(default)]
+    id: Option<String>,
 }
 
 /// What a streaming request asks of the backend.
@@ -235,6 +239,14 @@ fn rpc(state: &State, body: &[u8]) -> Response<Body> {
         "SendStreamingMessage" => {
             let ask = envelope.params.and_then(|p| p.metadata).unwrap_or_default();
             stream(state, id.to_string(), n, ask)
+        }
+        // Every task this agent makes is completed at once, so any id it is asked for reads as one.
+        "GetTask" => {
+            let task = envelope.params.and_then(|p| p.id).unwrap_or_default();
+            let task = serde_json::to_string(&task).unwrap_or_default();
+            json(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"id":{task},"contextId":"ctx-{n}","status":{{"state":"TASK_STATE_COMPLETED","timestamp":"2026-01-01T00:00:00Z"}}}}}}"#
+            ))
         }
         other => json(format!(
             r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32601,"message":"method not found: {}"}}}}"#,
@@ -318,6 +330,19 @@ mod tests {
         let event = br#"data: {"result":{"statusUpdate":{"metadata":{"benchSentNs":12345}}}}"#;
         assert_eq!(sent_stamp(event), Some(12345));
         assert_eq!(sent_stamp(b"data: {}"), None);
+    }
+
+    #[test]
+    fn get_task_answers_the_asked_id_as_a_completed_task() {
+        let (_release, release) = watch::channel(0);
+        let state = State { card: Bytes::new(), clock: Clock::new(), tasks: AtomicU64::new(0), release };
+        let answer = rpc(&state, br#"{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"bench-\"7"}}"#);
+        let Either::Left(body) = answer.into_body() else { panic!("a streamed answer to GetTask") };
+        let bytes = futures::executor::block_on(body.collect()).unwrap().to_bytes();
+        let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(answer["id"], 3);
+        assert_eq!(answer["result"]["id"], "bench-\"7");
+        assert_eq!(answer["result"]["status"]["state"], "TASK_STATE_COMPLETED");
     }
 
     #[test]

@@ -226,6 +226,11 @@ pub async fn run(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The gateway binary measured: `--gateway-bin`, or the release build's.
+fn gateway_bin(cli: &Cli, root: &Path) -> PathBuf {
+    cli.gateway_bin.clone().unwrap_or_else(|| root.join("target/release/a2a-gateway"))
+}
+
 /// Reads the inputs, raises the descriptor limit, starts the backend, both gateways and nginx.
 async fn prepare(cli: &Cli, mut plan: Plan, root: &Path, work: &Path, ticks: u64) -> anyhow::Result<Bench> {
     let configs = root.join("tests/bench/configs");
@@ -235,7 +240,7 @@ async fn prepare(cli: &Cli, mut plan: Plan, root: &Path, work: &Path, ticks: u64
         started: procs::command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_default(),
         connections: plan.connections,
         max_in_flight: plan.max_in_flight,
-        machine: machine(root),
+        machine: machine(root, &gateway_bin(cli, root)),
         nice: procs::niceness(),
         ..Results::default()
     };
@@ -285,7 +290,7 @@ async fn prepare(cli: &Cli, mut plan: Plan, root: &Path, work: &Path, ticks: u64
     let plain_config = work.join("gateway-plain.yaml");
     std::fs::write(&plain_config, plain_config_text())?;
     let mut setup = Setup {
-        gateway_bin: cli.gateway_bin.clone().unwrap_or_else(|| root.join("target/release/a2a-gateway")),
+        gateway_bin: gateway_bin(cli, root),
         env: vec![
             ("BENCH_BACKEND_URL".into(), backend.url()),
             ("BENCH_WORK_DIR".into(), work.display().to_string()),

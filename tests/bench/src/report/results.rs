@@ -115,6 +115,9 @@ pub struct Machine {
     /// agentgateway's version, when `--peer-bin` gave it.
     #[serde(default)]
     pub peer: String,
+    /// The gateway binary measured, relative to the repository when inside it.
+    #[serde(default)]
+    pub gateway: String,
 }
 
 /// Everything one invocation measured.

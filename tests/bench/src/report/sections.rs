@@ -200,6 +200,7 @@ pub(super) fn machine(out: &mut String, m: &Machine) {
         ("OS", m.os.clone()),
         ("rustc", m.rustc.clone()),
         ("commit", m.commit.clone()),
+        ("gateway binary", m.gateway.clone()),
         ("nginx", m.nginx.clone()),
         ("agentgateway", m.peer.clone()),
     ];
@@ -247,8 +248,9 @@ pub(super) fn method(out: &mut String, r: &Results) {
         out,
         "- The backend is the benchmark's own minimal A2A 1.0 agent (card with skill `bench`; `SendMessage` \
          answers a completed Task at once; `SendStreamingMessage` streams events stamped with the send time). \
-         The gateway is the release binary `a2a-gateway serve` with a generated config (no policies) or \
-         `tests/bench/configs/full-stack.yaml`."
+         The gateway is `{} serve` with a generated config (no policies) or \
+         `tests/bench/configs/full-stack.yaml`.",
+        if r.machine.gateway.is_empty() { "target/release/a2a-gateway" } else { &r.machine.gateway }
     );
     if let Some(i) = &r.interference {
         let _ = writeln!(

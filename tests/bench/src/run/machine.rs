@@ -46,7 +46,8 @@ pub(super) async fn wait_for_descriptors(count: usize) {
     }
 }
 
-pub(super) fn machine(root: &Path) -> report::Machine {
+pub(super) fn machine(root: &Path, gateway: &Path) -> report::Machine {
+    let gateway = gateway.strip_prefix(root).unwrap_or(gateway).display().to_string();
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let memory = meminfo
@@ -80,6 +81,7 @@ pub(super) fn machine(root: &Path) -> report::Machine {
         commit: if dirty { format!("{commit} (with uncommitted changes)") } else { commit },
         nginx: String::new(),
         peer: String::new(),
+        gateway,
     }
 }
 
