@@ -51,20 +51,24 @@ CARGO_TARGET_DIR=$instrumented RUSTFLAGS="-Cprofile-generate=$raw" \
 cargo build --release --locked -p a2a-bench --bin a2a-bench >&2
 gateway=$instrumented/release/a2a-gateway
 
-# The profile is named by the instrumented binary it came from: the same sources train to the same
-# profile, so it is reused (and the optimized build stays cached); new sources give a new name, new
-# flags, and a rebuild.
-digest=$(sha256sum "$gateway" | cut -c1-16)
+# The profile is named by what made it (the instrumented binary, the benchmark, the training client
+# and this script): the same inputs train to the same profile, so it is reused (and the optimized
+# build stays cached); new inputs give a new name, new flags, and a rebuild.
+digest=$(cat "$gateway" target/release/a2a-bench tests/bench/pgo-train.py "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)
 profile=$root/target/pgo/gateway-$digest.profdata
 if [[ -f $profile ]]; then
     say "reusing $profile (the instrumented build is unchanged)"
 else
     rm -rf "$raw"
     # 2. Training. Each gateway writes its counts when it exits (SIGTERM: a clean exit).
-    say "training: the benchmark's scenarios"
-    target/release/a2a-bench --gateway-bin "$gateway" --only saturation,sse,card --reps 1 --no-nginx \
-        --out "$work/bench.md" >"$work/bench.log" 2>&1 \
-        || { cat "$work/bench.log" >&2; die "the benchmark's training run failed"; }
+    # Both schedulers: a worker thread per core (more than one CPU) and the current-thread one (a
+    # single CPU, as when pinned to one core).
+    for runtime in per_core current_thread; do
+        say "training: the benchmark's scenarios ($runtime)"
+        target/release/a2a-bench --gateway-bin "$gateway" --gateway-env "A2A_RUNTIME=$runtime" \
+            --only saturation,sse,card --reps 1 --no-nginx --out "$work/bench.md" >"$work/bench.log" 2>&1 \
+            || { cat "$work/bench.log" >&2; die "the benchmark's training run failed"; }
+    done
 
     say "training: every caller binding and dialect"
     target/release/a2a-bench backend >"$work/backend.out" 2>&1 &
