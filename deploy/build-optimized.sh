@@ -51,10 +51,11 @@ CARGO_TARGET_DIR=$instrumented RUSTFLAGS="-Cprofile-generate=$raw" \
 cargo build --release --locked -p a2a-bench --bin a2a-bench >&2
 gateway=$instrumented/release/a2a-gateway
 
-# The profile is named by what made it (the instrumented binary, the benchmark, the training client
-# and this script): the same inputs train to the same profile, so it is reused (and the optimized
-# build stays cached); new inputs give a new name, new flags, and a rebuild.
-digest=$(cat "$gateway" target/release/a2a-bench tests/bench/pgo-train.py "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)
+# The profile is named by what made it (the instrumented binary; the benchmark's sources, the
+# training client and this script): the same inputs train to the same profile, so it is reused (and
+# the optimized build stays cached); new inputs give a new name, new flags, and a rebuild.
+digest=$(cat "$gateway" tests/bench/pgo-train.py "${BASH_SOURCE[0]}" $(find tests/bench/src -name '*.rs' | sort) \
+    | sha256sum | cut -c1-16)
 profile=$root/target/pgo/gateway-$digest.profdata
 if [[ -f $profile ]]; then
     say "reusing $profile (the instrumented build is unchanged)"
