@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the gateway as it is meant to run in production: the release profile with profile-guided
-# optimisation (PGO). The profile comes from a training run of
-# an instrumented build in front of the bench backend: the benchmark's scenarios (saturation with and
-# without policies, event streams, the card) and then every caller binding and dialect
-# (tests/bench/pgo-train.py: JSON-RPC, HTTP+JSON and gRPC; 1.0 and 0.3; refused requests), so the
-# compiler lays out the whole public surface for speed, not one benchmark call.
+# optimisation (PGO). The profile comes from a training run of an instrumented build in front of the
+# bench backend: the benchmark's scenarios (saturation with and without policies, event streams, the
+# card) and then every caller binding and dialect (tests/bench/pgo-train.py: JSON-RPC, HTTP+JSON and
+# gRPC; 1.0 and 0.3; refused requests), so the compiler lays out the whole public surface for speed,
+# not one benchmark call.
 #
 #   bash deploy/build-optimized.sh [cargo build options, e.g. --features demo]
 #
@@ -32,14 +32,9 @@ fi
 [[ -x $profdata_tool ]] || die "no llvm-profdata at $profdata_tool"
 bash tests/setup-python.sh >/dev/null
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/a2a-pgo-XXXXXX")
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=tests/bench/lib.sh
+source tests/bench/lib.sh
+bench_scratch a2a-pgo
 
 # 1. The instrumented build, in a target directory of its own (its flags differ from every other build's;
 #    a constant profile directory keeps it incremental between runs).
@@ -58,7 +53,7 @@ digest=$(cat "$gateway" tests/bench/pgo-train.py "${BASH_SOURCE[0]}" $(find test
     | sha256sum | cut -c1-16)
 profile=$root/target/pgo/gateway-$digest.profdata
 if [[ -f $profile ]]; then
-    say "reusing $profile (the instrumented build is unchanged)"
+    say "reusing $profile (its inputs are unchanged)"
 else
     rm -rf "$raw"
     # 2. Training. Each gateway writes its counts when it exits (SIGTERM: a clean exit).
@@ -72,10 +67,7 @@ else
     done
 
     say "training: every caller binding and dialect"
-    target/release/a2a-bench backend >"$work/backend.out" 2>&1 &
-    pids+=($!)
-    for _ in $(seq 100); do grep -q '^listening' "$work/backend.out" && break; sleep 0.1; done
-    backend=$(sed -n 's/^listening //p' "$work/backend.out")
+    bench_backend
     [[ -n $backend ]] || die "the bench backend did not start"
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     printf '%s\n' "listeners: {public: 127.0.0.1:$port, admin: null}" "health: {interval: 30s}" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the gateway as it ships (deploy/build-optimized.sh: the release profile with profile-guided
-# optimisation; ~15 minutes on 2 cores the first time, cached while the sources stay the same) and the benchmark, and runs the whole benchmark set, which writes BENCHMARKS.md at the
-# repository root (about 7 minutes after the build on 2 cores).
+# optimisation; ~15 minutes on 2 cores the first time, cached while the sources stay the same) and
+# the benchmark, and runs the whole benchmark set, which writes BENCHMARKS.md at the repository root
+# (about 7 minutes after the build on 2 cores).
 #
 #   bash tests/bench/run.sh                   # the full set
 #   bash tests/bench/run.sh --install-nginx   # the same, installing Debian's nginx first for the reference row
