@@ -128,3 +128,101 @@ async fn a_body_declared_as_not_json_is_an_unsupported_media_type() {
     let (status, body) = send(format!("{}/message:send", gw.url), "application/a2a+json", Some("1.0"), echo).await;
     assert_eq!((status, &body["task"]["status"]["state"]), (200, &Value::from("TASK_STATE_COMPLETED")), "{body}");
 }
+
+/// A JSON-RPC agent whose errors are bare `{code, message}` objects, as the 0.3 SDK and most
+/// hand-written agents write them: every send makes task `t-bare`; GetTask answers task-not-found,
+/// CancelTask method-not-found.
+async fn start_bare_error_agent() -> (String, tokio::task::JoinHandle<()>) {
+    use axum::routing::{get, post};
+    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let card = serde_json::json!({
+        "name": "bare", "description": "answers bare errors", "version": "1",
+        "supportedInterfaces": [{"url": format!("{base}/rpc"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": false},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "bare", "name": "bare", "description": "b", "tags": []}]
+    });
+    let rpc = |axum::Json(request): axum::Json<Value>| async move {
+        let id = request["id"].clone();
+        let bare = |code: i64, message: &str| serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+        axum::Json(match request["method"].as_str() {
+            Some("SendMessage") => serde_json::json!({"jsonrpc": "2.0", "id": request["id"], "result": {"task": {
+                "id": "t-bare", "contextId": "c-bare", "status": {"state": "TASK_STATE_WORKING"}}}}),
+            Some("GetTask") => bare(-32001, "Task not found"),
+            Some("CancelTask") => bare(-32601, "Method not found"),
+            _ => bare(-32004, "Not supported"),
+        })
+    };
+    let app = axum::Router::new()
+        .route("/.well-known/agent-card.json", get(move || async move { axum::Json(card) }))
+        .route("/rpc", post(rpc));
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, task)
+}
+
+#[tokio::test]
+async fn an_agents_bare_error_reaches_http_json_callers_as_the_a2a_error_it_names() {
+    let (agent, task) = start_bare_error_agent().await;
+    let gw = gateway(BIN, &config(&[("bare", &agent)], "")).await;
+    wait_for_skills(&gw.url, &["bare"]).await;
+    let (_, sent) = a2a_e2e::rpc_as(
+        None,
+        &format!("{}/", gw.url),
+        "SendMessage",
+        serde_json::json!({"message": a2a_e2e::text_message("hi", None)}),
+    )
+    .await;
+    assert_eq!(sent["result"]["task"]["id"], "t-bare", "{sent}");
+    // 1.0 HTTP+JSON: the status and ErrorInfo reason of the agent's code, not 502 "the agent failed".
+    let cases = [
+        ("GET", "/tasks/t-bare", 404, "TASK_NOT_FOUND", "Task not found"),
+        ("POST", "/tasks/t-bare:cancel", 404, "METHOD_NOT_FOUND", "Method not found"),
+    ];
+    for (method, path, status, reason, message) in cases {
+        let response = client()
+            .request(method.parse().unwrap(), format!("{}{path}", gw.url))
+            .header("A2A-Version", "1.0")
+            .header("content-type", "application/json")
+            .body(if method == "POST" { "{}" } else { "" })
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), status, "{method} {path}");
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["error"]["details"][0]["reason"], reason, "{method} {path}: {answer}");
+        assert_eq!(answer["error"]["message"], message, "{method} {path}: {answer}");
+    }
+    // 0.3 HTTP+JSON: the 0.3 binding's status for those codes.
+    for (method, path) in [("GET", "/v1/tasks/t-bare"), ("POST", "/v1/tasks/t-bare:cancel")] {
+        let response = client()
+            .request(method.parse().unwrap(), format!("{}{path}", gw.url))
+            .header("content-type", "application/json")
+            .body(if method == "POST" { "{}" } else { "" })
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 404, "0.3 {method} {path}");
+    }
+    // gRPC: the codes the specification's table gives them.
+    let target = crate::grpc::host_port(&gw.url);
+    let got = crate::grpc::raw(&target, "GetTask", serde_json::json!({"id": "t-bare"}), &[]).await;
+    assert_eq!(
+        (&got["code"], &got["reasons"]),
+        (&serde_json::json!("NOT_FOUND"), &serde_json::json!(["TASK_NOT_FOUND"])),
+        "{got}"
+    );
+    let got = crate::grpc::raw(&target, "CancelTask", serde_json::json!({"id": "t-bare"}), &[]).await;
+    assert_eq!(
+        (&got["code"], &got["reasons"]),
+        (&serde_json::json!("UNIMPLEMENTED"), &serde_json::json!(["METHOD_NOT_FOUND"])),
+        "{got}"
+    );
+    // JSON-RPC callers get the agent's code, as before.
+    let (_, answer) =
+        a2a_e2e::rpc_as(None, &format!("{}/", gw.url), "CancelTask", serde_json::json!({"id": "t-bare"})).await;
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    task.abort();
+}

@@ -21,7 +21,7 @@ async fn sdk(args: &[&str]) {
 }
 
 /// One crafted gRPC call (`grpc_raw.py`): its status name, ErrorInfo reasons and answers.
-async fn raw(target: &str, method: &str, request: Value, extra: &[&str]) -> Value {
+pub(crate) async fn raw(target: &str, method: &str, request: Value, extra: &[&str]) -> Value {
     let script = repo_root().join("tests/python/grpc_raw.py");
     let request = request.to_string();
     let mut args = vec!["--target", target, "--method", method, "--request", &request];
@@ -38,7 +38,7 @@ async fn raw(target: &str, method: &str, request: Value, extra: &[&str]) -> Valu
         .unwrap_or_else(|_| panic!("grpc_raw.py {method}: {stdout}\n{}", String::from_utf8_lossy(&output.stderr)))
 }
 
-fn host_port(url: &str) -> String {
+pub(crate) fn host_port(url: &str) -> String {
     url.trim_start_matches("http://").trim_end_matches('/').to_owned()
 }
 

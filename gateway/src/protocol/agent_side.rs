@@ -106,12 +106,27 @@ fn failure(binding: Binding, rpc_id: Option<&Value>, error: ErrorObject) -> (Sta
     match binding {
         Binding::JsonRpc => (StatusCode::OK, jsonrpc::failure(rpc_id.unwrap_or(&Value::Null), &error)),
         Binding::Rest => {
-            let status = error.kind().http_status();
-            let details = error.data.unwrap_or_else(|| json!([]));
+            let kind = error.kind();
+            let status = kind.http_status();
+            let details = rest_details(kind, error.data);
             let body =
                 errors::rest_error_body(status, errors::status_name(status), Value::String(error.message), details);
             (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body)
         }
+    }
+}
+
+/// The google.rpc details of an agent's error for an HTTP+JSON caller: the agent's own list when it
+/// names a reason, else the ErrorInfo of its kind. A JSON-RPC agent that answers `{code, message}`
+/// alone (the 0.3 SDK's shape, and most hand-written agents') would otherwise reach the caller as an
+/// HTTP+JSON error that names no reason, which is no A2A error at all: the screen takes it for the
+/// agent failing (502) instead of, say, the task not found (404).
+fn rest_details(kind: ErrorKind, data: Option<Value>) -> Value {
+    match data {
+        Some(Value::Array(list)) if list.iter().any(|detail| detail.get("reason").is_some_and(Value::is_string)) => {
+            Value::Array(list)
+        }
+        _ => ErrorObject::new(kind, "").data.unwrap_or_else(|| json!([])),
     }
 }
 

@@ -75,3 +75,43 @@ fn a_json_rpc_call_reaches_an_http_json_agent_and_back() {
     );
     assert_eq!((status, json_of(&answer)["error"]["status"].clone()), (StatusCode::NOT_FOUND, json!("NOT_FOUND")));
 }
+
+#[test]
+fn a_json_rpc_agents_bare_error_reaches_an_http_json_caller_as_the_error_it_names() {
+    // Without `data`, as the 0.3 SDK and hand-written agents answer: the caller still gets the A2A
+    // error of that code (status, reason), not the agent failing.
+    let call = A2aCall { task_id: Some("t".into()), ..A2aCall::new(Binding::Rest, Operation::CancelTask) };
+    for (code, status, reason) in [
+        (-32001, StatusCode::NOT_FOUND, "TASK_NOT_FOUND"),
+        (-32601, StatusCode::NOT_FOUND, "METHOD_NOT_FOUND"),
+        (-32002, StatusCode::BAD_REQUEST, "TASK_NOT_CANCELABLE"),
+        (-32004, StatusCode::BAD_REQUEST, "UNSUPPORTED_OPERATION"),
+    ] {
+        let answer = format!(r#"{{"jsonrpc":"2.0","id":"x","error":{{"code":{code},"message":"no such thing"}}}}"#);
+        for (what, (got_status, body)) in [
+            ("1.0 agent", unary_rebound(&call, StatusCode::OK, answer.as_bytes())),
+            ("0.3 agent", unary_to_v1(Dialect::V03, &call, StatusCode::OK, answer.as_bytes())),
+        ] {
+            assert_eq!(got_status, status, "{what}, {code}");
+            assert_eq!(json_of(&body)["error"]["details"][0]["reason"], reason, "{what}, {code}");
+            let verdict = super::super::agent_errors::screen(Binding::Rest, got_status, &body);
+            assert_eq!(
+                verdict,
+                super::super::agent_errors::Verdict::Refused { code, message: "no such thing".into() },
+                "{what}, {code}"
+            );
+        }
+    }
+    // The agent's own details are kept when they name a reason; a code outside the specification
+    // still reads as the agent failing.
+    let own = br#"{"jsonrpc":"2.0","id":"x","error":{"code":-32001,"message":"gone","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"k":"v"}}]}}"#;
+    let (_, body) = unary_rebound(&call, StatusCode::OK, own);
+    assert_eq!(json_of(&body)["error"]["details"][0]["metadata"], json!({"k": "v"}));
+    let other = br#"{"jsonrpc":"2.0","id":"x","error":{"code":-32077,"message":"mine"}}"#;
+    let (status, body) = unary_rebound(&call, StatusCode::OK, other);
+    assert_eq!(json_of(&body)["error"]["details"], json!([]));
+    assert_eq!(
+        super::super::agent_errors::screen(Binding::Rest, status, &body),
+        super::super::agent_errors::Verdict::Failed
+    );
+}

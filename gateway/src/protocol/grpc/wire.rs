@@ -110,6 +110,8 @@ pub fn name_of(code: i32) -> &'static str {
 fn spec_code(reason: &str) -> Option<i32> {
     Some(match reason {
         "TASK_NOT_FOUND" => 5,
+        // An agent without the method: what gRPC says of a method a server does not implement.
+        "METHOD_NOT_FOUND" => UNIMPLEMENTED,
         "TASK_NOT_CANCELABLE"
         | "PUSH_NOTIFICATION_NOT_SUPPORTED"
         | "UNSUPPORTED_OPERATION"
