@@ -137,8 +137,8 @@ pub(super) async fn sse(bench: &mut Bench) {
     let direct = StreamTarget { addr: bench.backend.addr, path: backend::RPC_PATH.into() };
     let gateway = StreamTarget { addr: gateway_addr, path: "/".into() };
     // nginx passes the path on: the backend's own.
-    let nginx = bench.nginx.as_ref().and_then(|n| addr_of(&n.url).ok());
-    let nginx = nginx.map(|addr| StreamTarget { addr, path: backend::RPC_PATH.into() });
+    let nginx = bench.nginx.as_ref().and_then(|n| Some((addr_of(&n.url).ok()?, n.pid())));
+    let nginx = nginx.map(|(addr, pid)| (StreamTarget { addr, path: backend::RPC_PATH.into() }, pid));
     let (clock, ticks) = (bench.clock, bench.setup.ticks);
     for &(streams, interval_ms, events) in &bench.plan.sse {
         let mut level =
@@ -148,9 +148,9 @@ pub(super) async fn sse(bench: &mut Bench) {
             let d = sse_run(&direct, None, clock, streams, events, interval, ticks).await;
             let g = sse_run(&gateway, Some(pid), clock, streams, events, interval, ticks).await;
             eprintln!("sse {streams} streams: p99 direct {:.0} µs, gateway {:.0} µs", d.q.p99, g.q.p99);
-            if let Some(target) = &nginx {
-                // nginx's CPU is its workers' (children of the process started), not read here.
-                let n = sse_run(target, None, clock, streams, events, interval, ticks).await;
+            if let Some((target, nginx_pid)) = &nginx {
+                // nginx's CPU is its master's and its workers' (the master's children).
+                let n = sse_run(target, Some(*nginx_pid), clock, streams, events, interval, ticks).await;
                 eprintln!("sse {streams} streams: p99 nginx {:.0} µs", n.q.p99);
                 level.nginx.push(n);
             }
