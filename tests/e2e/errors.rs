@@ -226,3 +226,74 @@ async fn an_agents_bare_error_reaches_http_json_callers_as_the_a2a_error_it_name
     assert_eq!(answer["error"]["code"], -32601, "{answer}");
     task.abort();
 }
+
+/// An HTTP+JSON agent whose errors are google.rpc.Status objects without details (no ErrorInfo):
+/// every send makes task `t-rest`; reading it answers 404, canceling it 400.
+async fn start_bare_status_agent() -> (String, tokio::task::JoinHandle<()>) {
+    use axum::routing::{get, post};
+    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let card = serde_json::json!({
+        "name": "bare-rest", "description": "answers bare statuses", "version": "1",
+        "supportedInterfaces": [{"url": format!("{base}/rest"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": false},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "bare-rest", "name": "bare", "description": "b", "tags": []}]
+    });
+    let status = |code: u16, name: &str, message: &str| {
+        let body = serde_json::json!({"error": {"code": code, "status": name, "message": message}});
+        (http::StatusCode::from_u16(code).unwrap(), axum::Json(body))
+    };
+    let app = axum::Router::new()
+        .route("/.well-known/agent-card.json", get(move || async move { axum::Json(card) }))
+        .route(
+            "/rest/message:send",
+            post(|| async {
+                axum::Json(serde_json::json!({"task": {"id": "t-rest", "contextId": "c-rest",
+                    "status": {"state": "TASK_STATE_WORKING"}}}))
+            }),
+        )
+        // `{id}` also takes `t-rest:cancel`.
+        .route(
+            "/rest/tasks/{id}",
+            get(move || async move { status(404, "NOT_FOUND", "Task not found") })
+                .post(move || async move { status(400, "INVALID_ARGUMENT", "cannot cancel now") }),
+        );
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, task)
+}
+
+#[tokio::test]
+async fn an_http_json_agents_status_without_a_reason_reads_by_its_status_relayed_or_bridged() {
+    let (agent, task) = start_bare_status_agent().await;
+    let gw = gateway(BIN, &config(&[("bare-rest", &agent)], "")).await;
+    wait_for_skills(&gw.url, &["bare-rest"]).await;
+    let root = format!("{}/", gw.url);
+    let message = serde_json::json!({"message": a2a_e2e::text_message("hi", None)});
+    let (_, sent) = a2a_e2e::rpc_as(None, &root, "SendMessage", message).await;
+    assert_eq!(sent["result"]["task"]["id"], "t-rest", "{sent}");
+    // Relayed to an HTTP+JSON caller: the A2A error of the status, not 502 "the agent failed".
+    let cases =
+        [("GET", "/tasks/t-rest", 404, "TASK_NOT_FOUND"), ("POST", "/tasks/t-rest:cancel", 400, "INVALID_PARAMS")];
+    for (method, path, status, reason) in cases {
+        let response = client()
+            .request(method.parse().unwrap(), format!("{}{path}", gw.url))
+            .header("A2A-Version", "1.0")
+            .header("content-type", "application/json")
+            .body(if method == "POST" { "{}" } else { "" })
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), status, "{method} {path}");
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["error"]["details"][0]["reason"], reason, "{method} {path}: {answer}");
+    }
+    // Bridged to a JSON-RPC caller: the same kinds, as codes.
+    let (_, answer) = a2a_e2e::rpc_as(None, &root, "GetTask", serde_json::json!({"id": "t-rest"})).await;
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    let (_, answer) = a2a_e2e::rpc_as(None, &root, "CancelTask", serde_json::json!({"id": "t-rest"})).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    task.abort();
+}

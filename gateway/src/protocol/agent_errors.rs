@@ -61,15 +61,26 @@ pub fn screen(binding: Binding, status: StatusCode, body: &[u8]) -> Verdict {
             _ => Verdict::Failed,
         },
         Binding::Rest => match read::<RestEnvelope>(body) {
-            Ok(RestEnvelope { error: Some(status) }) => {
-                let reason = status.details.iter().find_map(|d| d.get("reason")?.as_str().map(str::to_owned));
-                match reason.as_deref().and_then(ErrorKind::from_reason) {
-                    Some(kind) => refused(kind.code(), &status.message),
+            Ok(RestEnvelope { error: Some(error) }) => {
+                let reason = error.details.iter().find_map(|d| d.get("reason")?.as_str().map(str::to_owned));
+                match reason.as_deref().and_then(ErrorKind::from_reason).or_else(|| kind_of_bare_status(status)) {
+                    Some(kind) => refused(kind.code(), &error.message),
                     None => Verdict::Failed,
                 }
             }
             _ => Verdict::Failed,
         },
+    }
+}
+
+/// What an HTTP+JSON error that names no ErrorInfo reason of the specification (a google.rpc.Status
+/// with no details, as some agents write it, or with a reason of their own) says by its status alone: 404 a task not found, 400 or 422 invalid params.
+/// Any other status names no A2A error. Read the same whether the answer is relayed or bridged.
+pub fn kind_of_bare_status(status: StatusCode) -> Option<ErrorKind> {
+    match status.as_u16() {
+        404 => Some(ErrorKind::TaskNotFound),
+        400 | 422 => Some(ErrorKind::InvalidParams),
+        _ => None,
     }
 }
 
@@ -392,6 +403,35 @@ mod tests {
         );
     }
 
+    /// A google.rpc.Status without details (some agents write no ErrorInfo) is read by its status,
+    /// as the bridge reads it for a JSON-RPC caller: relayed, it was taken for the agent failing.
+    #[test]
+    fn an_http_json_error_without_a_reason_reads_by_its_status() {
+        let bare = |code: u16, message: &str| {
+            format!(r#"{{"error":{{"code":{code},"status":"X","message":"{message}"}}}}"#).into_bytes()
+        };
+        let not_found = bare(404, "no task t-1");
+        assert_eq!(
+            screen(Binding::Rest, StatusCode::NOT_FOUND, &not_found),
+            Verdict::Refused { code: -32001, message: "no task t-1".into() }
+        );
+        let own_reason =
+            br#"{"error":{"code":404,"status":"NOT_FOUND","message":"gone","details":[{"reason":"MINE"}]}}"#;
+        assert_eq!(
+            screen(Binding::Rest, StatusCode::NOT_FOUND, own_reason),
+            Verdict::Refused { code: -32001, message: "gone".into() }
+        );
+        for status in [StatusCode::BAD_REQUEST, StatusCode::UNPROCESSABLE_ENTITY] {
+            assert_eq!(
+                screen(Binding::Rest, status, &bare(status.as_u16(), "see http://10.0.0.5/x")),
+                Verdict::Refused { code: -32602, message: "Invalid parameters".into() }
+            );
+        }
+        for status in [StatusCode::UNAUTHORIZED, StatusCode::CONFLICT, StatusCode::BAD_GATEWAY] {
+            assert_eq!(screen(Binding::Rest, status, &bare(status.as_u16(), "x")), Verdict::Failed, "{status}");
+        }
+    }
+
     #[test]
     fn failures_and_garbage_say_nothing() {
         let internal = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Traceback: password=hunter2"}}"#;
@@ -404,6 +444,10 @@ mod tests {
         }
         let rest_internal = br#"{"error":{"code":500,"status":"INTERNAL","message":"at db01","details":[{"reason":"INTERNAL_ERROR"}]}}"#;
         assert_eq!(screen(Binding::Rest, ERROR_500, rest_internal), Verdict::Failed);
+        let bare_internal = br#"{"error":{"code":500,"status":"INTERNAL","message":"at db01"}}"#;
+        assert_eq!(screen(Binding::Rest, ERROR_500, bare_internal), Verdict::Failed);
+        let own_reason = br#"{"error":{"code":500,"status":"INTERNAL","message":"x","details":[{"reason":"MINE"}]}}"#;
+        assert_eq!(screen(Binding::Rest, ERROR_500, own_reason), Verdict::Failed);
         assert_eq!(screen(Binding::JsonRpc, OK, br#"{"jsonrpc":"2.0","error":"#), Verdict::Failed);
         assert_eq!(screen(Binding::Rest, OK, br#"{"error":{"code":-32603,"message":"at db01"}}"#), Verdict::Failed);
         assert_eq!(screen(Binding::Rest, OK, br#"{"id":"t","metadata":{"error":1}}"#), Verdict::Pass);

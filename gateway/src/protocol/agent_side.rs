@@ -142,11 +142,10 @@ fn rest_error(status: StatusCode, body: &[u8]) -> ErrorObject {
     let error = parsed.as_ref().and_then(|v| v.get("error"));
     let message = error.and_then(|e| e["message"].as_str()).unwrap_or("the agent failed").to_owned();
     let reason = error.and_then(|e| e["details"].as_array()?.iter().find_map(|d| d["reason"].as_str()));
-    let kind = reason.and_then(ErrorKind::from_reason).unwrap_or(match status.as_u16() {
-        404 => ErrorKind::TaskNotFound,
-        400 | 422 => ErrorKind::InvalidParams,
-        _ => ErrorKind::Internal,
-    });
+    let kind = reason
+        .and_then(ErrorKind::from_reason)
+        .or_else(|| super::agent_errors::kind_of_bare_status(status))
+        .unwrap_or(ErrorKind::Internal);
     let mut object = ErrorObject::new(kind, message);
     if let Some(details) = error.and_then(|e| e.get("details")).filter(|d| d.is_array()) {
         object.data = Some(details.clone());
