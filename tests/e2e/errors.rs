@@ -129,20 +129,58 @@ async fn a_body_declared_as_not_json_is_an_unsupported_media_type() {
     assert_eq!((status, &body["task"]["status"]["state"]), (200, &Value::from("TASK_STATE_COMPLETED")), "{body}");
 }
 
+/// An agent on loopback, in this process: its card names `interface` (binding, path) under its base
+/// URL; `routes` serve everything but the card. Stops when the handle is aborted.
+async fn start_agent(
+    name: &str,
+    binding: &str,
+    path: &str,
+    routes: axum::Router,
+) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let card = serde_json::json!({
+        "name": name, "description": "answers errors", "version": "1",
+        "supportedInterfaces": [{"url": format!("{base}{path}"), "protocolBinding": binding, "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": false},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": name, "name": name, "description": "errors", "tags": []}]
+    });
+    let app = routes.route("/.well-known/agent-card.json", axum::routing::get(move || async move { axum::Json(card) }));
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, task)
+}
+
+/// A gateway in front of the agent `name` at `agent`, after one JSON-RPC send that made `task`.
+async fn gateway_with_task(name: &str, agent: &str, task: &str) -> Proc {
+    let gw = gateway(BIN, &config(&[(name, agent)], "")).await;
+    wait_for_skills(&gw.url, &[name]).await;
+    let message = serde_json::json!({"message": a2a_e2e::text_message("hi", None)});
+    let (_, sent) = a2a_e2e::rpc_as(None, &format!("{}/", gw.url), "SendMessage", message).await;
+    assert_eq!(sent["result"]["task"]["id"], task, "{sent}");
+    gw
+}
+
+/// An HTTP+JSON call without a body worth reading (`{}` for a POST): its status and JSON answer.
+async fn rest_call(gw: &Proc, method: &str, path: &str, version: Option<&str>) -> (u16, Value) {
+    let mut request = client()
+        .request(method.parse().unwrap(), format!("{}{path}", gw.url))
+        .header("content-type", "application/json")
+        .body(if method == "POST" { "{}" } else { "" });
+    if let Some(version) = version {
+        request = request.header("A2A-Version", version);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
 /// A JSON-RPC agent whose errors are bare `{code, message}` objects, as the 0.3 SDK and most
 /// hand-written agents write them: every send makes task `t-bare`; GetTask answers task-not-found,
 /// CancelTask method-not-found.
 async fn start_bare_error_agent() -> (String, tokio::task::JoinHandle<()>) {
-    use axum::routing::{get, post};
-    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let card = serde_json::json!({
-        "name": "bare", "description": "answers bare errors", "version": "1",
-        "supportedInterfaces": [{"url": format!("{base}/rpc"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-        "capabilities": {"streaming": false},
-        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "bare", "name": "bare", "description": "b", "tags": []}]
-    });
     let rpc = |axum::Json(request): axum::Json<Value>| async move {
         let id = request["id"].clone();
         let bare = |code: i64, message: &str| serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
@@ -154,72 +192,36 @@ async fn start_bare_error_agent() -> (String, tokio::task::JoinHandle<()>) {
             _ => bare(-32004, "Not supported"),
         })
     };
-    let app = axum::Router::new()
-        .route("/.well-known/agent-card.json", get(move || async move { axum::Json(card) }))
-        .route("/rpc", post(rpc));
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (base, task)
+    start_agent("bare", "JSONRPC", "/rpc", axum::Router::new().route("/rpc", axum::routing::post(rpc))).await
 }
 
 #[tokio::test]
 async fn an_agents_bare_error_reaches_http_json_callers_as_the_a2a_error_it_names() {
     let (agent, task) = start_bare_error_agent().await;
-    let gw = gateway(BIN, &config(&[("bare", &agent)], "")).await;
-    wait_for_skills(&gw.url, &["bare"]).await;
-    let (_, sent) = a2a_e2e::rpc_as(
-        None,
-        &format!("{}/", gw.url),
-        "SendMessage",
-        serde_json::json!({"message": a2a_e2e::text_message("hi", None)}),
-    )
-    .await;
-    assert_eq!(sent["result"]["task"]["id"], "t-bare", "{sent}");
+    let gw = gateway_with_task("bare", &agent, "t-bare").await;
     // 1.0 HTTP+JSON: the status and ErrorInfo reason of the agent's code, not 502 "the agent failed".
     let cases = [
         ("GET", "/tasks/t-bare", 404, "TASK_NOT_FOUND", "Task not found"),
         ("POST", "/tasks/t-bare:cancel", 404, "METHOD_NOT_FOUND", "Method not found"),
     ];
     for (method, path, status, reason, message) in cases {
-        let response = client()
-            .request(method.parse().unwrap(), format!("{}{path}", gw.url))
-            .header("A2A-Version", "1.0")
-            .header("content-type", "application/json")
-            .body(if method == "POST" { "{}" } else { "" })
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), status, "{method} {path}");
-        let answer: Value = response.json().await.unwrap();
+        let (got, answer) = rest_call(&gw, method, path, Some("1.0")).await;
+        assert_eq!(got, status, "{method} {path}");
         assert_eq!(answer["error"]["details"][0]["reason"], reason, "{method} {path}: {answer}");
         assert_eq!(answer["error"]["message"], message, "{method} {path}: {answer}");
     }
     // 0.3 HTTP+JSON: the 0.3 binding's status for those codes.
     for (method, path) in [("GET", "/v1/tasks/t-bare"), ("POST", "/v1/tasks/t-bare:cancel")] {
-        let response = client()
-            .request(method.parse().unwrap(), format!("{}{path}", gw.url))
-            .header("content-type", "application/json")
-            .body(if method == "POST" { "{}" } else { "" })
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), 404, "0.3 {method} {path}");
+        assert_eq!(rest_call(&gw, method, path, None).await.0, 404, "0.3 {method} {path}");
     }
     // gRPC: the codes the specification's table gives them.
     let target = crate::grpc::host_port(&gw.url);
-    let got = crate::grpc::raw(&target, "GetTask", serde_json::json!({"id": "t-bare"}), &[]).await;
-    assert_eq!(
-        (&got["code"], &got["reasons"]),
-        (&serde_json::json!("NOT_FOUND"), &serde_json::json!(["TASK_NOT_FOUND"])),
-        "{got}"
-    );
-    let got = crate::grpc::raw(&target, "CancelTask", serde_json::json!({"id": "t-bare"}), &[]).await;
-    assert_eq!(
-        (&got["code"], &got["reasons"]),
-        (&serde_json::json!("UNIMPLEMENTED"), &serde_json::json!(["METHOD_NOT_FOUND"])),
-        "{got}"
-    );
+    for (method, code, reason) in
+        [("GetTask", "NOT_FOUND", "TASK_NOT_FOUND"), ("CancelTask", "UNIMPLEMENTED", "METHOD_NOT_FOUND")]
+    {
+        let got = crate::grpc::raw(&target, method, serde_json::json!({"id": "t-bare"}), &[]).await;
+        assert_eq!((&got["code"], &got["reasons"]), (&Value::from(code), &serde_json::json!([reason])), "{got}");
+    }
     // JSON-RPC callers get the agent's code, as before.
     let (_, answer) =
         a2a_e2e::rpc_as(None, &format!("{}/", gw.url), "CancelTask", serde_json::json!({"id": "t-bare"})).await;
@@ -231,21 +233,11 @@ async fn an_agents_bare_error_reaches_http_json_callers_as_the_a2a_error_it_name
 /// every send makes task `t-rest`; reading it answers 404, canceling it 400.
 async fn start_bare_status_agent() -> (String, tokio::task::JoinHandle<()>) {
     use axum::routing::{get, post};
-    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let card = serde_json::json!({
-        "name": "bare-rest", "description": "answers bare statuses", "version": "1",
-        "supportedInterfaces": [{"url": format!("{base}/rest"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
-        "capabilities": {"streaming": false},
-        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "bare-rest", "name": "bare", "description": "b", "tags": []}]
-    });
     let status = |code: u16, name: &str, message: &str| {
         let body = serde_json::json!({"error": {"code": code, "status": name, "message": message}});
         (http::StatusCode::from_u16(code).unwrap(), axum::Json(body))
     };
-    let app = axum::Router::new()
-        .route("/.well-known/agent-card.json", get(move || async move { axum::Json(card) }))
+    let routes = axum::Router::new()
         .route(
             "/rest/message:send",
             post(|| async {
@@ -259,41 +251,26 @@ async fn start_bare_status_agent() -> (String, tokio::task::JoinHandle<()>) {
             get(move || async move { status(404, "NOT_FOUND", "Task not found") })
                 .post(move || async move { status(400, "INVALID_ARGUMENT", "cannot cancel now") }),
         );
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (base, task)
+    start_agent("bare-rest", "HTTP+JSON", "/rest", routes).await
 }
 
 #[tokio::test]
 async fn an_http_json_agents_status_without_a_reason_reads_by_its_status_relayed_or_bridged() {
     let (agent, task) = start_bare_status_agent().await;
-    let gw = gateway(BIN, &config(&[("bare-rest", &agent)], "")).await;
-    wait_for_skills(&gw.url, &["bare-rest"]).await;
-    let root = format!("{}/", gw.url);
-    let message = serde_json::json!({"message": a2a_e2e::text_message("hi", None)});
-    let (_, sent) = a2a_e2e::rpc_as(None, &root, "SendMessage", message).await;
-    assert_eq!(sent["result"]["task"]["id"], "t-rest", "{sent}");
+    let gw = gateway_with_task("bare-rest", &agent, "t-rest").await;
     // Relayed to an HTTP+JSON caller: the A2A error of the status, not 502 "the agent failed".
     let cases =
         [("GET", "/tasks/t-rest", 404, "TASK_NOT_FOUND"), ("POST", "/tasks/t-rest:cancel", 400, "INVALID_PARAMS")];
     for (method, path, status, reason) in cases {
-        let response = client()
-            .request(method.parse().unwrap(), format!("{}{path}", gw.url))
-            .header("A2A-Version", "1.0")
-            .header("content-type", "application/json")
-            .body(if method == "POST" { "{}" } else { "" })
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), status, "{method} {path}");
-        let answer: Value = response.json().await.unwrap();
+        let (got, answer) = rest_call(&gw, method, path, Some("1.0")).await;
+        assert_eq!(got, status, "{method} {path}");
         assert_eq!(answer["error"]["details"][0]["reason"], reason, "{method} {path}: {answer}");
     }
     // Bridged to a JSON-RPC caller: the same kinds, as codes.
-    let (_, answer) = a2a_e2e::rpc_as(None, &root, "GetTask", serde_json::json!({"id": "t-rest"})).await;
-    assert_eq!(answer["error"]["code"], -32001, "{answer}");
-    let (_, answer) = a2a_e2e::rpc_as(None, &root, "CancelTask", serde_json::json!({"id": "t-rest"})).await;
-    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let root = format!("{}/", gw.url);
+    for (method, code) in [("GetTask", -32001), ("CancelTask", -32602)] {
+        let (_, answer) = a2a_e2e::rpc_as(None, &root, method, serde_json::json!({"id": "t-rest"})).await;
+        assert_eq!(answer["error"]["code"], code, "{method}: {answer}");
+    }
     task.abort();
 }
