@@ -74,12 +74,15 @@ pub fn screen(binding: Binding, status: StatusCode, body: &[u8]) -> Verdict {
 }
 
 /// What an HTTP+JSON error that names no ErrorInfo reason of the specification (a google.rpc.Status
-/// with no details, as some agents write it, or with a reason of their own) says by its status alone: 404 a task not found, 400 or 422 invalid params.
-/// Any other status names no A2A error. Read the same whether the answer is relayed or bridged.
+/// with no details, as some agents write it, or with a reason of their own) says by its status
+/// alone: 404 a task not found, 400 or 422 invalid params, 501 an operation the agent does not
+/// support (as the 0.3 and early dialects read their 501). Any other status names no A2A error.
+/// Read the same whether the answer is relayed or bridged.
 pub fn kind_of_bare_status(status: StatusCode) -> Option<ErrorKind> {
     match status.as_u16() {
         404 => Some(ErrorKind::TaskNotFound),
         400 | 422 => Some(ErrorKind::InvalidParams),
+        501 => Some(ErrorKind::UnsupportedOperation),
         _ => None,
     }
 }
@@ -427,6 +430,10 @@ mod tests {
                 Verdict::Refused { code: -32602, message: "Invalid parameters".into() }
             );
         }
+        assert_eq!(
+            screen(Binding::Rest, StatusCode::NOT_IMPLEMENTED, &bare(501, "no push here")),
+            Verdict::Refused { code: -32004, message: "no push here".into() }
+        );
         for status in [StatusCode::UNAUTHORIZED, StatusCode::CONFLICT, StatusCode::BAD_GATEWAY] {
             assert_eq!(screen(Binding::Rest, status, &bare(status.as_u16(), "x")), Verdict::Failed, "{status}");
         }
