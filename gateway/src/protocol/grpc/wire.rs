@@ -319,6 +319,21 @@ mod tests {
         );
     }
 
+    /// A gRPC agent's status without details is screened by its HTTP status like any bare HTTP+JSON
+    /// error: UNIMPLEMENTED an unsupported operation, NOT_FOUND a task not found, INTERNAL a failure.
+    #[test]
+    fn a_bare_grpc_status_reads_by_its_code() {
+        use crate::protocol::agent_errors::{Verdict, screen};
+        for (code, expected) in [
+            (UNIMPLEMENTED, Verdict::Refused { code: -32004, message: "nope".into() }),
+            (5, Verdict::Refused { code: -32001, message: "nope".into() }),
+            (INTERNAL, Verdict::Failed),
+        ] {
+            let (http, body) = Status::new(code, "nope").to_rest_error();
+            assert_eq!(screen(a2a_core::Binding::Rest, http, &body), expected, "{code}");
+        }
+    }
+
     #[test]
     fn messages_outside_ascii_are_percent_encoded() {
         assert_eq!(percent_encode("é\n"), "%C3%A9%0A");
