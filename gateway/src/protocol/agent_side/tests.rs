@@ -78,6 +78,7 @@ fn a_json_rpc_call_reaches_an_http_json_agent_and_back() {
 
 #[test]
 fn a_json_rpc_agents_bare_error_reaches_an_http_json_caller_as_the_error_it_names() {
+    use super::super::agent_errors::{Verdict, screen};
     // Without `data`, as the 0.3 SDK and hand-written agents answer: the caller still gets the A2A
     // error of that code (status, reason), not the agent failing.
     let call = A2aCall { task_id: Some("t".into()), ..A2aCall::new(Binding::Rest, Operation::CancelTask) };
@@ -94,12 +95,8 @@ fn a_json_rpc_agents_bare_error_reaches_an_http_json_caller_as_the_error_it_name
         ] {
             assert_eq!(got_status, status, "{what}, {code}");
             assert_eq!(json_of(&body)["error"]["details"][0]["reason"], reason, "{what}, {code}");
-            let verdict = super::super::agent_errors::screen(Binding::Rest, got_status, &body);
-            assert_eq!(
-                verdict,
-                super::super::agent_errors::Verdict::Refused { code, message: "no such thing".into() },
-                "{what}, {code}"
-            );
+            let verdict = screen(Binding::Rest, got_status, &body);
+            assert_eq!(verdict, Verdict::Refused { code, message: "no such thing".into() }, "{what}, {code}");
         }
     }
     // The agent's own details are kept when they name a reason; a code outside the specification
@@ -110,8 +107,5 @@ fn a_json_rpc_agents_bare_error_reaches_an_http_json_caller_as_the_error_it_name
     let other = br#"{"jsonrpc":"2.0","id":"x","error":{"code":-32077,"message":"mine"}}"#;
     let (status, body) = unary_rebound(&call, StatusCode::OK, other);
     assert_eq!(json_of(&body)["error"]["details"], json!([]));
-    assert_eq!(
-        super::super::agent_errors::screen(Binding::Rest, status, &body),
-        super::super::agent_errors::Verdict::Failed
-    );
+    assert_eq!(screen(Binding::Rest, status, &body), Verdict::Failed);
 }
