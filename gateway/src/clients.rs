@@ -30,6 +30,8 @@ use crate::workers::PerWorker;
 
 mod http1;
 
+#[cfg(fuzzing)]
+pub use self::http1::read_answer_in_pieces;
 pub use self::http1::{AgentBody, Http1Error};
 
 /// Pooled client to agents: HTTP/1.1 on plain TCP from a pool of our own ([`http1`]), TLS (where

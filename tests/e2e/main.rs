@@ -11,6 +11,7 @@ mod dialects;
 mod edge;
 mod errors;
 mod faults;
+mod garbage;
 mod grpc;
 mod grpc_deadline;
 mod health;

@@ -731,5 +731,34 @@ impl Body for AgentBody {
     }
 }
 
+/// The fuzzer's way in (`fuzz/`, built with `--cfg fuzzing`): an agent's answer to `method` read
+/// as a connection reads it, arriving in `pieces` — the head, then the body by its framing. The body
+/// read so far and whether it ended, or the error the connection ends with.
+#[cfg(fuzzing)]
+pub fn read_answer_in_pieces(method: &Method, pieces: &[&[u8]]) -> io::Result<(Option<Response<()>>, Vec<u8>, bool)> {
+    let mut read = BytesMut::new();
+    let mut head = None;
+    let mut body = Vec::new();
+    for piece in pieces {
+        read.extend_from_slice(piece);
+        if head.is_none() {
+            match read_head(&mut read, method)? {
+                Some(found) => head = Some(found),
+                None if read.len() >= MAX_HEAD => return Err(invalid("its head is too large")),
+                None => continue,
+            }
+        }
+        let Some((_, framing, _)) = head.as_mut() else { continue };
+        loop {
+            match decode(framing, &mut read)? {
+                Step::Data(data) => body.extend_from_slice(&data),
+                Step::End => return Ok((head.map(|(response, ..)| response), body, true)),
+                Step::More => break,
+            }
+        }
+    }
+    Ok((head.map(|(response, ..)| response), body, false))
+}
+
 #[cfg(test)]
 mod tests;

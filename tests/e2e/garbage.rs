@@ -1,0 +1,362 @@
+//! Mutated requests through the real gateway: a few thousand requests bent out of valid ones of every
+//! binding and dialect — bytes flipped, cut or spliced, JSON values swapped for odd ones, keys dropped
+//! or added, versions, media types, paths and methods changed. Each is answered in time, never with a
+//! 500, an error always as a JSON body (an event stream's every event JSON), none naming an agent's
+//! address or the gateway's code; the gateway logs no panic and serves a plain call afterwards. The
+//! sequence is fixed (a seeded generator), so a failure replays; the message names the request.
+
+use std::time::Duration;
+
+use a2a_e2e::{client, config, example_agent, gateway, rpc, text_message, wait_for_skills};
+use serde_json::{Value, json};
+
+use crate::BIN;
+
+/// xorshift64*: the same sequence on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Call {
+    method: String,
+    path: String,
+    version: Option<String>,
+    content_type: Option<String>,
+    body: Vec<u8>,
+}
+
+fn call(method: &str, path: &str, version: Option<&str>, body: Option<Value>) -> Call {
+    Call {
+        method: method.into(),
+        path: path.into(),
+        version: version.map(Into::into),
+        content_type: body.as_ref().map(|_| "application/json".into()),
+        body: body.map(|b| serde_json::to_vec(&b).unwrap()).unwrap_or_default(),
+    }
+}
+
+fn rpc_body(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+}
+
+fn message03(text: &str, skill: &str) -> Value {
+    json!({"kind": "message", "messageId": "m-03", "role": "user", "parts": [{"kind": "text", "text": text}],
+           "metadata": {"skillId": skill}})
+}
+
+/// Valid calls of every binding and dialect, on tasks that exist.
+fn seeds(task: &str, early_task: &str) -> Vec<Call> {
+    let v1 = Some("1.0");
+    let message = text_message("garbage in", Some("echo"));
+    let early_send = json!({"id": early_task, "message": {"role": "user", "parts": [{"type": "text", "text": "x"}]},
+                             "metadata": {"skillId": "early-echo"}});
+    vec![
+        call("POST", "/", v1, Some(rpc_body("SendMessage", json!({"message": message})))),
+        call("POST", "/agents/echo/", v1, Some(rpc_body("SendStreamingMessage", json!({"message": message})))),
+        call("POST", "/", v1, Some(rpc_body("GetTask", json!({"id": task, "historyLength": 2})))),
+        call("POST", "/", v1, Some(rpc_body("CancelTask", json!({"id": task})))),
+        call("POST", "/", v1, Some(rpc_body("ListTasks", json!({"pageSize": 3})))),
+        call(
+            "POST",
+            "/",
+            v1,
+            Some(rpc_body(
+                "CreateTaskPushNotificationConfig",
+                json!({"taskId": task, "url": "https://example.com/hook", "id": "p1"}),
+            )),
+        ),
+        call("POST", "/", v1, Some(rpc_body("GetExtendedAgentCard", json!({})))),
+        call("POST", "/message:send", v1, Some(json!({"message": message}))),
+        call("POST", "/message:stream", v1, Some(json!({"message": message}))),
+        call("GET", &format!("/tasks/{task}?historyLength=1"), v1, None),
+        call("POST", &format!("/tasks/{task}:cancel"), v1, Some(json!({}))),
+        call("GET", "/tasks?pageSize=2", v1, None),
+        call("POST", "/", None, Some(rpc_body("message/send", json!({"message": message03("x", "echo")})))),
+        call("POST", "/", None, Some(rpc_body("message/stream", json!({"message": message03("x", "echo")})))),
+        call("POST", "/", None, Some(rpc_body("tasks/get", json!({"id": task})))),
+        call("POST", "/v1/message:send", None, Some(json!({"message": message03("x", "echo")}))),
+        call("GET", &format!("/v1/tasks/{task}"), None, None),
+        call("POST", "/tasks/send", None, Some(early_send.clone())),
+        call("POST", "/tasks/sendSubscribe", None, Some(early_send)),
+        call("GET", &format!("/tasks/{early_task}"), None, None),
+    ]
+}
+
+fn odd_value(rng: &mut Rng) -> Value {
+    let mut deep = json!(1);
+    for _ in 0..40 {
+        deep = json!([deep]);
+    }
+    let odd = [
+        Value::Null,
+        json!(true),
+        json!(0),
+        json!(-1),
+        json!(2_147_483_648_u64),
+        json!(1.5e300),
+        json!(""),
+        json!("x".repeat(70_000)),
+        json!("\u{0}"),
+        json!("\u{202e}rtl"),
+        json!("../../etc/passwd"),
+        json!("http://169.254.169.254/latest/meta-data/"),
+        json!([]),
+        json!({}),
+        deep,
+        json!({"kind": "data", "data": {}}),
+        json!({"text": 5}),
+        json!("TASK_STATE_COMPLETED"),
+        json!("ROLE_AGENT"),
+        json!([{"text": "a"}, {"data": {"x": 1}}, {"url": "file:///etc/passwd"}, {"raw": "AAAA"}]),
+    ];
+    rng.pick(&odd).clone()
+}
+
+/// A random node of `value` (objects and arrays only), to be bent.
+fn random_node<'a>(value: &'a mut Value, rng: &mut Rng) -> &'a mut Value {
+    let depth = rng.below(6);
+    let mut node = value;
+    for _ in 0..depth {
+        let len = match &*node {
+            Value::Object(map) if !map.is_empty() => map.len(),
+            Value::Array(items) if !items.is_empty() => items.len(),
+            _ => break,
+        };
+        let at = rng.below(len);
+        let is_container = |v: &Value| matches!(v, Value::Object(_) | Value::Array(_));
+        let child_is_container = match &*node {
+            Value::Object(map) => map.values().nth(at).is_some_and(is_container),
+            Value::Array(items) => is_container(&items[at]),
+            _ => false,
+        };
+        if !child_is_container {
+            break;
+        }
+        node = match node {
+            Value::Object(map) => map.values_mut().nth(at).unwrap(),
+            Value::Array(items) => &mut items[at],
+            _ => unreachable!(),
+        };
+    }
+    node
+}
+
+const SPLICES: [&str; 14] = [
+    "{",
+    "}",
+    "]",
+    ",",
+    "\"",
+    "\\u0000",
+    "\\ud800",
+    "1e999",
+    "-",
+    "NaN",
+    "\"id\":1,\"id\":2",
+    "\u{feff}",
+    "\n",
+    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+];
+
+const VERSIONS: [&str; 9] = ["1.0", "0.3", "1.1", "2.0", "", ",", "1.0, 0.3", "abc", "0.2.6"];
+
+const MEDIA_TYPES: [&str; 7] = [
+    "application/json",
+    "application/a2a+json",
+    "APPLICATION/JSON; charset=latin1",
+    "text/plain",
+    "application/grpc",
+    "multipart/form-data; boundary=x",
+    "",
+];
+
+const SEGMENTS: [&str; 10] = ["%00", "%2F", "..", "x", ":cancel", "%ZZ", "tasks", "agents", "-", "é"];
+
+const METHODS: [&str; 6] = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"];
+
+fn mutate(call: &mut Call, rng: &mut Rng) {
+    match rng.below(10) {
+        0..=2 => {
+            let Ok(mut body) = serde_json::from_slice::<Value>(&call.body) else { return };
+            let node = random_node(&mut body, rng);
+            match node {
+                Value::Object(map) if !map.is_empty() && rng.below(3) == 0 => {
+                    let key = map.keys().nth(rng.below(map.len())).unwrap().clone();
+                    map.remove(&key);
+                }
+                Value::Object(map) if rng.below(2) == 0 => {
+                    let key = rng.pick(&["id", "taskId", "contextId", "kind", "role", "parts", "metadata", "x-odd"]);
+                    map.insert((*key).into(), odd_value(rng));
+                }
+                Value::Object(map) if !map.is_empty() => {
+                    let key = map.keys().nth(rng.below(map.len())).unwrap().clone();
+                    map.insert(key, odd_value(rng));
+                }
+                Value::Array(items) if !items.is_empty() => {
+                    let at = rng.below(items.len());
+                    items[at] = odd_value(rng);
+                }
+                node => *node = odd_value(rng),
+            }
+            call.body = serde_json::to_vec(&body).unwrap();
+        }
+        3 => {
+            for _ in 0..=rng.below(4) {
+                if !call.body.is_empty() {
+                    let at = rng.below(call.body.len());
+                    call.body[at] ^= 1 << rng.below(8);
+                }
+            }
+        }
+        4 => {
+            let at = rng.below(call.body.len() + 1);
+            call.body.truncate(at);
+        }
+        5 => {
+            let at = rng.below(call.body.len() + 1);
+            let splice = rng.pick(&SPLICES).as_bytes();
+            call.body.splice(at..at, splice.iter().copied());
+        }
+        6 => call.version = (rng.below(4) != 0).then(|| (*rng.pick(&VERSIONS)).into()),
+        7 => call.content_type = (rng.below(4) != 0).then(|| (*rng.pick(&MEDIA_TYPES)).into()),
+        8 => {
+            let segment = rng.pick(&SEGMENTS);
+            let (path, query) = call.path.split_once('?').map_or((call.path.as_str(), None), |(p, q)| (p, Some(q)));
+            let mut path = match rng.below(3) {
+                0 => format!("{path}/{segment}"),
+                1 => format!("{}/{segment}", path.rsplit_once('/').map_or("", |(head, _)| head)),
+                _ => format!("{path}{segment}"),
+            };
+            if let Some(query) = query {
+                path = format!("{path}?{query}");
+            }
+            call.path = path;
+        }
+        _ => call.method = (*rng.pick(&METHODS)).into(),
+    }
+}
+
+/// Sends `call` and holds its answer to the rules; the status, or why it broke one.
+async fn check(http: &reqwest::Client, base: &str, call: &Call, secrets: &[String]) -> Result<u16, String> {
+    let method = reqwest::Method::from_bytes(call.method.as_bytes()).unwrap();
+    let mut request = http.request(method, format!("{base}{}", call.path)).body(call.body.clone());
+    if let Some(version) = &call.version {
+        request = request.header("A2A-Version", version);
+    }
+    if let Some(content_type) = &call.content_type {
+        request = request.header("Content-Type", content_type);
+    }
+    let response = request.send().await.map_err(|e| format!("no answer: {e:?}"))?;
+    let status = response.status().as_u16();
+    let content_type =
+        response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let body = response.bytes().await.map_err(|e| format!("{status}, the body broke off: {e:?}"))?;
+    let text = String::from_utf8_lossy(&body);
+    if status == 500 {
+        return Err(format!("500: {text}"));
+    }
+    for secret in secrets {
+        if text.contains(secret.as_str()) {
+            return Err(format!("{status} names {secret:?}: {text}"));
+        }
+    }
+    if content_type.starts_with("text/event-stream") {
+        for data in a2a_e2e::sse_data(&body) {
+            serde_json::from_str::<Value>(&data)
+                .map_err(|e| format!("{status}, an event that is not JSON ({e}): {data}"))?;
+        }
+    } else if (status >= 400 || !body.is_empty()) && serde_json::from_slice::<Value>(&body).is_err() {
+        return Err(format!("{status} ({content_type}), a body that is not JSON: {text}"));
+    }
+    Ok(status)
+}
+
+#[tokio::test]
+async fn thousands_of_bent_requests_get_clean_answers_in_time() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let early = example_agent(BIN, "early", &[]).await;
+    let yaml = config(&[("echo", &echo.url)], "")
+        + &format!("  - name: early\n    url: {}\n    card_path: /.well-known/agent.json\n", early.url);
+    let gw = gateway(BIN, &yaml).await;
+    wait_for_skills(&gw.url, &["early-clarify", "early-echo", "echo"]).await;
+    let root = format!("{}/", gw.url);
+    let sent = rpc(&root, "SendMessage", json!({"message": text_message("first", Some("echo"))})).await;
+    let task = sent["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    let early_task = uuid::Uuid::new_v4().to_string();
+    let first_early = json!({"id": early_task, "message": {"role": "user", "parts": [{"type": "text", "text": "x"}]},
+                              "metadata": {"skillId": "early-echo"}});
+    let made = client().post(format!("{}/tasks/send", gw.url)).json(&first_early).send().await.unwrap();
+    assert_eq!(made.status(), 200, "{}", made.text().await.unwrap());
+
+    let seeds = seeds(&task, &early_task);
+    // Agents' addresses (with and without the scheme), and what only the gateway's code would say.
+    let mut secrets: Vec<String> = [&echo.url, &early.url]
+        .iter()
+        .flat_map(|url| [url.to_string(), url.trim_start_matches("http://").to_string()])
+        .collect();
+    secrets.extend(["panicked", "a2a_gateway", "a2a_model", "a2a_core", "src/", "RUST_BACKTRACE"].map(String::from));
+
+    const WORKERS: u64 = 8;
+    const PER_WORKER: usize = 300;
+    let workers = (0..WORKERS).map(|worker| {
+        let (seeds, secrets, base) = (seeds.clone(), secrets.clone(), gw.url.clone());
+        tokio::spawn(async move {
+            let http = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
+            let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (worker + 1));
+            let mut statuses = Vec::with_capacity(PER_WORKER);
+            for i in 0..PER_WORKER {
+                let mut call = rng.pick(&seeds).clone();
+                for _ in 0..=rng.below(3) {
+                    mutate(&mut call, &mut rng);
+                }
+                match check(&http, &base, &call, &secrets).await {
+                    Ok(status) => statuses.push(status),
+                    Err(why) => panic!(
+                        "worker {worker}, request {i}: {} {} (A2A-Version {:?}, Content-Type {:?}) {}: {why}",
+                        call.method,
+                        call.path,
+                        call.version,
+                        call.content_type,
+                        String::from_utf8_lossy(&call.body).chars().take(600).collect::<String>()
+                    ),
+                }
+            }
+            statuses
+        })
+    });
+    let mut statuses = Vec::new();
+    for worker in workers {
+        statuses.extend(worker.await.expect("a worker"));
+    }
+    let ok = statuses.iter().filter(|s| (200..300).contains(*s)).count();
+    let refused = statuses.iter().filter(|s| (400..500).contains(*s)).count();
+    // Both kinds of answer are many: the bent requests reach past decoding, and are refused there.
+    assert!(
+        ok * 10 >= statuses.len() && refused * 5 >= statuses.len(),
+        "{ok} ok, {refused} refused of {}",
+        statuses.len()
+    );
+
+    let log = std::fs::read_to_string(&gw.log).unwrap();
+    assert!(!log.contains("panicked"), "the gateway panicked:\n{log}");
+    let after = rpc(&root, "SendMessage", json!({"message": text_message("still here", Some("echo"))})).await;
+    assert_eq!(after["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{after}");
+}
