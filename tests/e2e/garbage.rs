@@ -254,8 +254,8 @@ fn mutate(call: &mut Call, rng: &mut Rng) {
     }
 }
 
-/// Sends `call` and holds its answer to the rules; the status, or why it broke one.
-async fn check(http: &reqwest::Client, base: &str, call: &Call, secrets: &[String]) -> Result<u16, String> {
+/// Sends `call` and holds its answer to the rules; the status and body, or why it broke one.
+async fn check(http: &reqwest::Client, base: &str, call: &Call, secrets: &[String]) -> Result<(u16, String), String> {
     let method = reqwest::Method::from_bytes(call.method.as_bytes()).unwrap();
     let mut request = http.request(method, format!("{base}{}", call.path)).body(call.body.clone());
     if let Some(version) = &call.version {
@@ -286,7 +286,7 @@ async fn check(http: &reqwest::Client, base: &str, call: &Call, secrets: &[Strin
     } else if (status >= 400 || !body.is_empty()) && serde_json::from_slice::<Value>(&body).is_err() {
         return Err(format!("{status} ({content_type}), a body that is not JSON: {text}"));
     }
-    Ok(status)
+    Ok((status, text.into_owned()))
 }
 
 #[tokio::test]
@@ -328,7 +328,7 @@ async fn thousands_of_bent_requests_get_clean_answers_in_time() {
                     mutate(&mut call, &mut rng);
                 }
                 match check(&http, &base, &call, &secrets).await {
-                    Ok(status) => statuses.push(status),
+                    Ok((status, _)) => statuses.push(status),
                     Err(why) => panic!(
                         "worker {worker}, request {i}: {} {} (A2A-Version {:?}, Content-Type {:?}) {}: {why}",
                         call.method,
@@ -359,4 +359,185 @@ async fn thousands_of_bent_requests_get_clean_answers_in_time() {
     assert!(!log.contains("panicked"), "the gateway panicked:\n{log}");
     let after = rpc(&root, "SendMessage", json!({"message": text_message("still here", Some("echo"))})).await;
     assert_eq!(after["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{after}");
+}
+
+/// An agent that answers each call in one of many broken ways (bytes past its answer that look like
+/// another answer, a length too short or too long, broken chunks, garbage, an answer to another id,
+/// a close before answering, …) chosen by a seeded generator, spoken by hand over TCP so that the
+/// framing itself can lie. It names, at most, the marker (`messageId`) of the call it answers — or
+/// `SMUGGLED`, in bytes that no reader may take for an answer.
+struct ChaosAgent {
+    url: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ChaosAgent {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+const CHAOS_KINDS: usize = 13;
+
+fn http(status: &str, headers: &str, body: &str) -> String {
+    format!("HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{headers}\r\n{body}")
+}
+
+/// The answer of `kind` to the call with JSON-RPC id `id` and marker `marker`; whether the agent then
+/// closes the connection.
+fn chaos_answer(kind: usize, id: &Value, marker: &str) -> (Vec<u8>, bool) {
+    let task = json!({"jsonrpc": "2.0", "id": id, "result": {"task": {
+        "id": format!("t-{marker}"), "contextId": format!("c-{marker}"),
+        "status": {"state": "TASK_STATE_COMPLETED"},
+        "artifacts": [{"artifactId": "a", "parts": [{"text": marker}]}]}}})
+    .to_string();
+    let smuggled =
+        http("200 OK", "content-length: 60\r\n", &format!("{:<60}", r#"{"jsonrpc":"2.0","id":1,"result":"SMUGGLED"}"#));
+    let length = |body: &str| format!("content-length: {}\r\n", body.len());
+    let answer = match kind {
+        0 => http("200 OK", &length(&task), &task),
+        1 => {
+            let (a, b) = task.split_at(task.len() / 2);
+            http(
+                "200 OK",
+                "transfer-encoding: chunked\r\n",
+                &format!("{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n", a.len(), b.len()),
+            )
+        }
+        2 => http("200 OK", &length(&task), &task) + &smuggled,
+        3 => return (http("200 OK", &format!("content-length: {}\r\n", task.len() + 50), &task).into_bytes(), true),
+        4 => http("200 OK", &format!("content-length: {}\r\n", task.len() / 2), &task) + "SMUGGLED",
+        5 => return (b"HTTP/1.1 2OO OK\r\n\x00\x01SMUGGLED\r\n\r\n".to_vec(), true),
+        6 => http("200 OK", "content-length: 8\r\n", "SMUGGLED"),
+        7 => {
+            let other = task.replacen(&format!("\"id\":{id}"), "\"id\":\"not-yours\"", 1);
+            http("200 OK", &length(&other), &other)
+        }
+        8 => return (Vec::new(), true),
+        9 => "HTTP/1.1 100 Continue\r\n\r\n".to_string() + &http("200 OK", &length(&task), &task),
+        10 => http("200 OK", &format!("content-length: {}\r\ncontent-length: 3\r\n", task.len()), &task) + "SMUGGLED",
+        11 => http("200 OK", "transfer-encoding: chunked\r\n", "zz\r\nSMUGGLED\r\n0\r\n\r\n"),
+        _ => {
+            let error =
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "at 10.0.0.7:8080 SMUGGLED"}})
+                    .to_string();
+            http("200 OK", &length(&error), &error)
+        }
+    };
+    (answer.into_bytes(), false)
+}
+
+async fn chaos_agent(seed: u64) -> ChaosAgent {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let card = json!({
+        "name": "chaos", "description": "answers in broken ways", "version": "1",
+        "supportedInterfaces": [{"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": false},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "chaos", "name": "chaos", "description": "breaks", "tags": []}],
+    })
+    .to_string();
+    let rng = std::sync::Arc::new(std::sync::Mutex::new(Rng(seed)));
+    let task = tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let (card, rng) = (card.clone(), rng.clone());
+            tokio::spawn(async move {
+                let mut buffer = Vec::new();
+                loop {
+                    // A request: its head, then as many body bytes as it declares.
+                    let (head, body) = loop {
+                        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&buffer[..end]).to_lowercase();
+                            let length = head
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                            if buffer.len() >= end + 4 + length {
+                                let body = buffer[end + 4..end + 4 + length].to_vec();
+                                buffer.drain(..end + 4 + length);
+                                break (head, body);
+                            }
+                        }
+                        let mut chunk = [0; 8192];
+                        match stream.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    let (answer, close) = if head.starts_with("get ") {
+                        (http("200 OK", &format!("content-length: {}\r\n", card.len()), &card).into_bytes(), false)
+                    } else {
+                        let call: Value = serde_json::from_slice(&body).unwrap_or_default();
+                        let marker = call["params"]["message"]["messageId"].as_str().unwrap_or("none").to_owned();
+                        let kind = rng.lock().unwrap().below(CHAOS_KINDS);
+                        chaos_answer(kind, &call["id"], &marker)
+                    };
+                    if stream.write_all(&answer).await.is_err() || close {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    ChaosAgent { url, task }
+}
+
+#[tokio::test]
+async fn an_agent_answering_in_broken_ways_never_gives_one_caller_anothers_answer() {
+    let agent = chaos_agent(0x5EED_0001).await;
+    // No ejection: every call reaches the agent, however often it fails.
+    let health = "health: {interval: 200ms, timeout: 1s, unhealthy_after: 100000, ejection_time: 1s}\n";
+    let gw = gateway(BIN, &config(&[("chaos", &agent.url)], health)).await;
+    wait_for_skills(&gw.url, &["chaos"]).await;
+    let secrets = [agent.url.clone(), agent.url.trim_start_matches("http://").to_owned(), "10.0.0.7".into()];
+
+    const WORKERS: usize = 8;
+    const PER_WORKER: usize = 150;
+    let workers = (0..WORKERS).map(|worker| {
+        let (base, secrets) = (gw.url.clone(), secrets.clone());
+        tokio::spawn(async move {
+            let http = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
+            let mut statuses = Vec::new();
+            for i in 0..PER_WORKER {
+                let marker = format!("mark-{worker}-{i}-");
+                let mut message = text_message("chaos", Some("chaos"));
+                message["messageId"] = json!(marker);
+                let call = Call {
+                    method: "POST".into(),
+                    path: "/".into(),
+                    version: Some("1.0".into()),
+                    content_type: Some("application/json".into()),
+                    body: serde_json::to_vec(&rpc_body("SendMessage", json!({"message": message}))).unwrap(),
+                };
+                let secrets: Vec<String> = secrets.iter().cloned().chain(["SMUGGLED".into()]).collect();
+                let (status, body) =
+                    check(&http, &base, &call, &secrets).await.unwrap_or_else(|why| panic!("{marker}: {why}"));
+                // Only its own marker: `mark-<worker>-<i>-` ends with a dash, so no marker is a
+                // prefix of another.
+                for found in body.match_indices("mark-").map(|(at, _)| &body[at..]) {
+                    assert!(found.starts_with(&marker), "{marker} was answered with another call's: {body}");
+                }
+                let answer: Value = serde_json::from_str(&body).unwrap();
+                statuses.push((status, answer.get("result").is_some()));
+            }
+            statuses
+        })
+    });
+    let mut statuses = Vec::new();
+    for worker in workers {
+        statuses.extend(worker.await.expect("a worker"));
+    }
+    // JSON-RPC answers errors with HTTP 200: every call is answered, some with the task, many with
+    // the gateway's error for what the agent did.
+    assert!(statuses.iter().all(|(status, _)| *status == 200), "{statuses:?}");
+    let answered = statuses.iter().filter(|(_, result)| *result).count();
+    assert!(
+        answered * 10 >= statuses.len() && answered * 10 <= statuses.len() * 6,
+        "{answered} of {} answered",
+        statuses.len()
+    );
+    let log = std::fs::read_to_string(&gw.log).unwrap();
+    assert!(!log.contains("panicked"), "the gateway panicked:\n{log}");
 }
