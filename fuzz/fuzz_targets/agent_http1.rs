@@ -4,6 +4,7 @@
 #![no_main]
 
 use a2a_gateway::clients::read_answer_in_pieces;
+use a2a_gateway_fuzz::pieces;
 use arbitrary::Arbitrary;
 use http::Method;
 use libfuzzer_sys::fuzz_target;
@@ -13,19 +14,6 @@ struct Input<'a> {
     head: bool,
     cuts: Vec<u16>,
     answer: &'a [u8],
-}
-
-fn pieces<'a>(stream: &'a [u8], cuts: &[u16]) -> Vec<&'a [u8]> {
-    let mut cuts: Vec<usize> = cuts.iter().map(|&c| usize::from(c) % (stream.len() + 1)).collect();
-    cuts.sort_unstable();
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    for cut in cuts {
-        pieces.push(&stream[start..cut]);
-        start = cut;
-    }
-    pieces.push(&stream[start..]);
-    pieces
 }
 
 fuzz_target!(|input: Input<'_>| {

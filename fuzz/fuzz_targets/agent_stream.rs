@@ -4,6 +4,7 @@
 
 use a2a_gateway::protocol::grpc::wire::Deframer;
 use a2a_gateway::protocol::sse::SseParser;
+use a2a_gateway_fuzz::pieces;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 
@@ -61,19 +62,6 @@ fn grpc(max: usize, pieces: &[&[u8]]) -> (Vec<Vec<u8>>, Option<String>) {
         }
     }
     (messages, deframer.finish().err().map(|e| e.to_string()))
-}
-
-fn pieces<'a>(stream: &'a [u8], cuts: &[u16]) -> Vec<&'a [u8]> {
-    let mut cuts: Vec<usize> = cuts.iter().map(|&c| usize::from(c) % (stream.len() + 1)).collect();
-    cuts.sort_unstable();
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    for cut in cuts {
-        pieces.push(&stream[start..cut]);
-        start = cut;
-    }
-    pieces.push(&stream[start..]);
-    pieces
 }
 
 fuzz_target!(|input: Input<'_>| {
