@@ -3,7 +3,10 @@
 //! or added, versions, media types, paths and methods changed. Each is answered in time, never with a
 //! 500, an error always as a JSON body (an event stream's every event JSON), none naming an agent's
 //! address or the gateway's code; the gateway logs no panic and serves a plain call afterwards. The
-//! sequence is fixed (a seeded generator), so a failure replays; the message names the request.
+//! same for gRPC calls bent in their frames, media types, deadlines and method names (a gRPC status
+//! that is never INTERNAL, or whole uncompressed messages), and for an agent that answers in broken
+//! ways (no caller ever gets bytes meant for another). The sequences are fixed (seeded generators),
+//! so a failure replays; the message names the request.
 
 use std::time::Duration;
 
@@ -538,6 +541,154 @@ async fn an_agent_answering_in_broken_ways_never_gives_one_caller_anothers_answe
         "{answered} of {} answered",
         statuses.len()
     );
+    let log = std::fs::read_to_string(&gw.log).unwrap();
+    assert!(!log.contains("panicked"), "the gateway panicked:\n{log}");
+}
+
+/// A protobuf field: its tag, and the bytes of a length-delimited value or a varint.
+fn field(number: u64, value: &[u8]) -> Vec<u8> {
+    let mut out = varint(number << 3 | 2);
+    out.extend(varint(value.len() as u64));
+    out.extend_from_slice(value);
+    out
+}
+
+fn varint_field(number: u64, value: u64) -> Vec<u8> {
+    let mut out = varint(number << 3);
+    out.extend(varint(value));
+    out
+}
+
+fn varint(mut value: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+    out
+}
+
+/// A gRPC message: uncompressed, its length, its bytes.
+fn grpc_frame(message: &[u8]) -> Vec<u8> {
+    let mut out = vec![0];
+    out.extend((message.len() as u32).to_be_bytes());
+    out.extend_from_slice(message);
+    out
+}
+
+/// Valid gRPC calls (method, request message): a send to the echo skill, a get and a cancel of a task
+/// that exists, a list.
+fn grpc_seeds(task: &str) -> Vec<(&'static str, Vec<u8>)> {
+    let skill = field(1, &[field(1, b"skillId"), field(2, &field(3, b"echo"))].concat());
+    let message = [field(1, b"m-grpc"), varint_field(4, 1), field(5, &field(1, b"hi")), field(6, &skill)].concat();
+    vec![
+        ("SendMessage", field(2, &message)),
+        ("SendStreamingMessage", field(2, &message)),
+        ("GetTask", [field(2, task.as_bytes()), varint_field(3, 1)].concat()),
+        ("CancelTask", field(2, task.as_bytes())),
+        ("ListTasks", varint_field(4, 3)),
+    ]
+}
+
+const GRPC_TYPES: [&str; 5] =
+    ["application/grpc", "application/grpc+proto", "application/grpc+json", "application/grpc-web", "application/json"];
+
+const GRPC_TIMEOUTS: [&str; 5] = ["1n", "99999999S", "abc", "5m", "0S"];
+
+#[tokio::test]
+async fn bent_grpc_calls_get_a_grpc_status_or_well_framed_messages_in_time() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo"]).await;
+    let sent =
+        rpc(&format!("{}/", gw.url), "SendMessage", json!({"message": text_message("first", Some("echo"))})).await;
+    let task = sent["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    let seeds = grpc_seeds(&task);
+    let secrets =
+        [echo.url.clone(), echo.url.trim_start_matches("http://").to_owned(), "panicked".into(), "src/".into()];
+    let http = reqwest::Client::builder().http2_prior_knowledge().timeout(Duration::from_secs(20)).build().unwrap();
+    let mut rng = Rng(0x6A09_E667_F3BC_C908);
+    let mut codes = std::collections::BTreeMap::new();
+    for i in 0..600 {
+        let (mut method, message) = rng.pick(&seeds).clone();
+        let mut body = grpc_frame(&message);
+        let mut content_type = "application/grpc";
+        let mut timeout = None;
+        for _ in 0..=rng.below(2) {
+            match rng.below(8) {
+                0 | 1 => {
+                    for _ in 0..=rng.below(3) {
+                        if body.len() > 5 {
+                            let at = 5 + rng.below(body.len() - 5);
+                            body[at] ^= 1 << rng.below(8);
+                        }
+                    }
+                }
+                2 => body.truncate(rng.below(body.len() + 1)),
+                3 if body.len() >= 5 => {
+                    let lie = (message.len() as u32).wrapping_add(rng.below(9) as u32).wrapping_sub(4);
+                    body[1..5].copy_from_slice(&lie.to_be_bytes());
+                }
+                4 if !body.is_empty() => body[0] = 1,
+                5 => body.extend(grpc_frame(&message)),
+                6 => content_type = *rng.pick(&GRPC_TYPES),
+                _ => match rng.below(3) {
+                    0 => timeout = Some(*rng.pick(&GRPC_TIMEOUTS)),
+                    1 => method = "NoSuchMethod",
+                    _ => method = "sendmessage",
+                },
+            }
+        }
+        let mut request = http
+            .post(format!("{}/lf.a2a.v1.A2AService/{method}", gw.url))
+            .header("content-type", content_type)
+            .header("te", "trailers")
+            .body(body.clone());
+        if let Some(timeout) = timeout {
+            request = request.header("grpc-timeout", timeout);
+        }
+        let label = format!("call {i}: {method} ({content_type}, grpc-timeout {timeout:?}) {body:02x?}");
+        let response = request.send().await.unwrap_or_else(|e| panic!("{label}: no answer: {e:?}"));
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let answer = response.bytes().await.unwrap_or_else(|e| panic!("{label}: the body broke off: {e:?}"));
+        let text = String::from_utf8_lossy(&answer);
+        let named = format!("{headers:?} {text}");
+        for secret in &secrets {
+            assert!(!named.contains(secret.as_str()), "{label}: names {secret:?}: {named}");
+        }
+        let is_grpc =
+            headers.get("content-type").is_some_and(|v| v.to_str().unwrap_or("").starts_with("application/grpc"));
+        if !is_grpc {
+            // Not a gRPC call to the gateway (another media type): its JSON answer.
+            assert!(status != 500 && serde_json::from_slice::<Value>(&answer).is_ok(), "{label}: {status} {text}");
+            *codes.entry(format!("http {status}")).or_insert(0) += 1;
+            continue;
+        }
+        assert_eq!(status, 200, "{label}: {named}");
+        match headers.get("grpc-status").map(|v| v.to_str().unwrap().parse::<u32>().unwrap()) {
+            // Trailers-only: a refusal, never the gateway failing inside.
+            Some(code) => {
+                assert!(code <= 16 && code != 13, "{label}: grpc-status {code}: {named}");
+                *codes.entry(format!("grpc {code}")).or_insert(0) += 1;
+            }
+            // Messages, each whole and uncompressed (the status follows in the trailers).
+            None => {
+                let mut rest = &answer[..];
+                while !rest.is_empty() {
+                    assert!(rest.len() >= 5 && rest[0] == 0, "{label}: a broken frame: {answer:02x?}");
+                    let length = u32::from_be_bytes(rest[1..5].try_into().unwrap()) as usize;
+                    assert!(rest.len() >= 5 + length, "{label}: a frame cut short: {answer:02x?}");
+                    rest = &rest[5 + length..];
+                }
+                *codes.entry("messages".into()).or_insert(0) += 1;
+            }
+        }
+    }
+    // Both kinds of answer are many.
+    let messages = codes.get("messages").copied().unwrap_or(0);
+    assert!((30..=540).contains(&messages), "{codes:?}");
     let log = std::fs::read_to_string(&gw.log).unwrap();
     assert!(!log.contains("panicked"), "the gateway panicked:\n{log}");
 }
