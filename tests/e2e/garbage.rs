@@ -83,7 +83,7 @@ fn seeds(task: &str, early_task: &str) -> Vec<Call> {
             v1,
             Some(rpc_body(
                 "CreateTaskPushNotificationConfig",
-                json!({"taskId": task, "url": "https://example.com/hook", "id": "p1"}),
+                json!({"taskId": task, "url": "http://127.0.0.1:9/hook", "id": "p1"}),
             )),
         ),
         call("POST", "/", v1, Some(rpc_body("GetExtendedAgentCard", json!({})))),
