@@ -494,7 +494,8 @@ async fn an_agent_answering_in_broken_ways_never_gives_one_caller_anothers_answe
     let health = "health: {interval: 200ms, timeout: 1s, unhealthy_after: 100000, ejection_time: 1s}\n";
     let gw = gateway(BIN, &config(&[("chaos", &agent.url)], health)).await;
     wait_for_skills(&gw.url, &["chaos"]).await;
-    let secrets = [agent.url.clone(), agent.url.trim_start_matches("http://").to_owned(), "10.0.0.7".into()];
+    let secrets =
+        [agent.url.clone(), agent.url.trim_start_matches("http://").to_owned(), "10.0.0.7".into(), "SMUGGLED".into()];
 
     const WORKERS: usize = 8;
     const PER_WORKER: usize = 150;
@@ -514,7 +515,6 @@ async fn an_agent_answering_in_broken_ways_never_gives_one_caller_anothers_answe
                     content_type: Some("application/json".into()),
                     body: serde_json::to_vec(&rpc_body("SendMessage", json!({"message": message}))).unwrap(),
                 };
-                let secrets: Vec<String> = secrets.iter().cloned().chain(["SMUGGLED".into()]).collect();
                 let (status, body) =
                     check(&http, &base, &call, &secrets).await.unwrap_or_else(|why| panic!("{marker}: {why}"));
                 // Only its own marker: `mark-<worker>-<i>-` ends with a dash, so no marker is a

@@ -732,8 +732,8 @@ impl Body for AgentBody {
 }
 
 /// The fuzzer's way in (`fuzz/`, built with `--cfg fuzzing`): an agent's answer to `method` read
-/// as a connection reads it, arriving in `pieces` — the head, then the body by its framing. The body
-/// read so far and whether it ended, or the error the connection ends with.
+/// as a connection reads it, arriving in `pieces` — the head, then the body by its framing. The head
+/// (once whole), the body read so far and whether it ended, or the error the connection ends with.
 #[cfg(fuzzing)]
 pub fn read_answer_in_pieces(method: &Method, pieces: &[&[u8]]) -> io::Result<(Option<Response<()>>, Vec<u8>, bool)> {
     let mut read = BytesMut::new();
