@@ -47,7 +47,8 @@ pub fn list(store: &TaskStore, request: &ListTasksRequest) -> Result<ListTasksRe
         .all_newest_first()
         .into_iter()
         .filter(|(_, task)| context_id.is_none_or(|c| task.context_id == c))
-        .filter(|(_, task)| request.status.is_none_or(|s| task.status.state == s))
+        // UNSPECIFIED is no filter (proto3's zero value: the field was not set).
+        .filter(|(_, task)| request.status.is_none_or(|s| s == TaskState::Unspecified || task.status.state == s))
         .filter(|(_, task)| after.is_none_or(|after| updated_after(task, after)))
         .collect();
     let total_size = matching.len();
@@ -70,8 +71,9 @@ pub fn list(store: &TaskStore, request: &ListTasksRequest) -> Result<ListTasksRe
     Ok(ListTasksResponse { tasks, page_size, total_size, next_page_token })
 }
 
+/// The status changed at or after `after` (the specification's and the reference SDK's `>=`).
 fn updated_after(task: &Task, after: i64) -> bool {
-    task.status.timestamp.as_deref().and_then(parse_rfc3339).is_some_and(|at| at > after)
+    task.status.timestamp.as_deref().and_then(parse_rfc3339).is_some_and(|at| at >= after)
 }
 
 #[derive(Debug, Serialize)]
@@ -272,6 +274,13 @@ mod tests {
             ..ListTasksRequest::default()
         };
         assert_eq!(by(recent), Ok(vec!["c".into(), "b".into()]));
+        let at_or_after = ListTasksRequest {
+            status_timestamp_after: Some("2026-12-02T13:00:00+02:00".into()),
+            ..ListTasksRequest::default()
+        };
+        assert_eq!(by(at_or_after), Ok(vec!["c".into(), "b".into()]), "b's own time, given with an offset, includes b");
+        let unspecified = ListTasksRequest { status: Some(TaskState::Unspecified), ..ListTasksRequest::default() };
+        assert_eq!(by(unspecified), Ok(vec!["c".into(), "b".into(), "a".into()]));
         let bad = ListTasksRequest { status_timestamp_after: Some("soon".into()), ..ListTasksRequest::default() };
         assert!(by(bad).is_err());
     }

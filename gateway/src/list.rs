@@ -10,6 +10,8 @@ use a2a_core::{A2aCall, A2aError, Binding, Caller};
 use axum::body::Body;
 use http::{HeaderValue, Response, header};
 use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use crate::directory::TaskEntry;
 use crate::gateway::Gateway;
@@ -20,6 +22,8 @@ use a2a_model::{ListTasksRequest, TaskState};
 
 const DEFAULT_PAGE_SIZE: usize = 50;
 const MAX_PAGE_SIZE: usize = 100;
+/// Tasks fetched from agents at most by one ListTasks call that filters by state or status time.
+const MAX_EXAMINED: usize = 4 * MAX_PAGE_SIZE;
 
 /// Lists the tasks of `owner` (see [`crate::routing::owner_key`]) that `request` asks for.
 pub async fn list_tasks(
@@ -43,15 +47,16 @@ pub async fn list_tasks(
     if request.history_length.is_some_and(|n| n < 0) {
         return Err(A2aError::invalid_params("historyLength must not be negative"));
     }
+    let updated_after =
+        request.status_timestamp_after.as_deref().filter(|t| !t.is_empty()).map(parse_timestamp).transpose()?;
     // The token is bound to the caller and to everything that selects the list.
     let owner_key = owner.map_or("", |o| &**o);
-    let query = format!(
-        "{}|{}|{}|{}",
+    let query = [
         call.agent.as_deref().unwrap_or(""),
         request.context_id.as_deref().unwrap_or(""),
         request.status.map_or("", TaskState::as_str),
-        request.status_timestamp_after.as_deref().unwrap_or("")
-    );
+        request.status_timestamp_after.as_deref().unwrap_or(""),
+    ];
     let cursor = match request.page_token.as_deref() {
         None => u64::MAX,
         Some(token) => gateway
@@ -60,23 +65,53 @@ pub async fn list_tasks(
             .open(token, owner_key, &query)
             .ok_or_else(|| A2aError::invalid_params("the pageToken is not valid for this query"))?,
     };
+    let state = request.status.filter(|s| *s != TaskState::Unspecified);
+    // The gateway's records decide agent and context. The state they hold is the last one the
+    // gateway saw: final when terminal, but a task it saw working may have finished since without
+    // anyone asking; so only a terminal state rules a task out here, and the agent's answer decides.
     let wanted = |entry: &TaskEntry| {
         call.agent.as_deref().is_none_or(|agent| *entry.backend == *agent)
             && request.context_id.as_deref().is_none_or(|c| entry.context_id.as_deref() == Some(c))
-            && request
-                .status
-                .is_none_or(|s| s == TaskState::Unspecified || entry.state.map(|e| e.as_str()) == Some(s.as_str()))
+            && state.is_none_or(|s| entry.state.is_none_or(|seen| !seen.is_terminal() || seen == s))
     };
+    let passes = |task: &Value| {
+        state.is_none_or(|s| task_state(task) == Some(s))
+            && updated_after.is_none_or(|after| status_time(task).is_some_and(|at| at >= after))
+    };
+    let filtered = state.is_some() || updated_after.is_some();
     let matching: Vec<(u64, String, TaskEntry)> =
         gateway.directory().tasks_of(owner).await?.into_iter().filter(|(_, _, entry)| wanted(entry)).collect();
     let total = matching.len();
     let after_cursor: Vec<&(u64, String, TaskEntry)> = matching.iter().filter(|(seq, _, _)| *seq < cursor).collect();
-    let page = &after_cursor[..after_cursor.len().min(page_size)];
-    let fetched = futures::future::join_all(
-        page.iter().map(|(_, id, entry)| get_task(gateway, snapshot, owner, caller, id, entry, request.history_length)),
-    )
-    .await;
-    let mut tasks: Vec<Value> = fetched.into_iter().flatten().collect();
+    // Newest first, a page at a time. Without a state or time filter the page is the next
+    // `page_size` tasks. With one, only the agent knows a task's state and status time for sure, so
+    // the walk fetches a page's worth at a time until the page is full — at most `MAX_EXAMINED` per
+    // call, so that one call cannot make the gateway ask agents for every task a caller has; a short
+    // page then carries a token that goes on from the last task examined.
+    let limit = after_cursor.len().min(if filtered { MAX_EXAMINED } else { page_size });
+    let mut tasks: Vec<Value> = Vec::with_capacity(page_size);
+    let mut examined = 0;
+    while tasks.len() < page_size && examined < limit {
+        let chunk = &after_cursor[examined..limit.min(examined + page_size)];
+        let fetched = futures::future::join_all(
+            chunk
+                .iter()
+                .map(|(_, id, entry)| get_task(gateway, snapshot, owner, caller, id, entry, request.history_length)),
+        )
+        .await;
+        for task in fetched {
+            examined += 1;
+            // An agent that cannot say (it forgot the task, or is unavailable): the page goes on
+            // without it.
+            let Some(task) = task else { continue };
+            if passes(&task) {
+                tasks.push(task);
+                if tasks.len() == page_size {
+                    break;
+                }
+            }
+        }
+    }
     if request.include_artifacts != Some(true) {
         for task in &mut tasks {
             if let Some(object) = task.as_object_mut() {
@@ -84,19 +119,17 @@ pub async fn list_tasks(
             }
         }
     }
-    if let Some(after) = request.status_timestamp_after.as_deref() {
-        tasks.retain(|task| timestamp(task) > after);
-    }
-    let next_page_token = match page.last() {
-        Some((seq, _, _)) if after_cursor.len() > page.len() => {
-            gateway.shared.page_tokens.seal(owner_key, &query, *seq)
-        }
+    let next_page_token = match after_cursor.get(examined.wrapping_sub(1)) {
+        Some((seq, _, _)) if examined < after_cursor.len() => gateway.shared.page_tokens.seal(owner_key, &query, *seq),
         _ => String::new(),
     };
     let result = json!({
         "tasks": tasks,
         "nextPageToken": next_page_token,
-        "pageSize": tasks.len(),
+        // The page size used (as the reference SDK answers), not the count of this page's tasks.
+        "pageSize": page_size,
+        // What the gateway's own records select; with a state or time filter, an upper bound (how
+        // many pass is known only by asking the agents about every task).
         "totalSize": total,
     });
     Ok(match call.binding {
@@ -130,8 +163,22 @@ async fn get_task(
     gateway.forwarder.get_task(backend, exchange, task_id, history_length).await
 }
 
-fn timestamp(task: &Value) -> &str {
-    task.get("status").and_then(|s| s.get("timestamp")).and_then(Value::as_str).unwrap_or("")
+/// `statusTimestampAfter` as the instant it names (RFC 3339: any offset, any fraction).
+fn parse_timestamp(text: &str) -> Result<OffsetDateTime, A2aError> {
+    OffsetDateTime::parse(text, &Rfc3339).map_err(|_| {
+        A2aError::invalid_params("statusTimestampAfter must be an RFC 3339 timestamp such as 2026-12-06T10:00:00Z")
+    })
+}
+
+/// The task's state as its agent answered it.
+fn task_state(task: &Value) -> Option<TaskState> {
+    TaskState::from_name(task.get("status")?.get("state")?.as_str()?)
+}
+
+/// When a task's status last changed, if its agent says so in a form that can be read.
+fn status_time(task: &Value) -> Option<OffsetDateTime> {
+    let text = task.get("status")?.get("timestamp")?.as_str()?;
+    OffsetDateTime::parse(text, &Rfc3339).ok()
 }
 
 fn json_response(value: &Value, content_type: &'static str) -> Response<Body> {

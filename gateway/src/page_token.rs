@@ -30,15 +30,16 @@ impl PageTokens {
         PageTokens { key: key.into() }
     }
 
-    /// The token that continues `query` for `owner` after position `cursor`.
-    pub fn seal(&self, owner: &str, query: &str, cursor: u64) -> String {
+    /// The token that continues the list `query` selects (its fields: agent, context, ...) for
+    /// `owner` after position `cursor`.
+    pub fn seal(&self, owner: &str, query: &[&str], cursor: u64) -> String {
         let mut token = cursor.to_be_bytes().to_vec();
         token.extend_from_slice(&self.tag(owner, query, cursor));
         hex::encode(token)
     }
 
     /// The position a token continues from, if it was made by this gateway for `owner` and `query`.
-    pub fn open(&self, token: &str, owner: &str, query: &str) -> Option<u64> {
+    pub fn open(&self, token: &str, owner: &str, query: &[&str]) -> Option<u64> {
         let bytes = hex::decode(token).ok().filter(|b| b.len() == 8 + TAG_BYTES)?;
         let cursor = u64::from_be_bytes(bytes[..8].try_into().ok()?);
         let expected = self.tag(owner, query, cursor);
@@ -47,12 +48,14 @@ impl PageTokens {
         (diff == 0).then_some(cursor)
     }
 
-    fn tag(&self, owner: &str, query: &str, cursor: u64) -> [u8; TAG_BYTES] {
-        let mut message = Vec::with_capacity(owner.len() + query.len() + 10);
-        message.extend_from_slice(owner.as_bytes());
-        message.push(0);
-        message.extend_from_slice(query.as_bytes());
-        message.push(0);
+    fn tag(&self, owner: &str, query: &[&str], cursor: u64) -> [u8; TAG_BYTES] {
+        // Every field length-prefixed: no two (owner, query) pairs write the same message, whatever
+        // bytes their fields hold (a separator could also appear inside a context id).
+        let mut message = Vec::with_capacity(64);
+        for field in std::iter::once(&owner).chain(query) {
+            message.extend_from_slice(&(field.len() as u64).to_be_bytes());
+            message.extend_from_slice(field.as_bytes());
+        }
         message.extend_from_slice(&cursor.to_be_bytes());
         let mac = hmac_sha256(&self.key, &message);
         let mut tag = [0u8; TAG_BYTES];
@@ -78,15 +81,30 @@ mod tests {
     #[test]
     fn a_token_opens_only_for_its_owner_and_query() {
         let tokens = PageTokens::random();
-        let token = tokens.seal("alice", "ctx=c1", 42);
-        assert_eq!(tokens.open(&token, "alice", "ctx=c1"), Some(42));
-        assert_eq!(tokens.open(&token, "bob", "ctx=c1"), None);
-        assert_eq!(tokens.open(&token, "alice", "ctx=c2"), None);
-        assert_eq!(PageTokens::random().open(&token, "alice", "ctx=c1"), None, "another key");
+        let token = tokens.seal("alice", &["c1"], 42);
+        assert_eq!(tokens.open(&token, "alice", &["c1"]), Some(42));
+        assert_eq!(tokens.open(&token, "bob", &["c1"]), None);
+        assert_eq!(tokens.open(&token, "alice", &["c2"]), None);
+        assert_eq!(PageTokens::random().open(&token, "alice", &["c1"]), None, "another key");
         let mut forged = hex::decode(&token).unwrap();
         forged[7] ^= 1;
-        assert_eq!(tokens.open(&hex::encode(forged), "alice", "ctx=c1"), None, "a changed cursor");
-        assert_eq!(tokens.open("not-hex", "alice", ""), None);
+        assert_eq!(tokens.open(&hex::encode(forged), "alice", &["c1"]), None, "a changed cursor");
+        assert_eq!(tokens.open("not-hex", "alice", &[]), None);
+    }
+
+    #[test]
+    fn fields_do_not_run_into_each_other() {
+        // Separators inside ids (a context id may hold `|` or NUL) must not make two queries, or an
+        // owner and a query, read the same.
+        let tokens = PageTokens::random();
+        let token = tokens.seal("alice", &["", "x|", "", ""], 7);
+        assert_eq!(tokens.open(&token, "alice", &["", "x|", "", ""]), Some(7));
+        assert_eq!(tokens.open(&token, "alice", &["", "x", "", "|"]), None);
+        assert_eq!(tokens.open(&token, "alice", &["", "x", "|", ""]), None);
+        let token = tokens.seal("al\0ice", &["c"], 7);
+        assert_eq!(tokens.open(&token, "al", &["ice\0c"]), None);
+        let token = tokens.seal("a", &["bc"], 7);
+        assert_eq!(tokens.open(&token, "ab", &["c"]), None);
     }
 
     #[test]

@@ -224,3 +224,103 @@ async fn list_tasks_lists_what_the_gateway_routed() {
     let got: Vec<Value> = one["tasks"].as_array().unwrap().iter().map(|t| t["id"].clone()).collect();
     assert_eq!(got, [ids[0].clone()]);
 }
+
+/// `ids` of a ListTasks answer, in order.
+fn listed_ids(answer: &Value) -> Vec<String> {
+    let tasks = answer["result"]["tasks"].as_array().unwrap_or_else(|| panic!("tasks: {answer}"));
+    tasks.iter().map(|t| t["id"].as_str().expect("task id").to_owned()).collect()
+}
+
+/// `timestamp` (RFC 3339, UTC) written as the same instant at +02:00, microseconds kept.
+fn at_plus_two(timestamp: &str) -> String {
+    use time::format_description::well_known::Rfc3339;
+    let utc = time::OffsetDateTime::parse(timestamp, &Rfc3339).expect("an RFC 3339 status timestamp");
+    let local = utc.to_offset(time::UtcOffset::from_hms(2, 0, 0).unwrap());
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+02:00",
+        local.year(),
+        u8::from(local.month()),
+        local.day(),
+        local.hour(),
+        local.minute(),
+        local.second(),
+        local.microsecond()
+    )
+}
+
+#[tokio::test]
+async fn list_tasks_pages_newest_first_and_filters_by_what_the_agents_answer() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "1"]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url), ("slow", &slow.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo", "slow"]).await;
+    let root = format!("{}/", gw.url);
+    let mut sent = Vec::new();
+    for i in 0..5 {
+        let answer = rpc(&root, "SendMessage", json!({"message": text_message(&format!("t{i}"), Some("echo"))})).await;
+        assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+        sent.push(answer["result"]["task"].clone());
+        // Distinct status timestamps (the agent writes microseconds).
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let newest_first: Vec<String> = sent.iter().rev().map(|t| t["id"].as_str().unwrap().to_owned()).collect();
+
+    // Pages of two, newest first: 2, 2, 1, each page's token leading to the next.
+    let mut pages = Vec::new();
+    let mut params = json!({"pageSize": 2});
+    loop {
+        let answer = rpc(&root, "ListTasks", params.clone()).await;
+        assert_eq!(answer["result"]["pageSize"], 2, "the page size used: {answer}");
+        assert_eq!(answer["result"]["totalSize"], 5, "{answer}");
+        pages.push(listed_ids(&answer));
+        let token = answer["result"]["nextPageToken"].as_str().expect("nextPageToken").to_owned();
+        if token.is_empty() {
+            break;
+        }
+        assert!(pages.len() < 3, "a third page ends the list: {answer}");
+        params = json!({"pageSize": 2, "pageToken": token});
+    }
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 1]);
+    assert_eq!(pages.concat(), newest_first);
+
+    // A token is bound to the query it continues.
+    let first = rpc(&root, "ListTasks", json!({"pageSize": 2})).await;
+    let token = first["result"]["nextPageToken"].as_str().unwrap().to_owned();
+    let other = rpc(&root, "ListTasks", json!({"pageSize": 2, "pageToken": token, "contextId": "another"})).await;
+    assert_eq!(other["error"]["code"], -32602, "{other}");
+
+    // The third task's own status time, written at another offset, names the same instant: it and
+    // the two after it are listed.
+    let third = sent[2]["status"]["timestamp"].as_str().expect("the agent stamps its status");
+    let after = at_plus_two(third);
+    let answer = rpc(&root, "ListTasks", json!({"statusTimestampAfter": after})).await;
+    assert_eq!(listed_ids(&answer), newest_first[..3], "after {after} ({third}): {answer}");
+
+    let bad = rpc(&root, "ListTasks", json!({"statusTimestampAfter": "yesterday"})).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(bad["error"]["message"].as_str().unwrap_or("").contains("RFC 3339"), "{bad}");
+
+    // A task the gateway last saw working that finished in the background, with nobody asking:
+    // listed by the state its agent gives it now.
+    let started = rpc(
+        &root,
+        "SendMessage",
+        json!({"message": text_message("take a second", Some("slow")), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let slow_id = started["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("a task: {started}")).to_owned();
+    assert_ne!(started["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{started}");
+    let working = rpc(&root, "ListTasks", json!({"status": "TASK_STATE_COMPLETED"})).await;
+    assert!(!listed_ids(&working).contains(&slow_id), "still working: {working}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let completed = rpc(&root, "ListTasks", json!({"status": "TASK_STATE_COMPLETED"})).await;
+        let ids = listed_ids(&completed);
+        if ids.contains(&slow_id) {
+            assert_eq!(ids.len(), 6, "the echo tasks and the slow one: {completed}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the finished task is never listed as completed: {completed}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
