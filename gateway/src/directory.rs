@@ -58,8 +58,9 @@ pub trait TaskDirectory: Send + Sync + 'static {
     /// Records a sighting. Never waits: implementations with I/O queue it. The first backend (and
     /// owner) to report a task or context owns it; a later claim by another is ignored.
     fn record(&self, sighting: &Sighting<'_>);
-    /// The tasks of `owner` (newest first, by when the gateway first saw them), each with its
-    /// position: a number that only grows, for paging.
+    /// The tasks of `owner`, most recently updated first (by when the gateway first saw them or
+    /// last saw their state change), each with its position: a number that only grows, for paging.
+    /// A task that changes state takes a new, higher position.
     fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Lookup<Vec<(u64, String, TaskEntry)>>>;
     /// Forgets entries not seen for longer than the directory's time-to-live.
     fn sweep(&self);
@@ -83,13 +84,13 @@ pub struct DirectorySize {
     pub contexts: usize,
 }
 
-/// An owner's tasks as (order of first sight, task id).
+/// An owner's tasks as (position, task id).
 type Listed = Vec<(u64, String)>;
 
 struct Seen<T> {
     value: T,
     at: Instant,
-    /// The order of first sight.
+    /// Tasks: the position in its owner's list (first sight or last state change). Contexts: 0.
     seq: u64,
 }
 
@@ -97,7 +98,7 @@ struct Seen<T> {
 pub struct MemoryDirectory {
     tasks: DashMap<String, Seen<TaskEntry>, ByOutsiders>,
     contexts: DashMap<String, Seen<ContextEntry>, ByOutsiders>,
-    /// Owner key (`""` for anonymous callers) → its tasks by order of first sight.
+    /// Owner key (`""` for anonymous callers) → its tasks by position.
     by_owner: DashMap<Arc<str>, BTreeMap<u64, String>, ByOutsiders>,
     next_seq: AtomicU64,
     ttl: Duration,
@@ -225,9 +226,19 @@ impl TaskDirectory for MemoryDirectory {
             seen.value.context_id.clone_from(&fact.context_id);
         }
         // A terminal state is final: a late non-terminal event (replayed snapshot) must not undo it.
+        let mut moved = None;
         match (seen.value.state, fact.state) {
             (Some(old), _) if old.is_terminal() => {}
-            (_, Some(new)) => seen.value.state = Some(new),
+            (old, Some(new)) => {
+                seen.value.state = Some(new);
+                // ListTasks lists the most recently updated first (A2A §3.1.4): a task whose state
+                // changes takes a new place at the front of its owner's list.
+                if first_seen.is_none() && old != Some(new) {
+                    let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+                    moved = Some((seen.seq, seq));
+                    seen.seq = seq;
+                }
+            }
             _ => {}
         }
         drop(seen);
@@ -237,11 +248,19 @@ impl TaskDirectory for MemoryDirectory {
             self.full_at_seq.store(u64::MAX, Ordering::Relaxed);
             self.crowded.notify_one();
         }
+        if first_seen.is_none() && moved.is_none() {
+            return;
+        }
+        // Anonymous callers' tasks are listed under "" (one shared key, not one per task).
+        static ANONYMOUS: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+        let mut listed = self.by_owner.entry(owner.unwrap_or_else(|| ANONYMOUS.clone())).or_default();
         if let Some(seq) = first_seen {
-            // Anonymous callers' tasks are listed under "" (one shared key, not one per task).
-            static ANONYMOUS: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
-            let key = owner.unwrap_or_else(|| ANONYMOUS.clone());
-            self.by_owner.entry(key).or_default().insert(seq, task_id.clone());
+            listed.insert(seq, task_id.clone());
+        }
+        if let Some((old, new)) = moved {
+            // A place left behind by a concurrent move is skipped by `tasks_of` and tidied by `sweep`.
+            listed.remove(&old);
+            listed.insert(new, task_id.clone());
         }
     }
 
@@ -521,5 +540,30 @@ mod tests {
         assert_eq!(listed, ["t3", "t1"]);
         assert_eq!(dir.tasks_of(Some(&bob)).await.unwrap().len(), 1);
         assert!(dir.tasks_of(None).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_task_whose_state_changes_moves_to_the_front_of_its_owners_list() {
+        let dir = MemoryDirectory::new(Duration::from_secs(60));
+        let a: Arc<str> = Arc::from("a");
+        let alice: Arc<str> = Arc::from("alice");
+        let see = |task: &str, state: TaskState| {
+            let fact = fact(task, "c", Some(state));
+            dir.record(&Sighting { backend: &a, owner: Some(&alice), skill: None, fact: &fact });
+        };
+        let order = || async {
+            dir.tasks_of(Some(&alice)).await.unwrap().into_iter().map(|(_, id, _)| id).collect::<Vec<String>>()
+        };
+        see("t1", TaskState::Working);
+        see("t2", TaskState::Completed);
+        assert_eq!(order().await, ["t2", "t1"]);
+        see("t1", TaskState::Working);
+        assert_eq!(order().await, ["t2", "t1"], "the same state again is no update");
+        see("t1", TaskState::Completed);
+        assert_eq!(order().await, ["t1", "t2"]);
+        see("t2", TaskState::Working);
+        assert_eq!(order().await, ["t1", "t2"], "a terminal state is final");
+        dir.sweep();
+        assert_eq!(dir.by_owner.get("alice").map(|listed| listed.len()), Some(2), "no place left behind");
     }
 }

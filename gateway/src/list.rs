@@ -112,6 +112,11 @@ pub async fn list_tasks(
             }
         }
     }
+    // The directory orders tasks by the updates the gateway saw; an agent may have updated one since
+    // with nobody asking. When the agents date every task of the page, the page follows their dates.
+    if tasks.iter().all(|task| status_time(task).is_some()) {
+        tasks.sort_by_cached_key(|task| std::cmp::Reverse(status_time(task)));
+    }
     if request.include_artifacts != Some(true) {
         for task in &mut tasks {
             if let Some(object) = task.as_object_mut() {

@@ -170,6 +170,22 @@ async fn a_task_created_through_one_replica_is_used_through_the_other_and_hidden
     assert_eq!(next["result"]["tasks"].as_array().map(Vec::len), Some(1), "{next}");
     let (_, _, none) = call(a, &mallory, "1.0", "ListTasks", json!({})).await;
     assert_eq!(none["result"]["totalSize"], 0, "{none}");
+
+    // Most recently updated first, across replicas: a task started through A before another through
+    // B, then canceled through A, heads the list through B.
+    let (_, _, started) = call(a, &alice, "1.0", "SendMessage", slow_send()).await;
+    let first_id = started["result"]["task"]["id"].as_str().expect("slow task id").to_string();
+    let (_, _, _) =
+        call(b, &alice, "1.0", "SendMessage", json!({"message": text_message("later", Some("echo"))})).await;
+    let (status, canceled) =
+        rest(a, &alice, http::Method::POST, &format!("/tasks/{first_id}:cancel"), Some(json!({}))).await;
+    assert_eq!((status, &canceled["status"]["state"]), (200, &json!("TASK_STATE_CANCELED")), "{canceled}");
+    // The cancel's sighting reaches Redis from A's writer a moment after its answer.
+    eventually("the canceled task heads the list through B", || async {
+        let (_, _, page) = call(b, &alice, "1.0", "ListTasks", json!({"pageSize": 1})).await;
+        page["result"]["tasks"][0]["id"] == first_id.as_str()
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -324,3 +324,40 @@ async fn list_tasks_pages_newest_first_and_filters_by_what_the_agents_answer() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+#[tokio::test]
+async fn list_tasks_lists_the_most_recently_updated_first() {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "1"]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url), ("slow", &slow.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo", "slow"]).await;
+    let root = format!("{}/", gw.url);
+    let started = rpc(
+        &root,
+        "SendMessage",
+        json!({"message": text_message("take a second", Some("slow")), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let slow_id = started["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("a task: {started}")).to_owned();
+    let mut echoed = Vec::new();
+    for text in ["e1", "e2"] {
+        let answer = rpc(&root, "SendMessage", json!({"message": text_message(text, Some("echo"))})).await;
+        echoed.push(answer["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("a task: {answer}")).to_owned());
+    }
+    // It finishes with nobody asking the gateway (the test asks the agent itself): the gateway last
+    // saw it before the two echo tasks, but the agents' dates put it first on the page.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let (_, got) = get_json(&format!("{}/a2a/rest/tasks/{slow_id}", slow.url)).await;
+        if got["status"]["state"] == "TASK_STATE_COMPLETED" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the slow task never completes: {got}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let listed = rpc(&root, "ListTasks", json!({})).await;
+    assert_eq!(listed_ids(&listed), [slow_id.clone(), echoed[1].clone(), echoed[0].clone()], "{listed}");
+    // And the gateway, having seen its new state, lists it first from then on, a page of one too.
+    let first = rpc(&root, "ListTasks", json!({"pageSize": 1})).await;
+    assert_eq!(listed_ids(&first), [slow_id], "{first}");
+}

@@ -3,7 +3,8 @@
 //! Keys (under the configured prefix): `task:{id}` a hash (backend `b`, owner `o`, skill `k`,
 //! context `c`, state `s`, terminal flag `t`, position `n`); `ctx:{id}` a hash (backend `b`, owner
 //! `o`, skill of its first task `k`);
-//! `owner:{owner}` a sorted set of the owner's task ids by position; `seq` the position counter.
+//! `owner:{owner}` a sorted set of the owner's task ids by position (first sight or last state
+//! change: ListTasks lists the most recently updated first); `seq` the position counter.
 //! Everything expires `task_ttl` after its last sighting.
 //!
 //! Cost discipline: a task's backend, owner and skill never change, so every replica caches what it
@@ -55,7 +56,13 @@ elseif tb ~= ARGV[2] or redis.call('HGET', KEYS[1], 'o') ~= ARGV[3] then
 end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'c', string.sub(ARGV[5], 2)) end
 if ARGV[6] ~= '' and redis.call('HGET', KEYS[1], 't') ~= '1' then
+  local was = redis.call('HGET', KEYS[1], 's')
   redis.call('HSET', KEYS[1], 's', ARGV[6], 't', ARGV[8])
+  if was and was ~= ARGV[6] then
+    local n = redis.call('INCR', KEYS[4])
+    redis.call('HSET', KEYS[1], 'n', n)
+    redis.call('ZADD', KEYS[3], n, ARGV[1])
+  end
 end
 redis.call('EXPIRE', KEYS[1], ttl)
 return 1
