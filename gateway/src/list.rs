@@ -41,8 +41,11 @@ pub async fn list_tasks(
     }
     let page_size = match request.page_size {
         None | Some(0) => DEFAULT_PAGE_SIZE,
-        Some(n) if n < 0 => return Err(A2aError::invalid_params("pageSize must not be negative")),
-        Some(n) => usize::try_from(n).unwrap_or(MAX_PAGE_SIZE).min(MAX_PAGE_SIZE),
+        // As the specification's bounds and the reference SDK: a size past them is refused, not cut.
+        Some(n) => usize::try_from(n)
+            .ok()
+            .filter(|n| (1..=MAX_PAGE_SIZE).contains(n))
+            .ok_or_else(|| A2aError::invalid_params("pageSize must be between 1 and 100"))?,
     };
     if request.history_length.is_some_and(|n| n < 0) {
         return Err(A2aError::invalid_params("historyLength must not be negative"));

@@ -288,6 +288,13 @@ async fn list_tasks_pages_newest_first_and_filters_by_what_the_agents_answer() {
     let token = first["result"]["nextPageToken"].as_str().unwrap().to_owned();
     let other = rpc(&root, "ListTasks", json!({"pageSize": 2, "pageToken": token, "contextId": "another"})).await;
     assert_eq!(other["error"]["code"], -32602, "{other}");
+    // Page sizes outside 1–100 are refused (as the reference SDK), not cut to fit.
+    for size in [101, -1] {
+        let refused = rpc(&root, "ListTasks", json!({"pageSize": size})).await;
+        assert_eq!(refused["error"]["code"], -32602, "pageSize {size}: {refused}");
+    }
+    let (status, refused) = get_json(&format!("{}/tasks?pageSize=150", gw.url)).await;
+    assert_eq!(status, 400, "{refused}");
 
     // The third task's own status time, written at another offset, names the same instant: it and
     // the two after it are listed.
