@@ -23,6 +23,28 @@ async fn two_backends(a: &str, b: &str) -> (Proc, Proc, Proc) {
     (first, second, gw)
 }
 
+/// Starts a task on the `slow` skill without waiting for it to finish: the task as first answered.
+async fn start_slow(root: &str, text: &str) -> Value {
+    let started = rpc(
+        root,
+        "SendMessage",
+        json!({"message": text_message(text, Some("slow")), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let task = started["result"]["task"].clone();
+    assert!(task["id"].is_string(), "a task: {started}");
+    task
+}
+
+/// An echo agent and a slow one (a second per task) behind a gateway that publishes both.
+async fn echo_and_slow() -> (Proc, Proc, Proc) {
+    let echo = example_agent(BIN, "echo", &[]).await;
+    let slow = example_agent(BIN, "slow", &["--slow-secs", "1"]).await;
+    let gw = gateway(BIN, &config(&[("echo", &echo.url), ("slow", &slow.url)], "")).await;
+    wait_for_skills(&gw.url, &["echo", "slow"]).await;
+    (echo, slow, gw)
+}
+
 #[tokio::test]
 async fn per_agent_paths_reach_that_agent_in_both_bindings() {
     let (echo, review, gw) = two_backends("echo", "review").await;
@@ -146,13 +168,7 @@ async fn cancel_and_subscribe_reach_the_owning_backend() {
     wait_for_skills(&gw.url, &["echo", "slow"]).await;
     let root = format!("{}/", gw.url);
 
-    let started = rpc(
-        &root,
-        "SendMessage",
-        json!({"message": text_message("take your time", Some("slow")), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let task_id = started["result"]["task"]["id"].as_str().expect("task id").to_string();
+    let task_id = start_slow(&root, "take your time").await["id"].as_str().expect("task id").to_string();
 
     // Subscribe over HTTP+JSON; the first event is the task snapshot.
     let client = a2a_e2e::client();
@@ -250,10 +266,7 @@ fn at_plus_two(timestamp: &str) -> String {
 
 #[tokio::test]
 async fn list_tasks_pages_newest_first_and_filters_by_what_the_agents_answer() {
-    let echo = example_agent(BIN, "echo", &[]).await;
-    let slow = example_agent(BIN, "slow", &["--slow-secs", "1"]).await;
-    let gw = gateway(BIN, &config(&[("echo", &echo.url), ("slow", &slow.url)], "")).await;
-    wait_for_skills(&gw.url, &["echo", "slow"]).await;
+    let (_echo, _slow, gw) = echo_and_slow().await;
     let root = format!("{}/", gw.url);
     let mut sent = Vec::new();
     for i in 0..5 {
@@ -309,14 +322,9 @@ async fn list_tasks_pages_newest_first_and_filters_by_what_the_agents_answer() {
 
     // A task the gateway last saw working that finished in the background, with nobody asking:
     // listed by the state its agent gives it now.
-    let started = rpc(
-        &root,
-        "SendMessage",
-        json!({"message": text_message("take a second", Some("slow")), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let slow_id = started["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("a task: {started}")).to_owned();
-    assert_ne!(started["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{started}");
+    let started = start_slow(&root, "take a second").await;
+    let slow_id = started["id"].as_str().unwrap().to_owned();
+    assert_ne!(started["status"]["state"], "TASK_STATE_COMPLETED", "{started}");
     let working = rpc(&root, "ListTasks", json!({"status": "TASK_STATE_COMPLETED"})).await;
     assert!(!listed_ids(&working).contains(&slow_id), "still working: {working}");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
@@ -334,18 +342,9 @@ async fn list_tasks_pages_newest_first_and_filters_by_what_the_agents_answer() {
 
 #[tokio::test]
 async fn list_tasks_lists_the_most_recently_updated_first() {
-    let echo = example_agent(BIN, "echo", &[]).await;
-    let slow = example_agent(BIN, "slow", &["--slow-secs", "1"]).await;
-    let gw = gateway(BIN, &config(&[("echo", &echo.url), ("slow", &slow.url)], "")).await;
-    wait_for_skills(&gw.url, &["echo", "slow"]).await;
+    let (_echo, slow, gw) = echo_and_slow().await;
     let root = format!("{}/", gw.url);
-    let started = rpc(
-        &root,
-        "SendMessage",
-        json!({"message": text_message("take a second", Some("slow")), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let slow_id = started["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("a task: {started}")).to_owned();
+    let slow_id = start_slow(&root, "take a second").await["id"].as_str().unwrap().to_owned();
     let mut echoed = Vec::new();
     for text in ["e1", "e2"] {
         let answer = rpc(&root, "SendMessage", json!({"message": text_message(text, Some("echo"))})).await;
