@@ -231,6 +231,15 @@ async fn grpc_calls_are_judged_like_json_ones() {
     let listed = raw(&target, "ListTasks", json!({}), &as_mallory).await;
     assert_eq!(listed["code"], "OK", "{listed}");
     assert!(!listed.to_string().contains(&lab_task) && !listed.to_string().contains(&py_task), "{listed}");
+    // A Timestamp filter reaches the gateway as the instant it names; a page size past 100 is refused.
+    for (after, listed_any) in [("2000-01-01T00:00:00Z", true), ("2999-01-01T00:00:00Z", false)] {
+        let listed = raw(&target, "ListTasks", json!({"statusTimestampAfter": after}), &as_alice).await;
+        assert_eq!(listed["code"], "OK", "{listed}");
+        let tasks = listed["responses"][0]["tasks"].as_array().map_or(0, Vec::len);
+        assert_eq!(tasks > 0, listed_any, "after {after}: {listed}");
+    }
+    let refused = raw(&target, "ListTasks", json!({"pageSize": 101}), &as_alice).await;
+    assert_eq!(refused["code"], "INVALID_ARGUMENT", "{refused}");
 
     // Skills and tenants mallory may not use, and requests that name two skills.
     let denied = raw(&target, "SendMessage", json!({"message": message("x", "rec-a")}), &as_mallory).await;
