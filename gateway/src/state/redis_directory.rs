@@ -62,6 +62,7 @@ if ARGV[6] ~= '' and redis.call('HGET', KEYS[1], 't') ~= '1' then
     local n = redis.call('INCR', KEYS[4])
     redis.call('HSET', KEYS[1], 'n', n)
     redis.call('ZADD', KEYS[3], n, ARGV[1])
+    redis.call('EXPIRE', KEYS[3], ttl)
   end
 end
 redis.call('EXPIRE', KEYS[1], ttl)
