@@ -189,6 +189,25 @@ async fn a_task_created_through_one_replica_is_used_through_the_other_and_hidden
 }
 
 #[tokio::test]
+async fn a_task_in_use_stays_listed_past_the_time_to_live_counted_from_its_creation() {
+    let redis = RedisServer::start().await;
+    let fleet = fleet(&redis, "routing:\n  task_ttl: 2s\n").await;
+    let dana = token("dana");
+    let (_, _, started) = call(&fleet.a, &dana, "1.0", "SendMessage", slow_send()).await;
+    let task_id = started["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("a task: {started}")).to_string();
+    // Read through A for longer than the time-to-live: each sighting keeps the task alive.
+    for _ in 0..8 {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let (status, got) = rest(&fleet.a, &dana, http::Method::GET, &format!("/tasks/{task_id}"), None).await;
+        assert_eq!((status, &got["id"]), (200, &json!(task_id)), "{got}");
+    }
+    let (_, _, listed) = call(&fleet.b, &dana, "1.0", "ListTasks", json!({})).await;
+    let ids: Vec<&str> =
+        listed["result"]["tasks"].as_array().into_iter().flatten().filter_map(|t| t["id"].as_str()).collect();
+    assert_eq!(ids, [task_id.as_str()], "still in use, still listed: {listed}");
+}
+
+#[tokio::test]
 async fn redis_down_gives_retryable_errors_and_service_resumes_when_it_is_back() {
     let mut redis = RedisServer::start().await;
     let fleet = fleet(&redis, "").await;

@@ -50,7 +50,6 @@ if not tb then
   local n = redis.call('INCR', KEYS[4])
   redis.call('HSET', KEYS[1], 'b', ARGV[2], 'o', ARGV[3], 'k', ARGV[4], 'n', n)
   redis.call('ZADD', KEYS[3], n, ARGV[1])
-  redis.call('EXPIRE', KEYS[3], ttl)
 elseif tb ~= ARGV[2] or redis.call('HGET', KEYS[1], 'o') ~= ARGV[3] then
   return -1
 end
@@ -62,10 +61,11 @@ if ARGV[6] ~= '' and redis.call('HGET', KEYS[1], 't') ~= '1' then
     local n = redis.call('INCR', KEYS[4])
     redis.call('HSET', KEYS[1], 'n', n)
     redis.call('ZADD', KEYS[3], n, ARGV[1])
-    redis.call('EXPIRE', KEYS[3], ttl)
   end
 end
 redis.call('EXPIRE', KEYS[1], ttl)
+-- The owner's list lives as long as a task on it is in use, not only past the owner's newest task.
+redis.call('EXPIRE', KEYS[3], ttl)
 return 1
 ";
 
