@@ -242,7 +242,7 @@ async fn list_tasks_lists_what_the_gateway_routed() {
 }
 
 /// `ids` of a ListTasks answer, in order.
-fn listed_ids(answer: &Value) -> Vec<String> {
+pub(crate) fn listed_ids(answer: &Value) -> Vec<String> {
     let tasks = answer["result"]["tasks"].as_array().unwrap_or_else(|| panic!("tasks: {answer}"));
     tasks.iter().map(|t| t["id"].as_str().expect("task id").to_owned()).collect()
 }
