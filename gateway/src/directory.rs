@@ -3,9 +3,9 @@
 //! answered as not found. A trait, so that replicas can share one: the in-memory implementation
 //! serves a single process, [`crate::state::redis_directory`] several.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -14,6 +14,7 @@ use futures::future::{BoxFuture, FutureExt};
 use crate::hashing::ByOutsiders;
 use crate::protocol::observe::{TaskFact, TaskState};
 pub use crate::store_error::Lookup;
+use crate::workers::PerWorker;
 
 /// What the directory knows about one task.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +88,9 @@ pub struct DirectorySize {
 /// An owner's tasks as (position, task id).
 type Listed = Vec<(u64, String)>;
 
+/// Owner key → its tasks by position.
+type OwnerLists = HashMap<Arc<str>, BTreeMap<u64, String>, ByOutsiders>;
+
 struct Seen<T> {
     value: T,
     at: Instant,
@@ -98,8 +102,12 @@ struct Seen<T> {
 pub struct MemoryDirectory {
     tasks: DashMap<String, Seen<TaskEntry>, ByOutsiders>,
     contexts: DashMap<String, Seen<ContextEntry>, ByOutsiders>,
-    /// Owner key (`""` for anonymous callers) → its tasks by position.
-    by_owner: DashMap<Arc<str>, BTreeMap<u64, String>, ByOutsiders>,
+    /// Owner key (`""` for anonymous callers) → its tasks by position, one index per worker thread,
+    /// written by that thread alone: every new task is written into its owner's list, and with one
+    /// caller (a single client, a service account, every anonymous caller) one shared index would
+    /// make every request of every worker take the same lock and write the same tree. Listing
+    /// merges them.
+    by_owner: PerWorker<Mutex<OwnerLists>>,
     next_seq: AtomicU64,
     ttl: Duration,
     /// At most this many tasks, and as many contexts (`routing.max_tasks`).
@@ -115,7 +123,7 @@ impl MemoryDirectory {
         MemoryDirectory {
             tasks: DashMap::default(),
             contexts: DashMap::default(),
-            by_owner: DashMap::default(),
+            by_owner: PerWorker::new(Mutex::default),
             next_seq: AtomicU64::new(1),
             ttl,
             max_tasks: usize::MAX,
@@ -251,14 +259,19 @@ impl TaskDirectory for MemoryDirectory {
         if first_seen.is_none() && moved.is_none() {
             return;
         }
-        // Anonymous callers' tasks are listed under "" (one shared key, not one per task).
-        static ANONYMOUS: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
-        let mut listed = self.by_owner.entry(owner.unwrap_or_else(|| ANONYMOUS.clone())).or_default();
+        let mut lists = lock(self.by_owner.get());
+        let key = owner.as_deref().unwrap_or("");
+        let listed = match lists.get_mut(key) {
+            Some(listed) => listed,
+            // Anonymous callers' tasks are listed under "" (one key, not one per task).
+            None => lists.entry(owner.unwrap_or_else(|| Arc::from(""))).or_default(),
+        };
         if let Some(seq) = first_seen {
             listed.insert(seq, task_id.clone());
         }
         if let Some((old, new)) = moved {
-            // A place left behind by a concurrent move is skipped by `tasks_of` and tidied by `sweep`.
+            // A place left behind in another thread's index, or by a concurrent move, is skipped by
+            // `tasks_of` and tidied by `sweep`.
             listed.remove(&old);
             listed.insert(new, task_id.clone());
         }
@@ -266,11 +279,14 @@ impl TaskDirectory for MemoryDirectory {
 
     fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Lookup<Vec<(u64, String, TaskEntry)>>> {
         let key = owner.map_or("", |o| &**o);
-        let ids: Vec<(u64, String)> = self
-            .by_owner
-            .get(key)
-            .map(|tasks| tasks.iter().rev().map(|(seq, id)| (*seq, id.clone())).collect())
-            .unwrap_or_default();
+        let mut ids: Listed = Vec::new();
+        for lists in self.by_owner.all() {
+            if let Some(tasks) = lock(lists).get(key) {
+                ids.extend(tasks.iter().map(|(seq, id)| (*seq, id.clone())));
+            }
+        }
+        // Newest first across the threads' indexes (one index: already in order, reversed).
+        ids.sort_unstable_by_key(|(seq, _)| std::cmp::Reverse(*seq));
         let found = ids
             .into_iter()
             .filter_map(|(seq, id)| {
@@ -306,30 +322,51 @@ impl TaskDirectory for MemoryDirectory {
         // The next sweep is asked for when the tasks recorded from here on would pass the limit.
         let room = self.max_tasks.saturating_sub(self.tasks.len()) as u64;
         self.full_at_seq.store(self.next_seq.load(Ordering::Relaxed).saturating_add(room), Ordering::Relaxed);
-        // Which listed tasks are gone is decided from a copy, so that no `tasks` lock is taken while
-        // a `by_owner` lock is held (`record` takes them the other way round).
-        let listed: Vec<(Arc<str>, Listed)> = self
-            .by_owner
-            .iter()
-            .map(|owner| (owner.key().clone(), owner.value().iter().map(|(seq, id)| (*seq, id.clone())).collect()))
-            .collect();
-        for (owner, tasks) in listed {
-            let gone: Vec<u64> = tasks
-                .into_iter()
-                .filter(|(seq, id)| self.tasks.get(id).is_none_or(|e| e.seq != *seq))
-                .map(|(seq, _)| seq)
-                .collect();
-            if gone.is_empty() {
-                continue;
-            }
-            self.by_owner.remove_if_mut(&owner, |_, listed| {
-                for seq in &gone {
-                    listed.remove(seq);
+        // Which listed tasks are gone is decided from a copy, a chunk at a time, so that neither a
+        // `tasks` lock is taken while an index is locked nor a worker's index locked for long.
+        for lists in self.by_owner.all() {
+            let owners: Vec<Arc<str>> = lock(lists).keys().cloned().collect();
+            for owner in owners {
+                let mut from = 0;
+                loop {
+                    let chunk: Listed = match lock(lists).get(&owner) {
+                        Some(tasks) => {
+                            tasks.range(from..).take(SWEEP_CHUNK).map(|(seq, id)| (*seq, id.clone())).collect()
+                        }
+                        None => break,
+                    };
+                    let gone: Vec<u64> = chunk
+                        .iter()
+                        .filter(|(seq, id)| self.tasks.get(id).is_none_or(|e| e.seq != *seq))
+                        .map(|(seq, _)| *seq)
+                        .collect();
+                    if !gone.is_empty() {
+                        // A position once gone stays gone: positions are never given out twice.
+                        let mut lists = lock(lists);
+                        if let Some(listed) = lists.get_mut(&owner) {
+                            gone.iter().for_each(|seq| _ = listed.remove(seq));
+                            if listed.is_empty() {
+                                lists.remove(&owner);
+                            }
+                        }
+                    }
+                    match chunk.last() {
+                        Some((last, _)) if chunk.len() == SWEEP_CHUNK => from = last + 1,
+                        _ => break,
+                    }
                 }
-                listed.is_empty()
-            });
+            }
         }
     }
+}
+
+/// How many of an owner's listed tasks a sweep copies at a time (while it holds that index's lock).
+const SWEEP_CHUNK: usize = 4096;
+
+/// A worker's index of owners' tasks (a panic while it was held leaves a consistent map: each
+/// write is one insert or remove).
+fn lock(lists: &Mutex<OwnerLists>) -> MutexGuard<'_, OwnerLists> {
+    lists.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]
@@ -542,6 +579,45 @@ mod tests {
         assert!(dir.tasks_of(None).await.unwrap().is_empty());
     }
 
+    /// Each worker thread writes its own index of owners' tasks; an owner's list is their merge,
+    /// newest first, and a task that moves on another worker leaves no second place behind.
+    #[test]
+    fn an_owners_tasks_recorded_on_different_workers_list_as_one() {
+        let workers = crate::workers::Workers::new(2).unwrap();
+        let mut dir = MemoryDirectory::new(Duration::from_secs(60));
+        dir.by_owner = PerWorker::build_for(workers.len(), || Ok::<_, ()>(Mutex::default())).unwrap();
+        let dir = Arc::new(dir);
+        let alice: Arc<str> = Arc::from("alice");
+        // One at a time, each on the next worker (round robin).
+        let see = |task: &str, state: TaskState| {
+            let (dir, alice, task, (done, wait)) =
+                (dir.clone(), alice.clone(), task.to_owned(), std::sync::mpsc::channel());
+            workers.spawn(async move {
+                let (fact, a) = (fact(&task, "c", Some(state)), Arc::from("a"));
+                dir.record(&Sighting { backend: &a, owner: Some(&alice), skill: None, fact: &fact });
+                let _ = done.send(());
+            });
+            wait.recv().unwrap();
+        };
+        let order = || {
+            let listed = dir.tasks_of(Some(&alice)).now_or_never().unwrap().unwrap();
+            listed.into_iter().map(|(_, id, _)| id).collect::<Vec<String>>()
+        };
+        for i in 0..5 {
+            see(&format!("t{i}"), TaskState::Working);
+        }
+        let per_worker: Vec<usize> =
+            dir.by_owner.all().map(|lists| lock(lists).get("alice").map_or(0, BTreeMap::len)).collect();
+        assert_eq!(per_worker, [0, 3, 2], "each worker's own index (t0, t2, t4 on the first)");
+        assert_eq!(order(), ["t4", "t3", "t2", "t1", "t0"]);
+        // The sixth call runs on the second worker: t0's old place stays in the first's index.
+        see("t0", TaskState::Completed);
+        assert_eq!(order(), ["t0", "t4", "t3", "t2", "t1"], "moved to the front, listed once");
+        dir.sweep();
+        let places: usize = dir.by_owner.all().filter_map(|lists| lock(lists).get("alice").map(BTreeMap::len)).sum();
+        assert_eq!(places, 5, "the place left on the other worker is tidied");
+    }
+
     #[tokio::test]
     async fn a_task_whose_state_changes_moves_to_the_front_of_its_owners_list() {
         let dir = MemoryDirectory::new(Duration::from_secs(60));
@@ -564,6 +640,7 @@ mod tests {
         see("t2", TaskState::Working);
         assert_eq!(order().await, ["t1", "t2"], "a terminal state is final");
         dir.sweep();
-        assert_eq!(dir.by_owner.get("alice").map(|listed| listed.len()), Some(2), "no place left behind");
+        let places: usize = dir.by_owner.all().filter_map(|lists| lock(lists).get("alice").map(BTreeMap::len)).sum();
+        assert_eq!(places, 2, "no place left behind");
     }
 }

@@ -47,7 +47,7 @@ pub fn get() -> Option<&'static Workers> {
 }
 
 impl Workers {
-    fn new(n: usize) -> std::io::Result<Workers> {
+    pub(crate) fn new(n: usize) -> std::io::Result<Workers> {
         let mut queues = Vec::with_capacity(n);
         for index in 0..n {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -108,8 +108,16 @@ where
 }
 
 /// One value per worker thread (and one for every other thread), each built separately: a client
-/// whose pool is the worker's own, so a request never takes a connection another thread serves.
-pub struct PerWorker<C>(Arc<[C]>);
+/// whose pool is the worker's own, so a request never takes a connection another thread serves; an
+/// index each worker writes alone, so that no lock or cache line is shared by every request. Each
+/// value has cache lines of its own (two workers' writes to neighbours would move one line between
+/// their cores).
+pub struct PerWorker<C>(Arc<[Lane<C>]>);
+
+/// A value aligned to its own cache lines (128 bytes: the pair that adjacent-line prefetchers fetch
+/// together).
+#[repr(align(128))]
+struct Lane<C>(C);
 
 impl<C> Clone for PerWorker<C> {
     fn clone(&self) -> Self {
@@ -128,14 +136,22 @@ impl<C> PerWorker<C> {
         PerWorker::build_for(get().map_or(0, Workers::len), make)
     }
 
-    fn build_for<E>(workers: usize, mut make: impl FnMut() -> Result<C, E>) -> Result<PerWorker<C>, E> {
-        (0..=workers).map(|_| make()).collect::<Result<Vec<C>, E>>().map(|values| PerWorker(values.into()))
+    pub(crate) fn build_for<E>(workers: usize, mut make: impl FnMut() -> Result<C, E>) -> Result<PerWorker<C>, E> {
+        (0..=workers)
+            .map(|_| make().map(Lane))
+            .collect::<Result<Vec<Lane<C>>, E>>()
+            .map(|lanes| PerWorker(lanes.into()))
     }
 
     /// The calling thread's value.
     pub fn get(&self) -> &C {
         let slot = SLOT.get();
-        self.0.get(slot).unwrap_or(&self.0[0])
+        &self.0.get(slot).unwrap_or(&self.0[0]).0
+    }
+
+    /// Every thread's value (the other threads' first).
+    pub fn all(&self) -> impl Iterator<Item = &C> {
+        self.0.iter().map(|lane| &lane.0)
     }
 }
 
