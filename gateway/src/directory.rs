@@ -282,11 +282,12 @@ impl TaskDirectory for MemoryDirectory {
         let mut ids: Listed = Vec::new();
         for lists in self.by_owner.all() {
             if let Some(tasks) = lock(lists).get(key) {
-                ids.extend(tasks.iter().map(|(seq, id)| (*seq, id.clone())));
+                ids.extend(tasks.iter().rev().map(|(seq, id)| (*seq, id.clone())));
             }
         }
-        // Newest first across the threads' indexes (one index: already in order, reversed).
-        ids.sort_unstable_by_key(|(seq, _)| std::cmp::Reverse(*seq));
+        // Newest first across the threads' indexes: each is a run already in that order, which the
+        // stable sort finds and merges (O(n log runs); one index: nothing to do).
+        ids.sort_by_key(|(seq, _)| std::cmp::Reverse(*seq));
         let found = ids
             .into_iter()
             .filter_map(|(seq, id)| {
