@@ -123,6 +123,18 @@ async fn sdk_grpc_agents_serve_behind_the_gateway_in_every_binding() {
     let (_, rpc) =
         a2a_e2e::rpc_as(None, &format!("{}/agents/pyecho/", gw.url), "GetTask", json!({"id": "no-such-task"})).await;
     assert_eq!(rpc["error"]["code"], -32001, "{rpc}");
+    // The codes of the specification's table (§5.4) where the reference SDKs answer
+    // FAILED_PRECONDITION: an unsupported version, and push on an agent that promises none.
+    let future =
+        raw(&target, "GetTask", json!({"tenant": "pyecho", "id": "x"}), &["--metadata", "a2a-version: 2.0"]).await;
+    assert_eq!(
+        (future["code"].as_str(), future["reasons"][0].as_str()),
+        (Some("UNIMPLEMENTED"), Some("VERSION_NOT_SUPPORTED"))
+    );
+    let get_push = json!({"tenant": "pyecho", "taskId": "x", "id": "c"});
+    let push = raw(&target, "GetTaskPushNotificationConfig", get_push, &[]).await;
+    let expected = (Some("UNIMPLEMENTED"), Some("PUSH_NOTIFICATION_NOT_SUPPORTED"));
+    assert_eq!((push["code"].as_str(), push["reasons"][0].as_str()), expected, "{push}");
     drop((echo, clarify, slow));
 }
 

@@ -75,7 +75,10 @@ async def call(args: argparse.Namespace) -> dict:
     metadata = [('a2a-version', '1.0')]
     for item in args.metadata:
         name, _, value = item.partition(':')
-        metadata.append((name.strip().lower(), value.strip()))
+        name = name.strip().lower()
+        # A version given replaces the default one instead of travelling beside it.
+        metadata = [(n, v) for n, v in metadata if not (n == name == 'a2a-version')]
+        metadata.append((name, value.strip()))
     path = f'/lf.a2a.v1.A2AService/{args.method}'
     responses: list = []
     async with grpc.aio.insecure_channel(args.target) as channel:

@@ -236,7 +236,11 @@ mod tests {
         let body: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(body["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
         assert_eq!(body["error"]["details"][0]["domain"], "a2a-protocol.org");
-        assert_eq!(render_grpc(&A2aError::PushNotificationNotSupported).code, 9);
+        // The specification's table (§5.4), where the reference SDKs say FAILED_PRECONDITION.
+        assert_eq!(render_grpc(&A2aError::PushNotificationNotSupported).code, wire::UNIMPLEMENTED);
+        assert_eq!(render_grpc(&A2aError::VersionNotSupported("2.0".into())).code, wire::UNIMPLEMENTED);
+        assert_eq!(render_grpc(&A2aError::UnsupportedOperation("x".into())).code, wire::UNIMPLEMENTED);
+        assert_eq!(render_grpc(&A2aError::ExtendedCardNotConfigured).code, 9);
         assert_eq!(render_grpc(&A2aError::invalid_params("x")).code, 3);
         let rpc = RawValue::from_string(
             r#"{"code":-32002,"message":"no","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_CANCELABLE","domain":"a2a-protocol.org"}]}"#.into(),

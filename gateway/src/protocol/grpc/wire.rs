@@ -105,19 +105,18 @@ pub fn name_of(code: i32) -> &'static str {
     CODES.iter().find(|(_, c)| *c == code).map_or("UNKNOWN", |&(n, _)| n)
 }
 
-/// The gRPC code the specification gives an A2A error (its table of error code mappings), by the
-/// ErrorInfo reason; HTTP+JSON shares some statuses between errors that gRPC tells apart.
+/// The gRPC code the specification gives an A2A error (its table of error code mappings, §5.4), by
+/// the ErrorInfo reason; HTTP+JSON shares some statuses between errors that gRPC tells apart. The
+/// reference SDKs (a2a-sdk 1.3.0, @a2a-js/sdk) answer `FAILED_PRECONDITION` for the three the table
+/// makes `UNIMPLEMENTED`; their clients read the reason, not the code, so the table is followed (as
+/// the official conformance kit checks) and an agent's code is put right on the way through.
 fn spec_code(reason: &str) -> Option<i32> {
     Some(match reason {
         "TASK_NOT_FOUND" => 5,
         // An agent without the method: what gRPC says of a method a server does not implement.
         "METHOD_NOT_FOUND" => UNIMPLEMENTED,
-        "TASK_NOT_CANCELABLE"
-        | "PUSH_NOTIFICATION_NOT_SUPPORTED"
-        | "UNSUPPORTED_OPERATION"
-        | "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
-        | "EXTENSION_SUPPORT_REQUIRED"
-        | "VERSION_NOT_SUPPORTED" => 9,
+        "PUSH_NOTIFICATION_NOT_SUPPORTED" | "UNSUPPORTED_OPERATION" | "VERSION_NOT_SUPPORTED" => UNIMPLEMENTED,
+        "TASK_NOT_CANCELABLE" | "EXTENDED_AGENT_CARD_NOT_CONFIGURED" | "EXTENSION_SUPPORT_REQUIRED" => 9,
         "CONTENT_TYPE_NOT_SUPPORTED" => INVALID_ARGUMENT,
         "INVALID_AGENT_RESPONSE" => INTERNAL,
         _ => return None,
