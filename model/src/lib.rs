@@ -5,8 +5,13 @@
 //! dialect needs one pair of conversions), its policies name operations with it, and the example
 //! agents answer in it. Reading is lenient the ProtoJSON way (`""` reads as absent, unknown enum names
 //! as `*_UNSPECIFIED`); writing omits defaults, in the field order of the proto.
+//!
+//! The other dialects' objects sit beside it, each with its value conversions to and from 1.0:
+//! [`v03`] (A2A 0.3 as its JSON-RPC binding writes it) and [`early`] (the early REST dialect). Their
+//! requests, results and stream converters are the gateway's dialect codecs, built on these.
 
 mod card;
+pub mod early;
 mod enums;
 mod error;
 mod objects;
@@ -17,6 +22,7 @@ mod protojson;
 mod read;
 mod requests;
 pub mod strict;
+pub mod v03;
 
 pub use card::{
     AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface, AgentProvider, AgentSkill,

@@ -1,6 +1,13 @@
 //! The early dialect's objects as the seed's FastAPI server writes them: a Task with the client's `id`
 //! and optional `sessionId`, `status: {state, timestamp, message?}`, `artifacts: [{name, description,
 //! parts}]`, `history`; messages with a role and `type`-tagged parts.
+//!
+//! Deliberately not `a2a_model::early`, the gateway's model of the dialect. That one reads leniently,
+//! as a gateway reads what agents answer (a part without its `type` tag, `null` lists, snake-case
+//! keys, 1.0's extra states); this one is as strict as the seed's FastAPI server (a tagged part, a
+//! data part that is an object, no unknown file fields), so that the tests hold the gateway's early
+//! writer to what a real early agent accepts: an agent built on the gateway's own model would accept
+//! whatever the gateway writes, and catch nothing.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -10,8 +10,8 @@ use a2a_core::Operation;
 use http::Method;
 use serde::Serialize;
 
+use super::Task;
 use super::calls::{CancelTaskRequest, DIALECT, SendTaskRequest, check_task_id};
-use super::objects::Task;
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::parse_object;
 use a2a_model::{self as model, Request, SendMessageResponse};

@@ -11,7 +11,7 @@ use a2a_core::Operation;
 use http::Method;
 use serde::{Deserialize, Serialize};
 
-use super::objects::{Message, Task};
+use super::{Message, Task};
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::parse_object;
 use a2a_model::{self as model, Request, SendMessageResponse, Struct, empty_as_none, null_as_empty};

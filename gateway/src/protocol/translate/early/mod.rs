@@ -10,9 +10,6 @@
 
 mod agent;
 mod calls;
-mod card;
-mod error;
-mod objects;
 mod stream;
 mod view;
 
@@ -20,8 +17,11 @@ pub use agent::{HttpRequest, request_from_v1, result_to_v1};
 pub use calls::{
     CARD_PATH, Call, CancelTaskRequest, Route, SendTaskRequest, TaskRef, check_task_id, result_from_v1, task_of_message,
 };
-pub use card::{AgentCapabilities, AgentCard, AgentSkill, Authentication, PROTOCOL_VERSION, card_from_v1, card_to_v1};
-pub use error::{EarlyError, error_from_v1, error_to_v1};
-pub use objects::{Artifact, Message, Part, Role, StateIn, Task, TaskState, TaskStatus, artifact_id};
+// The dialect's objects, card and errors are the wire model's (`a2a_model::early`); this module adds
+// its calls and its stream converters.
+pub use a2a_model::early::{
+    AgentCapabilities, AgentCard, AgentSkill, Artifact, Authentication, EarlyError, Message, PROTOCOL_VERSION, Part,
+    Role, StateIn, Task, TaskState, TaskStatus, artifact_id, card_from_v1, card_to_v1, error_from_v1, error_to_v1,
+};
 pub use stream::{SnapshotBuilder, SnapshotDiffer};
 pub use view::TaskView;

@@ -13,8 +13,8 @@
 //! Both stop at the first terminal or interrupted state: later events are dropped, and
 //! `is_finished` tells the relay the stream is complete (a stream that ends before that was cut).
 
-use super::objects::{Artifact, Task};
 use super::view::TaskView;
+use super::{Artifact, Task};
 use a2a_model::{self as model, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 
 /// Early agent → 1.0 caller: whole-Task events in, 1.0 stream events out.
@@ -99,22 +99,21 @@ fn changed_artifact(old: Option<&Artifact>, new: &Artifact) -> Option<(Artifact,
     }
     let same_head = old.name == new.name && old.description == new.description && old.metadata == new.metadata;
     if same_head && new.parts.len() > old.parts.len() && new.parts.starts_with(&old.parts) {
-        let chunk = Artifact { parts: new.parts[old.parts.len()..].to_vec(), ..new.clone_head() };
+        let chunk = Artifact { parts: new.parts[old.parts.len()..].to_vec(), ..head_of(new) };
         return Some((chunk, true));
     }
     Some((new.clone(), false))
 }
 
-impl Artifact {
-    fn clone_head(&self) -> Artifact {
-        Artifact {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            parts: Vec::new(),
-            metadata: self.metadata.clone(),
-            index: self.index,
-            last_chunk: self.last_chunk,
-        }
+/// The artifact without its parts (they are what a chunk replaces).
+fn head_of(artifact: &Artifact) -> Artifact {
+    Artifact {
+        name: artifact.name.clone(),
+        description: artifact.description.clone(),
+        parts: Vec::new(),
+        metadata: artifact.metadata.clone(),
+        index: artifact.index,
+        last_chunk: artifact.last_chunk,
     }
 }
 

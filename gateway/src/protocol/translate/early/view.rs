@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
-use super::objects::TaskState;
+use super::TaskState;
 use crate::protocol::translate::v03::Role;
 use a2a_model::{self as model, PartContent, Struct};
 

@@ -10,24 +10,18 @@
 //! [`hybrid_card`]. The JSON-RPC envelope (`jsonrpc`, `id`) is the same in both versions and stays the
 //! caller's: see [`crate::protocol::translate::jsonrpc`].
 
-mod card;
-mod enums;
-mod error;
-mod objects;
-mod parts;
 mod requests;
 pub mod rest;
 mod results;
 
-pub use card::{
-    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, DEFAULT_VERSION, add_v03_security, card_from_v1,
-    card_to_v1, hybrid_card, security_scheme_from_v1, security_scheme_to_v1,
+// The dialect's objects, cards and errors are the wire model's (`a2a_model::v03`); this module adds
+// its methods' requests and results.
+pub use a2a_model::v03::{
+    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Artifact, DEFAULT_VERSION, Error03, File, FileContent,
+    Message, Part, PartContent03, Role, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    add_v03_security, card_from_v1, card_to_v1, error_from_v1, error_to_v1, hybrid_card, security_scheme_from_v1,
+    security_scheme_to_v1,
 };
-pub use enums::{Role, TaskState};
-pub use error::{Error03, error_from_v1, error_to_v1};
-pub use objects::{Artifact, Message, Task, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent};
-pub(crate) use parts::PartWire;
-pub use parts::{File, FileContent, Part, PartContent03};
 pub use requests::{
     MessageSendConfiguration, MessageSendParams, Params, PushNotificationAuthenticationInfo, PushNotificationConfig,
     TaskIdParams, TaskPushNotificationConfig, TaskQueryParams, method_of, operation_of, request_from_v1, request_to_v1,

@@ -12,7 +12,7 @@ use a2a_core::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::objects::Message;
+use super::Message;
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::parse_object;
 use a2a_model::{self as model, Request, Struct, empty_as_none, null_as_empty};

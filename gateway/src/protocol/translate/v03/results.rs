@@ -9,10 +9,10 @@ use a2a_core::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::AgentCard;
 use super::DIALECT;
-use super::card::AgentCard;
-use super::objects::{Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 use super::requests::TaskPushNotificationConfig;
+use super::{Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::{parse, parse_object};
 use a2a_model::{self as model, Response, SendMessageResponse, StreamResponse};
@@ -141,7 +141,7 @@ pub fn result_to_v1(operation: Operation, json: &[u8]) -> Result<Response, Trans
             })
         }
         Operation::DeleteTaskPushNotificationConfig => Response::Deleted(None),
-        Operation::GetExtendedAgentCard => Response::Card(Box::new(super::card::card_to_v1(parse_object(json)?))),
+        Operation::GetExtendedAgentCard => Response::Card(Box::new(super::card_to_v1(parse_object(json)?))),
         Operation::ListTasks => return Err(TranslateError::Unsupported { operation: "ListTasks", dialect: DIALECT }),
         Operation::SendStreamingMessage | Operation::SubscribeToTask => {
             return Err(TranslateError::invalid("", format!("{operation} answers with a stream of events")));
@@ -157,7 +157,7 @@ pub fn result_from_v1(response: Response) -> Result<Result03, TranslateError> {
         Response::PushConfig(c) => Result03::PushConfig(c.into()),
         Response::PushConfigs(list) => Result03::PushConfigs(list.configs.into_iter().map(Into::into).collect()),
         Response::Deleted(_) => Result03::Deleted(None),
-        Response::Card(card) => Result03::Card(Box::new(super::card::card_from_v1(*card))),
+        Response::Card(card) => Result03::Card(Box::new(super::card_from_v1(*card))),
         Response::ListTasks(_) => {
             return Err(TranslateError::Unsupported { operation: "ListTasks", dialect: DIALECT });
         }

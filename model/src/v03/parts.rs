@@ -11,7 +11,8 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use a2a_model::{self as model, PartContent, Struct, empty_as_none};
+use crate as model;
+use crate::{PartContent, Struct, empty_as_none};
 
 /// The metadata key of the SDK's wrapper for data parts that are not objects.
 const DATA_PART_COMPAT: &str = "data_part_compat";

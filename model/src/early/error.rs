@@ -5,11 +5,11 @@
 //! Not carried 1.0 → early: the JSON-RPC code beyond what the status says (several codes share 400) and
 //! the ErrorInfo details. Early → 1.0: the kind is inferred from status and operation.
 
-use a2a_core::Operation;
+use crate::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use a2a_model::{ErrorKind, ErrorObject};
+use crate::{ErrorKind, ErrorObject};
 
 /// The body of an early error answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

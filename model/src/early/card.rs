@@ -14,9 +14,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use a2a_model::{
-    self as model, AgentProvider, BINDING_HTTP_JSON, SecurityRequirement, StringList, Struct, empty_as_none,
-    null_as_default, null_as_empty,
+use crate as model;
+use crate::{
+    AgentProvider, BINDING_HTTP_JSON, SecurityRequirement, StringList, Struct, empty_as_none, null_as_default,
+    null_as_empty,
 };
 
 /// The `protocolVersion` the gateway gives an early agent's interface.

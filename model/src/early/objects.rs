@@ -16,11 +16,12 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::translate::v03::{self, FileContent, PartContent03, PartWire};
-use a2a_model::{self as model, Struct, empty_as_none, null_as_empty};
+use crate as model;
+use crate::v03::{self, FileContent, PartContent03, PartWire};
+use crate::{Struct, empty_as_none, null_as_empty};
 
 /// Who wrote a message (`user` / `agent`).
-pub use crate::protocol::translate::v03::Role;
+pub use crate::v03::Role;
 
 /// A task state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

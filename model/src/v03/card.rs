@@ -15,9 +15,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use a2a_model::{
-    self as model, AgentCardSignature, AgentExtension, AgentProvider, BINDING_JSONRPC, SecurityRequirement, StringList,
-    Struct, empty_as_none, null_as_default, null_as_empty,
+use crate as model;
+use crate::{
+    AgentCardSignature, AgentExtension, AgentProvider, BINDING_JSONRPC, SecurityRequirement, StringList, Struct,
+    empty_as_none, null_as_default, null_as_empty,
 };
 
 /// The version written for 0.3 interfaces that do not say (the SDK's default).

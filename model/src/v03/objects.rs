@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::enums::{ArtifactUpdateKind, MessageKind, Role, StatusUpdateKind, TaskKind, TaskState};
 use super::parts::Part;
-use a2a_model::{self as model, Struct, empty_as_none, null_as_empty};
+use crate as model;
+use crate::{Struct, empty_as_none, null_as_empty};
 
 /// A message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use a2a_model::{ErrorKind, ErrorObject};
+use crate::{ErrorKind, ErrorObject};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Error03 {

@@ -8,7 +8,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
-use a2a_model as model;
+use crate as model;
 
 /// A `kind` discriminator that always writes its one value and, when present, must read it.
 macro_rules! kind_tag {
