@@ -11,7 +11,8 @@ use http::Method;
 use serde::Serialize;
 
 use super::Task;
-use super::calls::{CancelTaskRequest, DIALECT, SendTaskRequest, check_task_id};
+use super::calls::{DIALECT, check_task_id};
+use super::{CancelTaskRequest, SendTaskRequest};
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::parse_object;
 use a2a_model::{self as model, Request, SendMessageResponse};

@@ -9,45 +9,16 @@
 
 use a2a_core::Operation;
 use http::Method;
-use serde::{Deserialize, Serialize};
 
-use super::{Message, Task};
+use super::{CancelTaskRequest, SendTaskRequest, Task};
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::parse_object;
-use a2a_model::{self as model, Request, SendMessageResponse, Struct, empty_as_none, null_as_empty};
+use a2a_model::{self as model, Request, SendMessageResponse};
 
 pub(crate) const DIALECT: &str = "the early A2A REST dialect";
 
 /// Where the early card lives.
 pub const CARD_PATH: &str = "/.well-known/agent.json";
-
-/// The body of `POST /tasks/send`, `/tasks/sendSubscribe` and `/tasks/{id}/send`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SendTaskRequest {
-    /// The client's task id. Optional in a continue body, where the path names the task.
-    #[serde(default)]
-    pub id: String,
-    #[serde(default, deserialize_with = "empty_as_none", skip_serializing_if = "Option::is_none")]
-    #[serde(alias = "session_id")]
-    pub session_id: Option<String>,
-    pub message: Message,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Struct>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[serde(alias = "history_length")]
-    pub history_length: Option<i32>,
-    #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "Vec::is_empty")]
-    #[serde(alias = "accepted_output_modes")]
-    pub accepted_output_modes: Vec<String>,
-}
-
-/// The body of `POST /tasks/{id}/cancel` (may be empty).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct CancelTaskRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Struct>,
-}
 
 /// Which call a method and path name, before the body is read.
 #[derive(Debug, Clone, PartialEq, Eq)]

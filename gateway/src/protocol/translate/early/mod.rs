@@ -14,14 +14,13 @@ mod stream;
 mod view;
 
 pub use agent::{HttpRequest, request_from_v1, result_to_v1};
-pub use calls::{
-    CARD_PATH, Call, CancelTaskRequest, Route, SendTaskRequest, TaskRef, check_task_id, result_from_v1, task_of_message,
-};
-// The dialect's objects, card and errors are the wire model's (`a2a_model::early`); this module adds
-// its calls and its stream converters.
+pub use calls::{CARD_PATH, Call, Route, TaskRef, check_task_id, result_from_v1, task_of_message};
+// The dialect's objects, request bodies, card and errors are the wire model's (`a2a_model::early`);
+// this module adds its calls and its stream converters.
 pub use a2a_model::early::{
-    AgentCapabilities, AgentCard, AgentSkill, Artifact, Authentication, EarlyError, Message, PROTOCOL_VERSION, Part,
-    Role, StateIn, Task, TaskState, TaskStatus, artifact_id, card_from_v1, card_to_v1, error_from_v1, error_to_v1,
+    AgentCapabilities, AgentCard, AgentSkill, Artifact, Authentication, CancelTaskRequest, EarlyError, Message,
+    PROTOCOL_VERSION, Part, Role, SendTaskRequest, StateIn, Task, TaskState, TaskStatus, artifact_id, card_from_v1,
+    card_to_v1, error_from_v1, error_to_v1,
 };
 pub use stream::{SnapshotBuilder, SnapshotDiffer};
 pub use view::TaskView;

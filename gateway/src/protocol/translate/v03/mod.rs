@@ -14,20 +14,18 @@ mod requests;
 pub mod rest;
 mod results;
 
-// The dialect's objects, cards and errors are the wire model's (`a2a_model::v03`); this module adds
-// its methods' requests and results.
+// The dialect's objects, cards, errors, methods, params and results are the wire model's
+// (`a2a_model::v03`); this module reads and writes its requests and results as 1.0 ones.
 pub use a2a_model::v03::{
-    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Artifact, DEFAULT_VERSION, Error03, File, FileContent,
-    Message, Part, PartContent03, Role, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
-    add_v03_security, card_from_v1, card_to_v1, error_from_v1, error_to_v1, hybrid_card, security_scheme_from_v1,
-    security_scheme_to_v1,
+    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Artifact, DEFAULT_VERSION, Error03, Event, File,
+    FileContent, Message, MessageSendConfiguration, MessageSendParams, Params, Part, PartContent03,
+    PushNotificationAuthenticationInfo, PushNotificationConfig, Result03, Role, Task, TaskArtifactUpdateEvent,
+    TaskIdParams, TaskPushNotificationConfig, TaskQueryParams, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    add_v03_security, card_from_v1, card_to_v1, error_from_v1, error_to_v1, hybrid_card, method_of, operation_of,
+    security_scheme_from_v1, security_scheme_to_v1,
 };
-pub use requests::{
-    MessageSendConfiguration, MessageSendParams, Params, PushNotificationAuthenticationInfo, PushNotificationConfig,
-    TaskIdParams, TaskPushNotificationConfig, TaskQueryParams, method_of, operation_of, request_from_v1, request_to_v1,
-    request_to_v1_strict,
-};
-pub use results::{Event, Result03, event_from_v1, event_to_v1, result_from_v1, result_to_v1};
+pub use requests::{request_from_v1, request_to_v1, request_to_v1_strict};
+pub use results::{event_from_v1, event_to_v1, parse_event, result_from_v1, result_to_v1};
 
 /// How error messages name this dialect.
 const DIALECT: &str = "A2A 0.3";

@@ -1,31 +1,17 @@
-//! A2A 0.3 JSON-RPC results and stream events, translated to and from the 1.0 [`Response`] and
-//! [`StreamResponse`]. A 0.3 result names its kind (`task`, `message`, `status-update`,
+//! A2A 0.3 JSON-RPC results and stream events (the wire model's `a2a_model::v03::{Event, Result03}`)
+//! read into and written from the 1.0 [`Response`] and [`StreamResponse`]. A 0.3 result names its kind (`task`, `message`, `status-update`,
 //! `artifact-update`); one without a `kind` is read by its fields, as the SDK's union does.
 //!
 //! Not carried 1.0 → 0.3: ListTasks results (no 0.3 method); push-config list paging
 //! (`nextPageToken`).
 
 use a2a_core::Operation;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Deserialize;
 
-use super::AgentCard;
-use super::DIALECT;
-use super::requests::TaskPushNotificationConfig;
-use super::{Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+use super::{DIALECT, Event, Result03, Task, TaskPushNotificationConfig};
 use crate::protocol::translate::TranslateError;
 use crate::protocol::translate::error::{parse, parse_object};
 use a2a_model::{self as model, Response, SendMessageResponse, StreamResponse};
-
-/// A 0.3 `result` or stream event: one of the four `kind`s.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Event {
-    Task(Task),
-    Message(Message),
-    StatusUpdate(TaskStatusUpdateEvent),
-    ArtifactUpdate(TaskArtifactUpdateEvent),
-}
 
 /// Just enough of an event to know its kind, read without allocating.
 #[derive(Deserialize)]
@@ -40,30 +26,28 @@ struct Peek<'a> {
     role: Option<serde::de::IgnoredAny>,
 }
 
-impl Event {
-    /// Parses a 0.3 result object by its `kind` (or, when it has none, by its fields).
-    pub fn parse(json: &[u8]) -> Result<Event, TranslateError> {
-        let peek: Peek = parse_peek(json)?;
-        let kind = match peek.kind {
-            Some(kind) => kind,
-            None if peek.artifact.is_some() => "artifact-update",
-            None if peek.is_final.is_some() => "status-update",
-            None if peek.message_id.is_some() && peek.role.is_some() => "message",
-            None => "task",
-        };
-        Ok(match kind {
-            "task" => Event::Task(parse_object(json)?),
-            "message" => Event::Message(parse(json)?),
-            "status-update" => Event::StatusUpdate(parse(json)?),
-            "artifact-update" => Event::ArtifactUpdate(parse(json)?),
-            other => {
-                return Err(TranslateError::invalid(
-                    "/kind",
-                    format!("unknown kind '{other}': expected task, message, status-update or artifact-update"),
-                ));
-            }
-        })
-    }
+/// Parses a 0.3 result object by its `kind` (or, when it has none, by its fields).
+pub fn parse_event(json: &[u8]) -> Result<Event, TranslateError> {
+    let peek: Peek = parse_peek(json)?;
+    let kind = match peek.kind {
+        Some(kind) => kind,
+        None if peek.artifact.is_some() => "artifact-update",
+        None if peek.is_final.is_some() => "status-update",
+        None if peek.message_id.is_some() && peek.role.is_some() => "message",
+        None => "task",
+    };
+    Ok(match kind {
+        "task" => Event::Task(parse_object(json)?),
+        "message" => Event::Message(parse(json)?),
+        "status-update" => Event::StatusUpdate(parse(json)?),
+        "artifact-update" => Event::ArtifactUpdate(parse(json)?),
+        other => {
+            return Err(TranslateError::invalid(
+                "/kind",
+                format!("unknown kind '{other}': expected task, message, status-update or artifact-update"),
+            ));
+        }
+    })
 }
 
 fn parse_peek(json: &[u8]) -> Result<Peek<'_>, TranslateError> {
@@ -76,31 +60,9 @@ fn parse_peek(json: &[u8]) -> Result<Peek<'_>, TranslateError> {
     })
 }
 
-impl From<StreamResponse> for Event {
-    fn from(event: StreamResponse) -> Event {
-        match event {
-            StreamResponse::Task(t) => Event::Task(t.into()),
-            StreamResponse::Message(m) => Event::Message(m.into()),
-            StreamResponse::StatusUpdate(u) => Event::StatusUpdate(u.into()),
-            StreamResponse::ArtifactUpdate(u) => Event::ArtifactUpdate(u.into()),
-        }
-    }
-}
-
-impl From<Event> for StreamResponse {
-    fn from(event: Event) -> StreamResponse {
-        match event {
-            Event::Task(t) => StreamResponse::Task(t.into()),
-            Event::Message(m) => StreamResponse::Message(m.into()),
-            Event::StatusUpdate(u) => StreamResponse::StatusUpdate(u.into()),
-            Event::ArtifactUpdate(u) => StreamResponse::ArtifactUpdate(u.into()),
-        }
-    }
-}
-
 /// A 0.3 stream event (the `result` of one SSE event) as a 1.0 StreamResponse.
 pub fn event_to_v1(json: &[u8]) -> Result<StreamResponse, TranslateError> {
-    Event::parse(json).map(StreamResponse::from)
+    parse_event(json).map(StreamResponse::from)
 }
 
 /// A 1.0 stream event as the 0.3 `result` of an SSE event.
@@ -108,23 +70,10 @@ pub fn event_from_v1(event: StreamResponse) -> Event {
     event.into()
 }
 
-/// The 0.3 result of any unary method. Serialises as the result alone.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Result03 {
-    /// message/send (task or message), tasks/get, tasks/cancel.
-    Event(Event),
-    PushConfig(TaskPushNotificationConfig),
-    PushConfigs(Vec<TaskPushNotificationConfig>),
-    /// tasks/pushNotificationConfig/delete: `null`.
-    Deleted(Option<Value>),
-    Card(Box<AgentCard>),
-}
-
 /// A 0.3 unary `result` as the 1.0 result of `operation`.
 pub fn result_to_v1(operation: Operation, json: &[u8]) -> Result<Response, TranslateError> {
     Ok(match operation {
-        Operation::SendMessage => match Event::parse(json)? {
+        Operation::SendMessage => match parse_event(json)? {
             Event::Task(t) => Response::Send(SendMessageResponse::Task(t.into())),
             Event::Message(m) => Response::Send(SendMessageResponse::Message(m.into())),
             _ => return Err(TranslateError::invalid("/kind", "message/send answers with a task or a message")),
@@ -167,7 +116,7 @@ pub fn result_from_v1(response: Response) -> Result<Result03, TranslateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn bytes(v: Value) -> Vec<u8> {
         serde_json::to_vec(&v).expect("json")
@@ -176,12 +125,12 @@ mod tests {
     #[test]
     fn events_are_read_by_kind_or_shape() {
         let update = json!({"taskId": "t", "contextId": "c", "final": true, "status": {"state": "completed"}});
-        assert!(matches!(Event::parse(&bytes(update)), Ok(Event::StatusUpdate(_))));
+        assert!(matches!(parse_event(&bytes(update)), Ok(Event::StatusUpdate(_))));
         let message = json!({"messageId": "m", "role": "agent", "parts": []});
-        assert!(matches!(Event::parse(&bytes(message)), Ok(Event::Message(_))));
+        assert!(matches!(parse_event(&bytes(message)), Ok(Event::Message(_))));
         let bad = json!({"kind": "status", "taskId": "t"});
-        assert!(matches!(Event::parse(&bytes(bad)), Err(TranslateError::Invalid { .. })));
-        assert!(matches!(Event::parse(b"[1]"), Err(TranslateError::Invalid { .. })));
-        assert!(matches!(Event::parse(b"{"), Err(TranslateError::Json(_))));
+        assert!(matches!(parse_event(&bytes(bad)), Err(TranslateError::Invalid { .. })));
+        assert!(matches!(parse_event(b"[1]"), Err(TranslateError::Invalid { .. })));
+        assert!(matches!(parse_event(b"{"), Err(TranslateError::Json(_))));
     }
 }
