@@ -1,6 +1,7 @@
 //! A2A 0.3 JSON-RPC results and stream events (the wire model's `a2a_model::v03::{Event, Result03}`)
-//! read into and written from the 1.0 [`Response`] and [`StreamResponse`]. A 0.3 result names its kind (`task`, `message`, `status-update`,
-//! `artifact-update`); one without a `kind` is read by its fields, as the SDK's union does.
+//! read into and written from the 1.0 [`Response`] and [`StreamResponse`]. A 0.3 result names its
+//! kind (`task`, `message`, `status-update`, `artifact-update`); one without a `kind` is read by its
+//! fields, as the SDK's union does.
 //!
 //! Not carried 1.0 → 0.3: ListTasks results (no 0.3 method); push-config list paging
 //! (`nextPageToken`).
