@@ -32,6 +32,7 @@ use crate::config::{Config, Policies};
 use crate::directory::TaskDirectory;
 use crate::gateway::{Gateway, Shared};
 use crate::listener::{ClientCerts, ListenerTls, PublicListener};
+use crate::protocol::early_ids::EarlyIds;
 use crate::protocol::errors::Refusal;
 use crate::protocol::translate::early;
 use crate::stack::{ForwardService, ServeA2a, a2a_stack};
@@ -314,6 +315,7 @@ pub async fn run_with_admin(
     };
     spawn_directory_sweeper(
         shared.directory.clone(),
+        shared.early_ids.clone(),
         runtime.gateway().config.routing.sweep_interval,
         background.clone(),
     );
@@ -385,9 +387,15 @@ pub async fn run_with_admin(
     Ok(())
 }
 
-/// Sweeps the task directory every `every`, and at once when it is full. Off the runtime's workers:
-/// a sweep walks every entry (a million of them take tens of milliseconds).
-fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, every: Duration, stop: CancellationToken) {
+/// Sweeps the task directory every `every`, and at once when it is full, and the early ids with it
+/// (at most one per task). Off the runtime's workers: a sweep walks every entry (a million of them
+/// take a few hundred milliseconds).
+fn spawn_directory_sweeper(
+    directory: Arc<dyn TaskDirectory>,
+    early_ids: Arc<dyn EarlyIds>,
+    every: Duration,
+    stop: CancellationToken,
+) {
     tokio::spawn(async move {
         let mut ticker = tokio::time::interval(every);
         loop {
@@ -402,8 +410,12 @@ fn spawn_directory_sweeper(directory: Arc<dyn TaskDirectory>, every: Duration, s
                 _ = ticker.tick() => {}
                 _ = crowded => {}
             }
-            let directory = directory.clone();
-            let _ = tokio::task::spawn_blocking(move || directory.sweep()).await;
+            let (directory, early_ids) = (directory.clone(), early_ids.clone());
+            let _ = tokio::task::spawn_blocking(move || {
+                directory.sweep();
+                early_ids.sweep();
+            })
+            .await;
         }
     });
 }
@@ -544,3 +556,30 @@ async fn readyz(State(runtime): State<Arc<Runtime>>) -> Response<Body> {
 mod cards;
 mod catalog;
 use self::cards::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directory::MemoryDirectory;
+    use crate::protocol::early_ids::{AgentTask, MemoryEarlyIds};
+
+    /// Early ids are swept with the directory, off the call path (inserting one never walks them).
+    #[tokio::test]
+    async fn the_directory_sweeper_sweeps_the_early_ids_too() {
+        let directory: Arc<dyn TaskDirectory> = Arc::new(MemoryDirectory::new(Duration::from_secs(60)));
+        let ids = Arc::new(MemoryEarlyIds::new(Duration::from_secs(60)).with_max(10));
+        for i in 0..100 {
+            ids.insert("alice", &format!("e{i}"), AgentTask { task_id: format!("a{i}"), context_id: None });
+        }
+        assert!(ids.find("alice", "e0").is_some(), "inserting does not sweep");
+        let stop = CancellationToken::new();
+        spawn_directory_sweeper(directory, ids.clone(), Duration::from_millis(20), stop.clone());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while ids.find("alice", "e0").is_some() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stop.cancel();
+        assert!(ids.find("alice", "e0").is_none(), "the oldest id past the limit is forgotten by the sweeper");
+        assert!(ids.find("alice", "e99").is_some(), "the newest is kept");
+    }
+}

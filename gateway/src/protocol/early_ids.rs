@@ -11,7 +11,6 @@
 //! A trait, so that replicas can share the map: [`MemoryEarlyIds`] serves one process,
 //! [`crate::state::redis_early_ids`] several.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -40,20 +39,21 @@ pub trait EarlyIds: Send + Sync + 'static {
     /// Remembers that `early_id` of `scope` is the agent's `task`; a second claim keeps the first.
     /// Never waits: implementations with I/O queue it.
     fn insert(&self, scope: &str, early_id: &str, task: AgentTask);
+    /// Forgets what has expired, and what is past the limit. Walks every id: called with the task
+    /// directory's sweep, off the runtime's workers, never on a call's path.
+    fn sweep(&self);
 }
 
 pub struct MemoryEarlyIds {
     map: DashMap<String, Entry>,
     ttl: Duration,
     max: usize,
-    inserts: AtomicUsize,
 }
-
-const SWEEP_EVERY: usize = 1024;
 
 impl MemoryEarlyIds {
     pub fn new(ttl: Duration) -> MemoryEarlyIds {
-        MemoryEarlyIds { map: DashMap::new(), ttl, max: usize::MAX, inserts: AtomicUsize::new(0) }
+        let map = DashMap::with_shard_amount(crate::evict::SWEPT_SHARDS);
+        MemoryEarlyIds { map, ttl, max: usize::MAX }
     }
 
     /// Keeps at most `max` ids (the task directory's limit: an id outliving its task is no use).
@@ -82,10 +82,12 @@ impl EarlyIds for MemoryEarlyIds {
             return;
         }
         self.map.entry(key(scope, early_id)).or_insert_with(|| Entry { task, at: Instant::now() });
-        if self.inserts.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
-            self.map.retain(|_, e| e.at.elapsed() < self.ttl);
-            crate::evict::evict_lowest(&self.map, self.max, |e| e.at);
-        }
+    }
+
+    fn sweep(&self) {
+        let (ttl, now) = (self.ttl, Instant::now());
+        self.map.retain(|_, e| now.saturating_duration_since(e.at) < ttl);
+        crate::evict::evict_lowest(&self.map, self.max, |e| e.at);
     }
 }
 
@@ -107,13 +109,15 @@ mod tests {
     }
 
     #[test]
-    fn past_the_limit_the_oldest_ids_are_forgotten() {
+    fn past_the_limit_a_sweep_forgets_the_oldest_ids() {
         let ids = MemoryEarlyIds::new(Duration::from_secs(60)).with_max(100);
-        for i in 0..SWEEP_EVERY {
+        for i in 0..1000 {
             ids.insert("alice", &format!("e{i}"), task(&format!("a{i}")));
         }
+        assert_eq!(ids.map.len(), 1000, "inserting never walks the map");
+        ids.sweep();
         assert!(ids.map.len() <= 100, "{}", ids.map.len());
-        assert!(ids.find("alice", &format!("e{}", SWEEP_EVERY - 1)).is_some(), "the newest is kept");
+        assert!(ids.find("alice", "e999").is_some(), "the newest is kept");
         assert!(ids.find("alice", "e0").is_none(), "the oldest is forgotten");
     }
 

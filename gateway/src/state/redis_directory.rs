@@ -120,7 +120,8 @@ impl RedisDirectory {
         let (queue, receiver) = mpsc::channel(QUEUE);
         let writer = Writer { redis: redis.clone(), script: redis::Script::new(RECORD), ttl };
         tokio::spawn(writer.run(receiver));
-        let (tasks, contexts) = (DashMap::new(), DashMap::new());
+        let shards = crate::evict::SWEPT_SHARDS;
+        let (tasks, contexts) = (DashMap::with_shard_amount(shards), DashMap::with_shard_amount(shards));
         Arc::new(RedisDirectory { redis, tasks, contexts, queue, ttl, max_cached: max_cached.max(1) })
     }
 
@@ -362,9 +363,9 @@ impl TaskDirectory for RedisDirectory {
     fn sweep(&self) {
         // Only the local cache: Redis expires its keys itself. What the cache forgets past its limit
         // is read from Redis again when asked for.
-        let ttl = self.ttl;
-        self.tasks.retain(|_, seen| seen.at.elapsed() < ttl);
-        self.contexts.retain(|_, seen| seen.at.elapsed() < ttl);
+        let (ttl, now) = (self.ttl, Instant::now());
+        self.tasks.retain(|_, seen| now.saturating_duration_since(seen.at) < ttl);
+        self.contexts.retain(|_, seen| now.saturating_duration_since(seen.at) < ttl);
         crate::evict::evict_lowest(&self.tasks, self.max_cached, |seen| seen.at);
         crate::evict::evict_lowest(&self.contexts, self.max_cached, |seen| seen.at);
     }

@@ -32,7 +32,8 @@ impl RedisEarlyIds {
     pub fn new(redis: Redis, ttl: Duration) -> Arc<RedisEarlyIds> {
         let (queue, receiver) = mpsc::channel(QUEUE);
         tokio::spawn(write(redis.clone(), ttl, receiver));
-        Arc::new(RedisEarlyIds { redis, cache: DashMap::new(), queue, ttl })
+        let cache = DashMap::with_shard_amount(crate::evict::SWEPT_SHARDS);
+        Arc::new(RedisEarlyIds { redis, cache, queue, ttl })
     }
 
     fn cached(&self, key: &str) -> Option<AgentTask> {
@@ -97,13 +98,16 @@ impl EarlyIds for RedisEarlyIds {
         }
         let value = serde_json::to_string(&(&task.task_id, &task.context_id)).unwrap_or_default();
         self.cache.insert(key.clone(), (task, Instant::now()));
-        if self.cache.len() % 1024 == 0 {
-            self.cache.retain(|_, e| e.1.elapsed() < self.ttl);
-        }
         if self.queue.try_send((key, value)).is_err() {
             metrics::counter!("a2a_state_dropped_writes_total").increment(1);
             tracing::warn!("shared state writer is behind; an early task id was not shared");
         }
+    }
+
+    /// Only this replica's cache: Redis expires its keys itself.
+    fn sweep(&self) {
+        let (ttl, now) = (self.ttl, Instant::now());
+        self.cache.retain(|_, e| now.saturating_duration_since(e.1) < ttl);
     }
 }
 
