@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 
-use crate::evict::SWEPT_SHARDS;
+use crate::evict::{forget_older_than, swept_map};
 use crate::hashing::ByOutsiders;
 use crate::protocol::observe::{TaskFact, TaskState};
 pub use crate::store_error::Lookup;
@@ -122,8 +122,8 @@ pub struct MemoryDirectory {
 impl MemoryDirectory {
     pub fn new(ttl: Duration) -> MemoryDirectory {
         MemoryDirectory {
-            tasks: DashMap::with_hasher_and_shard_amount(ByOutsiders::default(), SWEPT_SHARDS),
-            contexts: DashMap::with_hasher_and_shard_amount(ByOutsiders::default(), SWEPT_SHARDS),
+            tasks: swept_map(),
+            contexts: swept_map(),
             by_owner: PerWorker::new(Mutex::default),
             next_seq: AtomicU64::new(1),
             ttl,
@@ -313,10 +313,8 @@ impl TaskDirectory for MemoryDirectory {
     }
 
     fn sweep(&self) {
-        // One clock reading for the whole walk (an entry recorded since reads as just seen).
-        let (ttl, now) = (self.ttl, Instant::now());
-        self.tasks.retain(|_, seen| now.saturating_duration_since(seen.at) < ttl);
-        self.contexts.retain(|_, seen| now.saturating_duration_since(seen.at) < ttl);
+        forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
+        forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
         let evicted = self.evict();
         if evicted > 0 {
             metrics::counter!(EVICTED).increment(evicted as u64);

@@ -1,6 +1,10 @@
 //! Keeping a concurrent map within a limit: past it, forget the entries of lowest rank (the least
 //! recently seen, say) in one pass, down to nine tenths of the limit so that the next pass is a
-//! tenth of it away. Used by the task directory and the maps that live as long as its entries.
+//! tenth of it away; and within an age. Used by the task directory and the maps that live as long
+//! as its entries, all made by [`swept_map`].
+
+use std::hash::{BuildHasher, Hash};
+use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 
@@ -9,7 +13,23 @@ use dashmap::DashMap;
 /// lets go: in DashMap's default 4 × CPUs shards (8 on two CPUs) a sweep of a million entries kept
 /// one record in 10,000 waiting 3.6-4.7 ms; in this many, ~1k entries a shard, 0.28 ms
 /// (`directory-stall`). 128 bytes a shard.
-pub const SWEPT_SHARDS: usize = 1024;
+const SWEPT_SHARDS: usize = 1024;
+
+/// An empty map that sweeps walk whole, in `SWEPT_SHARDS` shards.
+pub fn swept_map<K: Eq + Hash, V, S: BuildHasher + Clone + Default>() -> DashMap<K, V, S> {
+    DashMap::with_hasher_and_shard_amount(S::default(), SWEPT_SHARDS)
+}
+
+/// Forgets the entries last seen `ttl` or longer ago, by one clock reading for the whole walk (an
+/// entry recorded since reads as just seen).
+pub fn forget_older_than<K, V, S>(map: &DashMap<K, V, S>, ttl: Duration, seen_at: impl Fn(&V) -> Instant)
+where
+    K: Eq + Hash,
+    S: BuildHasher + Clone,
+{
+    let now = Instant::now();
+    map.retain(|_, value| now.saturating_duration_since(seen_at(value)) < ttl);
+}
 
 /// Past `max` entries, forgets those of lowest `rank` down to nine tenths of `max` (room for a tenth
 /// before the next time); how many. One pass to rank, one to forget: entries recorded in between
@@ -22,8 +42,8 @@ pub const SWEPT_SHARDS: usize = 1024;
 /// sweep ran; sampled, ~3 ms (`directory-stall`).
 pub fn evict_lowest<K, V, S, R>(map: &DashMap<K, V, S>, max: usize, rank: impl Fn(&V) -> R) -> usize
 where
-    K: Eq + std::hash::Hash,
-    S: std::hash::BuildHasher + Clone,
+    K: Eq + Hash,
+    S: BuildHasher + Clone,
     R: Ord + Copy,
 {
     let before = map.len();

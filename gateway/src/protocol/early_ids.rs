@@ -52,8 +52,7 @@ pub struct MemoryEarlyIds {
 
 impl MemoryEarlyIds {
     pub fn new(ttl: Duration) -> MemoryEarlyIds {
-        let map = DashMap::with_shard_amount(crate::evict::SWEPT_SHARDS);
-        MemoryEarlyIds { map, ttl, max: usize::MAX }
+        MemoryEarlyIds { map: crate::evict::swept_map(), ttl, max: usize::MAX }
     }
 
     /// Keeps at most `max` ids (the task directory's limit: an id outliving its task is no use).
@@ -85,8 +84,7 @@ impl EarlyIds for MemoryEarlyIds {
     }
 
     fn sweep(&self) {
-        let (ttl, now) = (self.ttl, Instant::now());
-        self.map.retain(|_, e| now.saturating_duration_since(e.at) < ttl);
+        crate::evict::forget_older_than(&self.map, self.ttl, |e| e.at);
         crate::evict::evict_lowest(&self.map, self.max, |e| e.at);
     }
 }

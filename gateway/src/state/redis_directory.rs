@@ -120,8 +120,7 @@ impl RedisDirectory {
         let (queue, receiver) = mpsc::channel(QUEUE);
         let writer = Writer { redis: redis.clone(), script: redis::Script::new(RECORD), ttl };
         tokio::spawn(writer.run(receiver));
-        let shards = crate::evict::SWEPT_SHARDS;
-        let (tasks, contexts) = (DashMap::with_shard_amount(shards), DashMap::with_shard_amount(shards));
+        let (tasks, contexts) = (crate::evict::swept_map(), crate::evict::swept_map());
         Arc::new(RedisDirectory { redis, tasks, contexts, queue, ttl, max_cached: max_cached.max(1) })
     }
 
@@ -363,9 +362,8 @@ impl TaskDirectory for RedisDirectory {
     fn sweep(&self) {
         // Only the local cache: Redis expires its keys itself. What the cache forgets past its limit
         // is read from Redis again when asked for.
-        let (ttl, now) = (self.ttl, Instant::now());
-        self.tasks.retain(|_, seen| now.saturating_duration_since(seen.at) < ttl);
-        self.contexts.retain(|_, seen| now.saturating_duration_since(seen.at) < ttl);
+        crate::evict::forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
+        crate::evict::forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
         crate::evict::evict_lowest(&self.tasks, self.max_cached, |seen| seen.at);
         crate::evict::evict_lowest(&self.contexts, self.max_cached, |seen| seen.at);
     }

@@ -32,8 +32,7 @@ impl RedisEarlyIds {
     pub fn new(redis: Redis, ttl: Duration) -> Arc<RedisEarlyIds> {
         let (queue, receiver) = mpsc::channel(QUEUE);
         tokio::spawn(write(redis.clone(), ttl, receiver));
-        let cache = DashMap::with_shard_amount(crate::evict::SWEPT_SHARDS);
-        Arc::new(RedisEarlyIds { redis, cache, queue, ttl })
+        Arc::new(RedisEarlyIds { redis, cache: crate::evict::swept_map(), queue, ttl })
     }
 
     fn cached(&self, key: &str) -> Option<AgentTask> {
@@ -106,8 +105,7 @@ impl EarlyIds for RedisEarlyIds {
 
     /// Only this replica's cache: Redis expires its keys itself.
     fn sweep(&self) {
-        let (ttl, now) = (self.ttl, Instant::now());
-        self.cache.retain(|_, e| now.saturating_duration_since(e.1) < ttl);
+        crate::evict::forget_older_than(&self.cache, self.ttl, |e| e.1);
     }
 }
 
