@@ -16,6 +16,7 @@
 #                          stream's set-up spread over its events)
 #   IR_SCENARIO=v03 tests/bench/ir-per-request.sh ...   (a 0.3 caller's message/send instead, no
 #                          A2A-Version header: the gateway bridges it to the 1.0 bench backend and back)
+#   IR_EVENTS=<n>        (the stream scenario's events per stream, 20 by default)
 #   IR_KEEP=<dir> tests/bench/ir-per-request.sh ...   (keeps each binary's callgrind output there, as
 #                          <dir>/<n>.callgrind, for callgrind_annotate --tree=caller and the like)
 #
@@ -47,7 +48,7 @@ if [[ $scenario == full-stack ]]; then
     client_args=(--body-file "$configs/full-stack.body.json" --token-file "$configs/full-stack.token")
     export BENCH_BACKEND_URL=$backend BENCH_WORK_DIR=$work BENCH_CONFIG_DIR=$configs
 elif [[ $scenario == stream ]]; then
-    events=20
+    events=${IR_EVENTS:-20}
     client_args=(--stream "$events")
 elif [[ $scenario == v03 ]]; then
     client_args=(--body-file "$root/tests/bench/configs/v03.body.json" --a2a-version "")

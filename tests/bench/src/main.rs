@@ -68,6 +68,10 @@ pub struct Cli {
     /// Skip the profile.
     #[arg(long)]
     pub no_profile: bool,
+    /// Also write every SSE event's backend stamp and latency (ns), one run after another, to
+    /// `<DIR>/sse-<direct|gateway|nginx>-<streams>.tsv` (appended): read with `tests/bench/sse-trace.py`.
+    #[arg(long, value_name = "DIR")]
+    pub sse_trace: Option<PathBuf>,
     /// agentgateway's binary: adds its rows (its `a2a` route policy alone, and with JWT,
     /// authorization and a local rate limit) to the saturation and unary tables.
     #[arg(long)]

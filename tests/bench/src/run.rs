@@ -39,6 +39,8 @@ struct Plan {
     max_in_flight: usize,
     /// (streams, event interval ms, events per stream)
     sse: Vec<(usize, u64, u32)>,
+    /// Where each SSE run's events are written, one `(stamp, latency)` line each (`--sse-trace`).
+    sse_trace: Option<PathBuf>,
     idle_streams: usize,
     profile: bool,
 }
@@ -57,6 +59,7 @@ impl Plan {
                 connections: 8,
                 max_in_flight: 256,
                 sse: vec![(1, 5, 20), (10, 10, 10)],
+                sse_trace: None,
                 idle_streams: 100,
                 profile: false,
             }
@@ -73,6 +76,7 @@ impl Plan {
                 connections: 64,
                 max_in_flight: 2048,
                 sse: vec![(1, 5, 400), (100, 20, 100), (1000, 200, 12)],
+                sse_trace: None,
                 idle_streams: 10_000,
                 profile: true,
             }
@@ -92,6 +96,7 @@ impl Plan {
         if cli.no_profile {
             plan.profile = false;
         }
+        plan.sse_trace.clone_from(&cli.sse_trace);
         plan
     }
 }

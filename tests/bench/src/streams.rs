@@ -41,19 +41,23 @@ pub struct SseStats {
     pub events: u64,
     pub failed_streams: u64,
     pub first_error: Option<String>,
+    /// (backend stamp, latency) of every event, in ns, when asked for (`trace`).
+    pub trace: Vec<(u64, u64)>,
 }
 
 /// Opens `streams` streams (start times spread over one interval), each asking for `events` events
-/// `interval` apart, and records every event's latency.
+/// `interval` apart, and records every event's latency (and keeps each with its stamp, if `trace`).
 pub async fn sse_latency(
     target: &StreamTarget,
     clock: Clock,
     streams: usize,
     events: u32,
     interval: Duration,
+    trace: bool,
 ) -> SseStats {
     let latency = Arc::new(Mutex::new(histogram()));
     let received = Arc::new(AtomicU64::new(0));
+    let trace = trace.then(|| Arc::new(Mutex::new(Vec::new())));
     let body = Bytes::from(stream_body(events, interval.as_millis() as u64, false));
     let start = tokio::time::Instant::now();
     let limit = interval * events + Duration::from_secs(15);
@@ -61,9 +65,10 @@ pub async fn sse_latency(
     for k in 0..streams {
         let offset = interval.mul_f64(k as f64 / streams as f64);
         let (target, body, latency, received) = (target.clone(), body.clone(), latency.clone(), received.clone());
+        let trace = trace.clone();
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep_until(start + offset).await;
-            let run = one_stream(&target, clock, body, events, &latency, &received);
+            let run = one_stream(&target, clock, body, events, &latency, &received, trace.as_deref());
             match tokio::time::timeout(limit, run).await {
                 Ok(result) => result,
                 Err(_) => Err("stream timed out".to_string()),
@@ -80,7 +85,8 @@ pub async fn sse_latency(
         }
     }
     let latency = latency.lock().map(|h| h.clone()).unwrap_or_else(|_| histogram());
-    SseStats { latency, events: received.load(Ordering::Relaxed), failed_streams: failed, first_error }
+    let trace = trace.and_then(|t| t.lock().ok().map(|mut t| std::mem::take(&mut *t))).unwrap_or_default();
+    SseStats { latency, events: received.load(Ordering::Relaxed), failed_streams: failed, first_error, trace }
 }
 
 async fn one_stream(
@@ -90,6 +96,7 @@ async fn one_stream(
     events: u32,
     latency: &Mutex<Histogram<u64>>,
     received: &AtomicU64,
+    trace: Option<&Mutex<Vec<(u64, u64)>>>,
 ) -> Result<(), String> {
     let stream = TcpStream::connect(target.addr).await.map_err(|e| format!("connect: {e}"))?;
     let _ = stream.set_nodelay(true);
@@ -123,6 +130,9 @@ async fn one_stream(
                 seen += 1;
                 if let Ok(mut h) = latency.lock() {
                     h.saturating_record(now.saturating_sub(sent));
+                }
+                if let Some(Ok(mut t)) = trace.map(Mutex::lock) {
+                    t.push((sent, now.saturating_sub(sent)));
                 }
             }
             buffer.drain(..end);
@@ -230,12 +240,30 @@ mod tests {
         let clock = Clock::new();
         let backend = crate::backend::Backend::start(clock).unwrap();
         let target = StreamTarget { addr: backend.addr, path: crate::backend::RPC_PATH.into() };
-        let stats = sse_latency(&target, clock, 3, 5, Duration::from_millis(5)).await;
+        let stats = sse_latency(&target, clock, 3, 5, Duration::from_millis(5), false).await;
         assert_eq!(stats.failed_streams, 0, "{:?}", stats.first_error);
         assert_eq!(stats.events, 15);
         assert_eq!(stats.latency.len(), 15);
         // Same clock on both ends: latencies are small and positive.
         assert!(stats.latency.max() < 1_000_000_000);
+        assert!(stats.trace.is_empty(), "kept events nobody asked for");
+    }
+
+    #[tokio::test]
+    async fn a_traced_run_keeps_every_event_with_its_stamp() {
+        let clock = Clock::new();
+        let backend = crate::backend::Backend::start(clock).unwrap();
+        let target = StreamTarget { addr: backend.addr, path: crate::backend::RPC_PATH.into() };
+        let before = clock.now_ns();
+        let stats = sse_latency(&target, clock, 2, 4, Duration::from_millis(5), true).await;
+        let after = clock.now_ns();
+        assert_eq!(stats.trace.len(), 8);
+        for &(sent, latency) in &stats.trace {
+            assert!(before <= sent && sent + latency <= after, "{sent} + {latency} outside {before}..{after}");
+        }
+        let mut latencies: Vec<u64> = stats.trace.iter().map(|t| t.1).collect();
+        latencies.sort_unstable();
+        assert_eq!(stats.latency.max(), stats.latency.highest_equivalent(*latencies.last().unwrap()));
     }
 
     #[tokio::test]

@@ -2,6 +2,7 @@
 //! card, SSE latency, idle streams and the profile.
 
 use std::net::Ipv4Addr;
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::bail;
@@ -140,17 +141,19 @@ pub(super) async fn sse(bench: &mut Bench) {
     let nginx = bench.nginx.as_ref().and_then(|n| Some((addr_of(&n.url).ok()?, n.pid())));
     let nginx = nginx.map(|(addr, pid)| (StreamTarget { addr, path: backend::RPC_PATH.into() }, pid));
     let (clock, ticks) = (bench.clock, bench.setup.ticks);
+    let trace = bench.plan.sse_trace.as_deref();
     for &(streams, interval_ms, events) in &bench.plan.sse {
         let mut level =
             SseLevel { streams, interval_ms, events, direct: Vec::new(), gateway: Vec::new(), nginx: Vec::new() };
         let interval = Duration::from_millis(interval_ms);
+        let runner = SseRunner { clock, ticks, trace, streams, events, interval };
         for _ in 0..bench.plan.reps {
-            let d = sse_run(&direct, None, clock, streams, events, interval, ticks).await;
-            let g = sse_run(&gateway, Some(pid), clock, streams, events, interval, ticks).await;
+            let d = runner.run("direct", &direct, None).await;
+            let g = runner.run("gateway", &gateway, Some(pid)).await;
             eprintln!("sse {streams} streams: p99 direct {:.0} µs, gateway {:.0} µs", d.q.p99, g.q.p99);
             if let Some((target, nginx_pid)) = &nginx {
                 // nginx's CPU is its master's and its workers' (the master's children).
-                let n = sse_run(target, Some(*nginx_pid), clock, streams, events, interval, ticks).await;
+                let n = runner.run("nginx", target, Some(*nginx_pid)).await;
                 eprintln!("sse {streams} streams: p99 nginx {:.0} µs", n.q.p99);
                 level.nginx.push(n);
             }
@@ -226,24 +229,52 @@ async fn open_loop(
     }
 }
 
-async fn sse_run(
-    target: &StreamTarget,
-    pid: Option<u32>,
+/// One SSE level's runs: its shape, the clock both ends read, and where events are traced.
+struct SseRunner<'a> {
     clock: Clock,
+    ticks: u64,
+    trace: Option<&'a Path>,
     streams: usize,
     events: u32,
     interval: Duration,
-    ticks: u64,
-) -> SseRun {
-    let cpu0 = pid.map(|p| procs::cpu_micros(p, ticks));
-    let stats = streams::sse_latency(target, clock, streams, events, interval).await;
-    let cpu1 = pid.map(|p| procs::cpu_micros(p, ticks));
-    SseRun {
-        q: Quantiles::of(&stats.latency),
-        events: stats.events,
-        failed_streams: stats.failed_streams,
-        cpu_per_event: cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a) as f64 / stats.events.max(1) as f64),
-        first_error: stats.first_error,
+}
+
+impl SseRunner<'_> {
+    /// One run against `target` (`name` in trace files), with the CPU of `pid` when given.
+    async fn run(&self, name: &str, target: &StreamTarget, pid: Option<u32>) -> SseRun {
+        let cpu0 = pid.map(|p| procs::cpu_micros(p, self.ticks));
+        let stats =
+            streams::sse_latency(target, self.clock, self.streams, self.events, self.interval, self.trace.is_some())
+                .await;
+        let cpu1 = pid.map(|p| procs::cpu_micros(p, self.ticks));
+        if let Some(dir) = self.trace {
+            write_trace(dir, name, self.streams, &stats.trace);
+        }
+        SseRun {
+            q: Quantiles::of(&stats.latency),
+            events: stats.events,
+            failed_streams: stats.failed_streams,
+            cpu_per_event: cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a) as f64 / stats.events.max(1) as f64),
+            first_error: stats.first_error,
+        }
+    }
+}
+
+/// Appends one run's events (backend stamp and latency, ns) to `<dir>/sse-<target>-<streams>.tsv`, for
+/// the shape of the tail (`tests/bench/sse-trace.py`).
+fn write_trace(dir: &Path, name: &str, streams: usize, trace: &[(u64, u64)]) {
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+    let mut out = String::with_capacity(trace.len() * 24);
+    for (sent, latency) in trace {
+        let _ = writeln!(out, "{sent}\t{latency}");
+    }
+    let path = dir.join(format!("sse-{name}-{streams}.tsv"));
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::OpenOptions::new().create(true).append(true).open(&path))
+        .and_then(|mut file| file.write_all(out.as_bytes()));
+    if let Err(error) = written {
+        eprintln!("could not write {}: {error}", path.display());
     }
 }
 
