@@ -597,7 +597,7 @@ pub struct RegistryCatalog(pub Arc<Registry>);
 
 impl SkillCatalog for RegistryCatalog {
     fn skill(&self, backend: &str, skill_id: &str) -> Option<Arc<SkillSpec>> {
-        self.0.snapshot().skill_spec(backend, skill_id).cloned()
+        self.0.current().skill_spec(backend, skill_id).cloned()
     }
 }
 

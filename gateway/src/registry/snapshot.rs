@@ -13,8 +13,9 @@ pub struct Snapshot {
     by_skill: FastMap<String, Vec<usize>>,
     pub gateway_card: CardDoc,
     agent_cards: FastMap<Arc<str>, CardDoc>,
-    /// (backend, skill id) → what input validation needs of the skill.
-    skill_specs: FastMap<(Arc<str>, String), Arc<SkillSpec>>,
+    /// Backend → skill id → what input validation needs of the skill (nested, so that a lookup
+    /// borrows both names instead of building a key).
+    skill_specs: FastMap<Arc<str>, FastMap<String, Arc<SkillSpec>>>,
     /// Healthy backends' skills, indexed to resolve messages that name none.
     pub skill_index: Arc<crate::resolve::SkillIndex>,
     /// Skills that known backends declare but none can take now (unhealthy or draining): a call
@@ -54,8 +55,7 @@ impl Snapshot {
 
     /// What input validation needs to know about `skill` of `backend`.
     pub fn skill_spec(&self, backend: &str, skill: &str) -> Option<&Arc<SkillSpec>> {
-        // Keyed by owned strings; the lookup builds the key (one small allocation per checked send).
-        self.skill_specs.get(&(Arc::from(backend), skill.to_string()))
+        self.skill_specs.get(backend)?.get(skill)
     }
 
     /// The per-agent card of a healthy backend.
@@ -200,7 +200,8 @@ pub(super) fn build_snapshot(states: &[BackendState], cards: &CardSettings, prev
                 input_schema: skill.get("inputSchema").cloned().map(Arc::new),
                 input_modes: modes,
             };
-            skill_specs.insert((Arc::from(view.name), id.to_string()), Arc::new(spec));
+            let specs: &mut FastMap<String, Arc<SkillSpec>> = skill_specs.entry(Arc::from(view.name)).or_default();
+            specs.insert(id.to_string(), Arc::new(spec));
         }
     }
     let skill_index = Arc::new(crate::resolve::SkillIndex::build(healthy_cards.iter().map(|&(_, card)| card)));

@@ -80,3 +80,39 @@ fn an_agent_is_routed_only_with_its_granted_skills() {
         assert!(!status.skills.contains(&"other".to_string()), "{:?}", status.skills);
     }
 }
+
+/// Validation reads each backend's own skills: the same skill id on two cards is two specs, and a
+/// skill or backend the cards do not name has none.
+#[test]
+fn the_catalog_gives_each_backends_own_skill_spec() {
+    let file = "backends:\n  - {name: one, url: 'http://127.0.0.1:1'}\n  - {name: two, url: 'http://127.0.0.1:2'}\n";
+    let config = Config::parse(file, &|_| None).unwrap();
+    let cards = CardSettings {
+        info: crate::config::CardInfo { name: "gw".into(), ..Default::default() },
+        public_base: "http://gw".into(),
+        security: None,
+        push: false,
+        grpc: false,
+        signer: None,
+    };
+    crate::install_crypto_provider();
+    let clients = crate::clients::BackendClients::default();
+    let registry = Registry::new(&config, cards, reqwest::Client::new(), clients, None).unwrap();
+    let card = |schema: serde_json::Value, modes: &[&str]| {
+        let mut card = card_with_skills("http://127.0.0.1:1", &["review"]);
+        card["skills"][0]["inputSchema"] = schema;
+        card["skills"][0]["inputModes"] = json!(modes);
+        card
+    };
+    registry.install_card("one", card(json!({"type": "object"}), &["application/json"]));
+    registry.install_card("two", card(json!({"type": "string"}), &["text/plain"]));
+    let catalog = RegistryCatalog(registry.clone());
+    let one = catalog.skill("one", "review").expect("one's review");
+    let two = catalog.skill("two", "review").expect("two's review");
+    assert_eq!(one.input_schema.as_deref(), Some(&json!({"type": "object"})));
+    assert_eq!(one.input_modes, ["application/json"]);
+    assert_eq!(two.input_schema.as_deref(), Some(&json!({"type": "string"})));
+    assert_eq!(two.input_modes, ["text/plain"]);
+    assert!(catalog.skill("one", "other").is_none());
+    assert!(catalog.skill("three", "review").is_none());
+}

@@ -192,18 +192,22 @@ impl InputValidation {
             report.push("", format!("the skill '{skill}' needs its input in a data part"));
             return Err(refusal("the message has no input for the skill", report));
         }
-        let schema = match (policy.and_then(|p| p.schema.clone()), spec.as_deref()) {
+        // The configured schema is borrowed: cloning its `Arc` on every send would write a count
+        // that every worker's sends share.
+        let from_card;
+        let schema = match (policy.and_then(|p| p.schema.as_ref()), spec.as_deref()) {
             (Some(schema), _) => schema,
             (None, Some(SkillSpec { version, input_schema: Some(schema), .. })) => {
-                self.cache.get_or_compile(backend, skill, *version, schema).map_err(|_| {
+                from_card = self.cache.get_or_compile(backend, skill, *version, schema).map_err(|_| {
                     A2aError::InvalidAgentResponse(format!(
                         "the agent '{backend}' publishes an input schema for the skill '{skill}' that cannot be used"
                     ))
-                })?
+                })?;
+                &from_card
             }
             _ => return Ok(()),
         };
-        check_data_parts(&schema, skill, &data_parts)
+        check_data_parts(schema, skill, &data_parts)
     }
 }
 

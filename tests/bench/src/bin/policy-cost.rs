@@ -3,7 +3,12 @@
 //! SendMessage with a data part, an authenticated caller, a resolved route). Each layer is measured
 //! alone against the bare inner service, and the full policy stack together.
 //!
-//! Run: `cargo run --release -p a2a-bench --bin policy-cost [-- --iterations 200000]`
+//! With `--threads N` each layer (and the stack without the audit log, whose writer is one task
+//! of the main thread) is also driven from N threads at once, each with its own runtime, sharing
+//! the layer's state as the gateway's workers do: a cost that grows with N is state the threads
+//! contend for (a lock, a counter, a cache line every call writes).
+//!
+//! Run: `cargo run --release -p a2a-bench --bin policy-cost [-- --iterations 200000] [--threads 2]`
 
 use std::convert::Infallible;
 use std::hint::black_box;
@@ -96,15 +101,24 @@ async fn time<S, B>(service: S, iterations: u64, authorization: Option<&str>) ->
 where
     S: Service<CallRequest, Response = Response<B>, Error = A2aError> + Clone,
 {
+    time_from(service, 0, iterations, authorization).await
+}
+
+/// [`time`], with request ids counted from `first` (ids must not repeat while in flight: the
+/// concurrency layer refuses a second request under one id).
+async fn time_from<S, B>(service: S, first: u64, iterations: u64, authorization: Option<&str>) -> Duration
+where
+    S: Service<CallRequest, Response = Response<B>, Error = A2aError> + Clone,
+{
     let body = body();
     // Warm up caches (JWT verification, compiled schemas) before timing.
     for n in 0..1000 {
-        let _ = service.clone().oneshot(request(&body, authorization, n)).await;
+        let _ = service.clone().oneshot(request(&body, authorization, first + n)).await;
     }
     let mut refused = 0u64;
     let started = Instant::now();
     for n in 0..iterations {
-        let answer = service.clone().oneshot(request(&body, authorization, 1000 + n)).await;
+        let answer = service.clone().oneshot(request(&body, authorization, first + 1000 + n)).await;
         if let Err(error) = black_box(answer) {
             refused += 1;
             if refused == 1 {
@@ -122,11 +136,36 @@ fn per_request(total: Duration, iterations: u64) -> f64 {
     total.as_secs_f64() * 1e6 / iterations as f64
 }
 
+/// µs per request on each of `threads` threads driving `service` at once (the mean of their
+/// times), every thread with its own current-thread runtime, as a gateway worker.
+fn per_request_on_threads<S, B>(service: S, threads: usize, iterations: u64, authorization: Option<&str>) -> f64
+where
+    S: Service<CallRequest, Response = Response<B>, Error = A2aError> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    let start = Arc::new(std::sync::Barrier::new(threads));
+    let handles: Vec<_> = (0..threads as u64)
+        .map(|thread| {
+            let (service, start, authorization) = (service.clone(), start.clone(), authorization.map(str::to_owned));
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                start.wait();
+                let first = thread * (iterations + 1000);
+                runtime.block_on(time_from(service, first, iterations, authorization.as_deref()))
+            })
+        })
+        .collect();
+    let total: Duration = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    per_request(total / threads as u32, iterations)
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Infallible> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let iterations: u64 =
         std::env::args().skip_while(|a| a != "--iterations").nth(1).and_then(|n| n.parse().ok()).unwrap_or(100_000);
+    let threads: usize =
+        std::env::args().skip_while(|a| a != "--threads").nth(1).and_then(|n| n.parse().ok()).unwrap_or(1);
     let stop = tokio_util::sync::CancellationToken::new();
     let http = reqwest::Client::new();
 
@@ -171,6 +210,8 @@ async fn main() -> Result<(), Infallible> {
     let live = LiveTasks::new(&concurrency).unwrap();
     let validate = Arc::new(InputValidation::new(&validation, &dir, Arc::new(Catalog(spec))).unwrap());
     let (audit, sink) = Audit::start(&audit_config).await.unwrap();
+    let (jwt_auth_shared, permissions_shared, limits_shared, live_shared, validate_shared) =
+        (jwt_auth.clone(), permissions.clone(), limits.clone(), live.clone(), validate.clone());
 
     let baseline = per_request(time(Immediate, iterations, None).await, iterations);
     println!(
@@ -232,6 +273,56 @@ async fn main() -> Result<(), Infallible> {
         .service(Immediate);
     let full = per_request(time(full, iterations, Some(&bearer_jwt)).await, iterations);
     println!("{:<44} {:>10.2}", "full policy stack (HS256)", full - baseline);
+    if threads > 1 {
+        let on = |one: f64, many: f64| format!("{one:>10.2} {many:>10.2}");
+        let base_1 = per_request_on_threads(Immediate, 1, iterations, None);
+        let base_n = per_request_on_threads(Immediate, threads, iterations, None);
+        println!("\nthe same from 1 and from {threads} threads at once (µs per request on each, baseline taken off)");
+        println!("{:<44} {:>10} {:>10}", "layer", "1", threads);
+        let row = |name: &str, one: f64, many: f64| println!("{name:<44} {}", on(one - base_1, many - base_n));
+        let jwt_layer = AuthLayer::new(jwt_auth_shared.clone()).layer(Immediate);
+        row(
+            "authenticate: HS256 JWT",
+            per_request_on_threads(jwt_layer.clone(), 1, iterations, Some(&bearer_jwt)),
+            per_request_on_threads(jwt_layer, threads, iterations, Some(&bearer_jwt)),
+        );
+        let layer = AuthorizeLayer::new(permissions_shared.clone()).layer(Immediate);
+        row(
+            "authorize: skill permissions",
+            per_request_on_threads(layer.clone(), 1, iterations, None),
+            per_request_on_threads(layer, threads, iterations, None),
+        );
+        let layer = RateLimitLayer::new(limits_shared.clone()).layer(Immediate);
+        row(
+            "rate limit: caller + global GCRA",
+            per_request_on_threads(layer.clone(), 1, iterations, None),
+            per_request_on_threads(layer, threads, iterations, None),
+        );
+        let layer = ConcurrencyLayer::new(live_shared.clone()).layer(Immediate);
+        row(
+            "concurrency: live-task reservation",
+            per_request_on_threads(layer.clone(), 1, iterations, None),
+            per_request_on_threads(layer, threads, iterations, None),
+        );
+        let layer = ValidateLayer::new(validate_shared.clone()).layer(Immediate);
+        row(
+            "validate: review-pr inputSchema + limits",
+            per_request_on_threads(layer.clone(), 1, iterations, None),
+            per_request_on_threads(layer, threads, iterations, None),
+        );
+        let stack = tower::ServiceBuilder::new()
+            .layer(AuthLayer::new(jwt_auth_shared))
+            .layer(AuthorizeLayer::new(permissions_shared))
+            .layer(RateLimitLayer::new(limits_shared))
+            .layer(ConcurrencyLayer::new(live_shared))
+            .layer(ValidateLayer::new(validate_shared))
+            .service(Immediate);
+        row(
+            "policy stack without the audit log",
+            per_request_on_threads(stack.clone(), 1, iterations, Some(&bearer_jwt)),
+            per_request_on_threads(stack, threads, iterations, Some(&bearer_jwt)),
+        );
+    }
     let _ = sink.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
     stop.cancel();
