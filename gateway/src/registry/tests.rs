@@ -41,6 +41,21 @@ fn card_with_skills(url: &str, skills: &[&str]) -> serde_json::Value {
            "supportedInterfaces": [{"url": format!("{url}/rpc"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]})
 }
 
+/// A registry of `config`'s backends behind a gateway named `gw`, no card read yet.
+fn registry_of(config: &Config) -> Arc<Registry> {
+    let cards = CardSettings {
+        info: crate::config::CardInfo { name: "gw".into(), ..Default::default() },
+        public_base: "http://gw".into(),
+        security: None,
+        push: false,
+        grpc: false,
+        signer: None,
+    };
+    crate::install_crypto_provider();
+    let clients = crate::clients::BackendClients::default();
+    Registry::new(config, cards, reqwest::Client::new(), clients, None).unwrap()
+}
+
 /// A self-registered agent's card that claims more than its grant (changed after admission) is
 /// routed with its granted skills only, and never with a file backend's skill it may not share.
 #[test]
@@ -54,17 +69,7 @@ fn an_agent_is_routed_only_with_its_granted_skills() {
             skills: vec!["team-a-*".into(), "echo".into()],
             shared_skills: shared.clone(),
         }));
-        let cards = CardSettings {
-            info: crate::config::CardInfo { name: "gw".into(), ..Default::default() },
-            public_base: "http://gw".into(),
-            security: None,
-            push: false,
-            grpc: false,
-            signer: None,
-        };
-        crate::install_crypto_provider();
-        let clients = crate::clients::BackendClients::default();
-        let registry = Registry::new(&config, cards, reqwest::Client::new(), clients, None).unwrap();
+        let registry = registry_of(&config);
         registry.install_card("echo", card_with_skills("http://127.0.0.1:1", &["echo"]));
         registry.install_card("team-a-x", card_with_skills("http://127.0.0.1:2", &["team-a-one", "echo", "other"]));
         let snapshot = registry.snapshot();
@@ -86,18 +91,7 @@ fn an_agent_is_routed_only_with_its_granted_skills() {
 #[test]
 fn the_catalog_gives_each_backends_own_skill_spec() {
     let file = "backends:\n  - {name: one, url: 'http://127.0.0.1:1'}\n  - {name: two, url: 'http://127.0.0.1:2'}\n";
-    let config = Config::parse(file, &|_| None).unwrap();
-    let cards = CardSettings {
-        info: crate::config::CardInfo { name: "gw".into(), ..Default::default() },
-        public_base: "http://gw".into(),
-        security: None,
-        push: false,
-        grpc: false,
-        signer: None,
-    };
-    crate::install_crypto_provider();
-    let clients = crate::clients::BackendClients::default();
-    let registry = Registry::new(&config, cards, reqwest::Client::new(), clients, None).unwrap();
+    let registry = registry_of(&Config::parse(file, &|_| None).unwrap());
     let card = |schema: serde_json::Value, modes: &[&str]| {
         let mut card = card_with_skills("http://127.0.0.1:1", &["review"]);
         card["skills"][0]["inputSchema"] = schema;

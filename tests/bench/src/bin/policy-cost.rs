@@ -136,6 +136,26 @@ fn per_request(total: Duration, iterations: u64) -> f64 {
     total.as_secs_f64() * 1e6 / iterations as f64
 }
 
+/// Prints a layer's cost from one thread and from `threads` at once, each baseline taken off.
+struct Contended {
+    threads: usize,
+    iterations: u64,
+    /// The bare inner service's µs per request from one thread and from `threads`.
+    base: (f64, f64),
+}
+
+impl Contended {
+    fn row<S, B>(&self, name: &str, service: S, authorization: Option<&str>)
+    where
+        S: Service<CallRequest, Response = Response<B>, Error = A2aError> + Clone + Send + 'static,
+        S::Future: Send,
+    {
+        let one = per_request_on_threads(service.clone(), 1, self.iterations, authorization) - self.base.0;
+        let many = per_request_on_threads(service, self.threads, self.iterations, authorization) - self.base.1;
+        println!("{name:<44} {one:>10.2} {many:>10.2}");
+    }
+}
+
 /// µs per request on each of `threads` threads driving `service` at once (the mean of their
 /// times), every thread with its own current-thread runtime, as a gateway worker.
 fn per_request_on_threads<S, B>(service: S, threads: usize, iterations: u64, authorization: Option<&str>) -> f64
@@ -274,41 +294,34 @@ async fn main() -> Result<(), Infallible> {
     let full = per_request(time(full, iterations, Some(&bearer_jwt)).await, iterations);
     println!("{:<44} {:>10.2}", "full policy stack (HS256)", full - baseline);
     if threads > 1 {
-        let on = |one: f64, many: f64| format!("{one:>10.2} {many:>10.2}");
-        let base_1 = per_request_on_threads(Immediate, 1, iterations, None);
-        let base_n = per_request_on_threads(Immediate, threads, iterations, None);
+        let base = (
+            per_request_on_threads(Immediate, 1, iterations, None),
+            per_request_on_threads(Immediate, threads, iterations, None),
+        );
         println!("\nthe same from 1 and from {threads} threads at once (µs per request on each, baseline taken off)");
         println!("{:<44} {:>10} {:>10}", "layer", "1", threads);
-        let row = |name: &str, one: f64, many: f64| println!("{name:<44} {}", on(one - base_1, many - base_n));
-        let jwt_layer = AuthLayer::new(jwt_auth_shared.clone()).layer(Immediate);
-        row(
-            "authenticate: HS256 JWT",
-            per_request_on_threads(jwt_layer.clone(), 1, iterations, Some(&bearer_jwt)),
-            per_request_on_threads(jwt_layer, threads, iterations, Some(&bearer_jwt)),
-        );
-        let layer = AuthorizeLayer::new(permissions_shared.clone()).layer(Immediate);
-        row(
+        let jwt = Some(bearer_jwt.as_str());
+        let contended = Contended { threads, iterations, base };
+        contended.row("authenticate: HS256 JWT", AuthLayer::new(jwt_auth_shared.clone()).layer(Immediate), jwt);
+        contended.row(
             "authorize: skill permissions",
-            per_request_on_threads(layer.clone(), 1, iterations, None),
-            per_request_on_threads(layer, threads, iterations, None),
+            AuthorizeLayer::new(permissions_shared.clone()).layer(Immediate),
+            None,
         );
-        let layer = RateLimitLayer::new(limits_shared.clone()).layer(Immediate);
-        row(
+        contended.row(
             "rate limit: caller + global GCRA",
-            per_request_on_threads(layer.clone(), 1, iterations, None),
-            per_request_on_threads(layer, threads, iterations, None),
+            RateLimitLayer::new(limits_shared.clone()).layer(Immediate),
+            None,
         );
-        let layer = ConcurrencyLayer::new(live_shared.clone()).layer(Immediate);
-        row(
+        contended.row(
             "concurrency: live-task reservation",
-            per_request_on_threads(layer.clone(), 1, iterations, None),
-            per_request_on_threads(layer, threads, iterations, None),
+            ConcurrencyLayer::new(live_shared.clone()).layer(Immediate),
+            None,
         );
-        let layer = ValidateLayer::new(validate_shared.clone()).layer(Immediate);
-        row(
+        contended.row(
             "validate: review-pr inputSchema + limits",
-            per_request_on_threads(layer.clone(), 1, iterations, None),
-            per_request_on_threads(layer, threads, iterations, None),
+            ValidateLayer::new(validate_shared.clone()).layer(Immediate),
+            None,
         );
         let stack = tower::ServiceBuilder::new()
             .layer(AuthLayer::new(jwt_auth_shared))
@@ -317,11 +330,7 @@ async fn main() -> Result<(), Infallible> {
             .layer(ConcurrencyLayer::new(live_shared))
             .layer(ValidateLayer::new(validate_shared))
             .service(Immediate);
-        row(
-            "policy stack without the audit log",
-            per_request_on_threads(stack.clone(), 1, iterations, Some(&bearer_jwt)),
-            per_request_on_threads(stack, threads, iterations, Some(&bearer_jwt)),
-        );
+        contended.row("policy stack without the audit log", stack, jwt);
     }
     let _ = sink.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
