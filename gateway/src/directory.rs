@@ -320,9 +320,19 @@ impl TaskDirectory for MemoryDirectory {
             metrics::counter!(EVICTED).increment(evicted as u64);
             tracing::debug!(evicted, max_tasks = self.max_tasks, "task directory full: least recently seen forgotten");
         }
-        // The next sweep is asked for when the tasks recorded from here on would pass the limit.
+        // The next sweep is asked for when the tasks recorded from here on would pass the limit. The
+        // next position is read before the count: a task recorded between the two readings is then
+        // both counted and behind the mark (read after, it was counted as room left too, and the
+        // directory could stay one over its limit with no sweep asked for).
+        let next = self.next_seq.load(Ordering::Relaxed);
         let room = self.max_tasks.saturating_sub(self.tasks.len()) as u64;
-        self.full_at_seq.store(self.next_seq.load(Ordering::Relaxed).saturating_add(room), Ordering::Relaxed);
+        self.full_at_seq.store(next.saturating_add(room), Ordering::Relaxed);
+        // Tasks recorded while this sweep ran were checked against no mark: if they left the
+        // directory over its limit, the next sweep is asked for now.
+        if self.tasks.len() > self.max_tasks {
+            self.full_at_seq.store(u64::MAX, Ordering::Relaxed);
+            self.crowded.notify_one();
+        }
         // Which listed tasks are gone is decided from a copy, a chunk at a time, so that neither a
         // `tasks` lock is taken while an index is locked nor a worker's index locked for long.
         for lists in self.by_owner.all() {
@@ -478,6 +488,33 @@ mod tests {
         assert!(!asked(&dir));
         record(&dir, &echo, &fact("t6", "c", None));
         assert!(asked(&dir), "full again");
+    }
+
+    /// Tasks recorded while a sweep runs are never left over the limit with no sweep asked for: once
+    /// the recording stops, sweeping whenever asked brings the directory within it.
+    #[test]
+    fn tasks_recorded_during_sweeps_never_leave_the_directory_over_its_limit_unasked() {
+        use futures::FutureExt;
+        for round in 0..200 {
+            let dir = Arc::new(MemoryDirectory::new(Duration::from_secs(3600)).with_max_tasks(5));
+            let echo: Arc<str> = Arc::from("echo");
+            let recorder = {
+                let (dir, echo) = (dir.clone(), echo.clone());
+                std::thread::spawn(move || {
+                    for i in 0..40 {
+                        record(&dir, &echo, &fact(&format!("r{round}-{i}"), "c", None));
+                    }
+                })
+            };
+            while !recorder.is_finished() {
+                dir.sweep();
+            }
+            recorder.join().unwrap();
+            while dir.crowded().unwrap().notified().now_or_never().is_some() {
+                dir.sweep();
+            }
+            assert!(dir.size().tasks <= 5, "round {round}: {} tasks and no sweep asked for", dir.size().tasks);
+        }
     }
 
     #[tokio::test]
