@@ -20,8 +20,10 @@
 //!    for tasks whose end the gateway never sees.
 //!
 //! A task created by a stream that broke off before naming it is not leased (the gateway never
-//! learns its id). Memory is bounded: callers holding nothing are dropped at once, and expired leases
-//! are swept every so many reservations (or by [`LiveTasks::sweep`] on the owner's timer).
+//! learns its id). An expired slot is given back when a caller at its limit asks for one (at most
+//! 100 ms late: expired slots are looked for at most that often). Memory is bounded: expired slots
+//! are dropped every eighth of `lease_ttl` (at least every second), and callers holding nothing every
+//! second, as reservations come (or by [`LiveTasks::sweep`] on the owner's timer).
 //!
 //! Construction is cheap and in-process: `let live = LiveTasks::new(&config)?;`, then
 //! `ConcurrencyLayer::new(live.clone())`, and register `live` as a

@@ -1,10 +1,16 @@
 //! The lease table: which live tasks, and which not-yet-answered task-creating requests, each caller
 //! holds. It is shared by the layer (which reserves) and the gateway's observers (which bind
 //! reservations to tasks and end leases).
+//!
+//! Each caller's holdings are one atomic count: a reservation adds to it and its release takes from
+//! it, and neither locks anything of the caller's. The slots themselves (with their expiry) are
+//! kept by request id and by task, in maps whose shards spread with the ids. With one caller for
+//! every request (a service account, the anonymous crowd) every worker of the gateway would
+//! otherwise lock that caller's entry three times per call (`policy-cost --threads 2`, finding 38).
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dashmap::DashMap;
@@ -17,51 +23,46 @@ use super::ConcurrencyConfig;
 use super::shared::{LeaseVerdict, SharedLeases};
 use a2a_core::{A2aError, TaskEvent, TaskObserver};
 
-/// How many reservations pass between two sweeps of expired leases of every caller.
-const SWEEP_EVERY: usize = 1024;
+/// How often callers that hold nothing are dropped (checked as reservations come).
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
-/// What one caller holds. Both lists stay short (at most the caller's limit), so they are vectors.
-#[derive(Debug, Default)]
-struct Holdings {
-    /// Requests that may create a task and whose answer has not named it yet, with their expiry.
-    pending: Vec<(Arc<str>, Instant)>,
-    /// Leased live tasks by [`task_key`], with their expiry.
-    tasks: Vec<(Box<str>, Instant)>,
+/// How often, at most, callers at their limit make the table look for expired slots. Each look walks
+/// every slot; a caller at its limit is refused at once while none of its slots can have expired.
+const PURGE_AT_LIMIT_EVERY: Duration = Duration::from_millis(100);
+
+/// One caller's holdings.
+#[derive(Debug)]
+struct Slots {
+    /// Pending requests and leased tasks, expired ones included until a purge finds them.
+    held: AtomicUsize,
+    /// None of its slots expires before this (ticks of the table's clock): lowered as slots are
+    /// taken, set again by each purge.
+    earliest_expiry: AtomicU64,
 }
 
-impl Holdings {
-    fn held(&self) -> usize {
-        self.pending.len() + self.tasks.len()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.held() == 0
-    }
-
-    /// Drops what expired, and says which index entries went with it.
-    fn purge(&mut self, now: Instant, expired: &mut Expired) {
-        self.pending.retain(|(request, until)| {
-            let keep = *until > now;
-            if !keep {
-                expired.requests.push(request.clone());
-            }
-            keep
-        });
-        self.tasks.retain(|(task, until)| {
-            let keep = *until > now;
-            if !keep {
-                expired.tasks.push(task.clone());
-            }
-            keep
-        });
+impl Slots {
+    fn release(&self) {
+        self.held.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-/// Index entries whose leases expired; removed after the holder's entry is unlocked.
-#[derive(Default)]
-struct Expired {
-    requests: Vec<Arc<str>>,
-    tasks: Vec<Box<str>>,
+/// A slot: whose it is, and until when it holds (ticks of the table's clock).
+struct Slot {
+    owner: Arc<Slots>,
+    until: u64,
+}
+
+impl Slot {
+    /// Whether it still holds at `now`; an expired one is given back to its owner.
+    fn keep_or_release(&self, now: u64) -> bool {
+        if self.until > now {
+            self.owner.earliest_expiry.fetch_min(self.until, Ordering::Relaxed);
+            true
+        } else {
+            self.owner.release();
+            false
+        }
+    }
 }
 
 /// A lease is the task's backend and id: task ids are only unique per backend.
@@ -76,18 +77,25 @@ fn task_key(backend: &str, task_id: &str) -> Box<str> {
 /// Live-task leases of every caller. Build it with [`LiveTasks::new`], give the same `Arc` to the
 /// [`ConcurrencyLayer`](super::ConcurrencyLayer) and to the gateway as a [`TaskObserver`].
 ///
-/// Lock order, to stay free of deadlocks: `holders` before `by_task` or `by_request`; the indexes
-/// are only ever locked alone otherwise (their removals return owned values).
+/// No map's lock is ever taken while another's is held: a slot moves between the maps by being
+/// removed from one (an owned value) and then put into the other.
 pub struct LiveTasks {
     default_limit: usize,
     limits: HashMap<Box<str>, usize>,
     ttl: Duration,
-    holders: DashMap<Arc<str>, Holdings, crate::ByOutsiders>,
-    /// Pending reservation (by gateway request id) → its caller.
-    by_request: DashMap<Arc<str>, Arc<str>, crate::ByOutsiders>,
-    /// Leased task (by [`task_key`]) → its caller.
-    by_task: DashMap<Box<str>, Arc<str>, crate::ByOutsiders>,
-    reservations: AtomicUsize,
+    /// The table's clock starts here; times are kept as nanoseconds since.
+    epoch: Instant,
+    holders: DashMap<Arc<str>, Arc<Slots>, crate::ByOutsiders>,
+    /// Pending reservation (by gateway request id) → its slot.
+    by_request: DashMap<Arc<str>, Slot, crate::ByOutsiders>,
+    /// Leased task (by [`task_key`]) → its slot.
+    by_task: DashMap<Box<str>, Slot, crate::ByOutsiders>,
+    /// When idle callers are dropped next.
+    next_sweep: AtomicU64,
+    /// When expired slots are looked for next: on the way (every eighth of the lease TTL), or sooner
+    /// for a caller at its limit (not before `PURGE_AT_LIMIT_EVERY` after the last look).
+    next_purge: AtomicU64,
+    last_purge: AtomicU64,
     /// When set, slots are counted there (across replicas); the table above then holds only the
     /// reservations taken while the store was unreachable, if the store says to take them.
     shared: Option<Arc<dyn SharedLeases>>,
@@ -112,16 +120,22 @@ impl LiveTasks {
         if config.lease_ttl.is_zero() {
             return Err("lease_ttl: must be longer than zero".into());
         }
-        Ok(Arc::new(LiveTasks {
+        let table = LiveTasks {
             default_limit: config.default_max_live_tasks,
             limits: config.callers.iter().map(|(id, limit)| (Box::from(id.as_str()), *limit)).collect(),
             ttl: config.lease_ttl,
+            epoch: Instant::now(),
             holders: DashMap::default(),
             by_request: DashMap::default(),
             by_task: DashMap::default(),
-            reservations: AtomicUsize::new(0),
+            next_sweep: AtomicU64::new(0),
+            next_purge: AtomicU64::new(0),
+            last_purge: AtomicU64::new(0),
             shared,
-        }))
+        };
+        table.next_sweep.store(ticks(SWEEP_EVERY), Ordering::Relaxed);
+        table.next_purge.store(table.purge_every(), Ordering::Relaxed);
+        Ok(Arc::new(table))
     }
 
     /// [`LiveTasks::reserve`], or its shared form when a store is attached.
@@ -138,146 +152,200 @@ impl LiveTasks {
         }))
     }
 
-    /// The most live tasks `caller` may hold.
     /// Leased tasks across all callers (metrics).
     pub fn total_leased(&self) -> usize {
         self.by_task.len()
     }
 
+    /// The most live tasks `caller` may hold.
     pub fn limit(&self, caller: &str) -> usize {
+        if self.limits.is_empty() {
+            return self.default_limit;
+        }
         self.limits.get(caller).copied().unwrap_or(self.default_limit)
     }
 
-    /// How many live tasks `caller` holds, counting requests whose task is not known yet.
+    /// How many live tasks `caller` holds, counting requests whose task is not known yet. Walks
+    /// every slot: for tests and diagnostics.
     pub fn live_tasks(&self, caller: &str) -> usize {
-        let now = Instant::now();
-        self.holders.get(caller).map_or(0, |held| {
-            let pending = held.pending.iter().filter(|(_, until)| *until > now).count();
-            pending + held.tasks.iter().filter(|(_, until)| *until > now).count()
-        })
+        let Some(owner) = self.holders.get(caller).map(|slots| slots.clone()) else { return 0 };
+        let now = self.now();
+        let mine = |slot: &Slot| Arc::ptr_eq(&slot.owner, &owner) && slot.until > now;
+        self.by_request.iter().filter(|entry| mine(entry.value())).count()
+            + self.by_task.iter().filter(|entry| mine(entry.value())).count()
     }
 
     /// Reserves a slot for a request of `caller` that may create a task, or refuses it when the
     /// caller already holds its limit. The slot is released when the returned guard drops, unless
     /// an observation has bound it to a live task first.
     pub fn reserve(self: &Arc<Self>, caller: &Arc<str>, request_id: &str) -> Result<Reservation, A2aError> {
-        if self.reservations.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
-            self.sweep();
-        }
-        let now = Instant::now();
+        let now = self.now();
+        self.sweep_if_due(now);
         let limit = self.limit(caller);
+        let until = now.saturating_add(ticks(self.ttl));
+        let owner = match self.take_slot(caller, limit, until) {
+            Ok(owner) => owner,
+            Err(earliest_expiry) => {
+                // Only a purge can free a slot of a caller at its limit, and only when one may
+                // have expired.
+                if now < earliest_expiry || !self.purge_for_limit(now) {
+                    return Err(self.refusal(caller, limit));
+                }
+                self.take_slot(caller, limit, until).map_err(|_| self.refusal(caller, limit))?
+            }
+        };
         let request_id: Arc<str> = Arc::from(request_id);
         // Answers are matched to reservations by request id: two in flight under one id could not
         // be told apart, so the second is refused (request ids come from the gateway, not callers).
         match self.by_request.entry(request_id.clone()) {
             Entry::Occupied(_) => {
+                owner.release();
                 tracing::error!(%request_id, "concurrency: a request id is reused while its request is in flight");
-                return Err(A2aError::Internal);
+                Err(A2aError::Internal)
             }
-            Entry::Vacant(slot) => {
-                slot.insert(caller.clone());
+            Entry::Vacant(entry) => {
+                entry.insert(Slot { owner, until });
+                Ok(Reservation { table: self.clone(), request_id, shared: false })
             }
         }
-        let mut expired = Expired::default();
-        let outcome = {
-            let mut held = self.holders.entry(caller.clone()).or_default();
-            held.purge(now, &mut expired);
-            let count = held.held();
-            if count >= limit {
-                Err(A2aError::TooManyTasks { held: count, limit })
-            } else {
-                held.pending.push((request_id.clone(), now + self.ttl));
-                Ok(())
+    }
+
+    /// Counts a slot for `caller` if it holds fewer than `limit`; else says when its first slot
+    /// may expire.
+    fn take_slot(&self, caller: &Arc<str>, limit: usize, until: u64) -> Result<Arc<Slots>, u64> {
+        // Counted while the caller's entry is borrowed: a sweep drops only entries counting none,
+        // so no slot is ever counted in an entry the table no longer holds.
+        let take = |owner: &Arc<Slots>| {
+            if owner.held.fetch_add(1, Ordering::AcqRel) >= limit {
+                owner.release();
+                return Err(owner.earliest_expiry.load(Ordering::Relaxed));
             }
+            if owner.earliest_expiry.load(Ordering::Relaxed) > until {
+                owner.earliest_expiry.fetch_min(until, Ordering::Relaxed);
+            }
+            Ok(owner.clone())
         };
-        self.forget(caller, expired);
-        if let Err(refusal) = outcome {
-            self.by_request.remove(&request_id);
-            self.drop_if_idle(caller);
-            return Err(refusal);
+        if let Some(owner) = self.holders.get(&**caller) {
+            return take(&owner);
         }
-        Ok(Reservation { table: self.clone(), request_id, shared: false })
+        let owner = self.holders.entry(caller.clone()).or_insert_with(|| {
+            Arc::new(Slots { held: AtomicUsize::new(0), earliest_expiry: AtomicU64::new(u64::MAX) })
+        });
+        take(&owner)
+    }
+
+    fn refusal(&self, caller: &str, limit: usize) -> A2aError {
+        let held = self.holders.get(caller).map_or(0, |owner| owner.held.load(Ordering::Relaxed));
+        A2aError::TooManyTasks { held: held.min(limit), limit }
     }
 
     /// Ends the pending reservation of `request_id`, if it is still pending.
     fn release(&self, request_id: &str) {
-        let Some((request_id, caller)) = self.by_request.remove(request_id) else {
-            return;
-        };
-        if let Some(mut held) = self.holders.get_mut(&caller) {
-            held.pending.retain(|(request, _)| *request != request_id);
+        if let Some((_, slot)) = self.by_request.remove(request_id) {
+            slot.owner.release();
         }
-        self.drop_if_idle(&caller);
     }
 
     /// Turns the pending reservation of a request into a lease on the live task its answer names
     /// (or just ends it when that task is leased already).
     fn bind(&self, request_id: &str, key: Box<str>) {
-        let Some((request_id, caller)) = self.by_request.remove(request_id) else {
+        let Some((_, pending)) = self.by_request.remove(request_id) else {
             return;
         };
-        if let Some(mut held) = self.holders.get_mut(&caller) {
-            held.pending.retain(|(request, _)| *request != request_id);
-            if !self.by_task.contains_key(&key) {
-                held.tasks.push((key.clone(), Instant::now() + self.ttl));
-                self.by_task.insert(key, caller.clone());
+        match self.by_task.entry(key) {
+            Entry::Vacant(entry) => {
+                let until = self.now().saturating_add(ticks(self.ttl));
+                entry.insert(Slot { owner: pending.owner, until });
             }
+            Entry::Occupied(_) => pending.owner.release(),
         }
-        self.drop_if_idle(&caller);
     }
 
     /// Ends the lease on a task that reached a terminal state.
     fn finish(&self, key: &str) {
-        let Some((_, caller)) = self.by_task.remove(key) else {
-            return;
-        };
-        if let Some(mut held) = self.holders.get_mut(&caller) {
-            held.tasks.retain(|(task, _)| &**task != key);
+        if let Some((_, lease)) = self.by_task.remove(key) {
+            lease.owner.release();
         }
-        self.drop_if_idle(&caller);
     }
 
-    /// Drops expired leases and reservations of every caller. Runs on its own every so many
-    /// reservations; an owner may also call it on a timer.
+    /// Drops expired leases and reservations of every caller, and callers that hold nothing. Runs
+    /// on its own as reservations come; an owner may also call it on a timer.
     pub fn sweep(&self) {
-        let now = Instant::now();
-        self.holders.retain(|caller, held| {
-            let mut expired = Expired::default();
-            held.purge(now, &mut expired);
-            // Lock order allows the indexes while a holder is locked.
-            self.forget_indexed(caller, expired);
-            !held.is_empty()
-        });
+        let now = self.now();
+        self.purge(now);
+        self.drop_idle();
     }
 
-    fn forget(&self, caller: &Arc<str>, expired: Expired) {
-        if expired.requests.is_empty() && expired.tasks.is_empty() {
+    fn now(&self) -> u64 {
+        ticks(Instant::now().saturating_duration_since(self.epoch))
+    }
+
+    /// Expired slots are looked for every eighth of the lease TTL (at least every second): so
+    /// slots that expired stay in memory at most that long.
+    fn purge_every(&self) -> u64 {
+        ticks((self.ttl / 8).max(SWEEP_EVERY))
+    }
+
+    /// Drops idle callers every `SWEEP_EVERY`, and purges expired slots when that is due; at most
+    /// one reservation does it for each time.
+    fn sweep_if_due(&self, now: u64) {
+        let due = self.next_sweep.load(Ordering::Relaxed);
+        if now < due
+            || self
+                .next_sweep
+                .compare_exchange(due, now + ticks(SWEEP_EVERY), Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
             return;
         }
-        self.forget_indexed(caller, expired);
-        self.drop_if_idle(caller);
-    }
-
-    fn forget_indexed(&self, caller: &Arc<str>, expired: Expired) {
-        for request in expired.requests {
-            self.by_request.remove_if(&request, |_, owner| owner == caller);
+        if now >= self.next_purge.load(Ordering::Relaxed) {
+            self.purge(now);
         }
-        for task in expired.tasks {
-            self.by_task.remove_if(&task, |_, owner| owner == caller);
+        self.drop_idle();
+    }
+
+    /// A purge for a caller at its limit, unless one ran within `PURGE_AT_LIMIT_EVERY`: whether it
+    /// ran.
+    fn purge_for_limit(&self, now: u64) -> bool {
+        let last = self.last_purge.load(Ordering::Relaxed);
+        if now < last.saturating_add(ticks(PURGE_AT_LIMIT_EVERY))
+            || self.last_purge.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_err()
+        {
+            return false;
         }
+        self.purge(now);
+        true
     }
 
-    /// Keeps the table from growing with callers that hold nothing. Must not be called while an
-    /// entry of `holders` is borrowed.
-    fn drop_if_idle(&self, caller: &Arc<str>) {
-        self.holders.remove_if(caller, |_, held| held.is_empty());
+    /// Gives back every slot expired at `now`, and sets each caller's earliest expiry from what it
+    /// keeps.
+    fn purge(&self, now: u64) {
+        self.last_purge.store(now, Ordering::Relaxed);
+        self.next_purge.store(now.saturating_add(self.purge_every()), Ordering::Relaxed);
+        // Slots taken from here on expire a TTL from now or later; those kept lower it below.
+        let floor = now.saturating_add(ticks(self.ttl));
+        self.holders.iter().for_each(|owner| owner.earliest_expiry.store(floor, Ordering::Relaxed));
+        self.by_request.retain(|_, slot| slot.keep_or_release(now));
+        self.by_task.retain(|_, slot| slot.keep_or_release(now));
     }
 
-    /// Entries in the table and its indexes: (callers, pending requests, leased tasks).
+    /// Keeps the table from growing with callers that hold nothing.
+    fn drop_idle(&self) {
+        self.holders.retain(|_, owner| owner.held.load(Ordering::Acquire) > 0);
+    }
+
+    /// Entries in the table and its indexes once idle callers are dropped: (callers, pending
+    /// requests, leased tasks).
     #[cfg(test)]
     pub(crate) fn footprint(&self) -> (usize, usize, usize) {
+        self.drop_idle();
         (self.holders.len(), self.by_request.len(), self.by_task.len())
     }
+}
+
+/// Nanoseconds, the table clock's tick.
+fn ticks(span: Duration) -> u64 {
+    u64::try_from(span.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl TaskObserver for LiveTasks {

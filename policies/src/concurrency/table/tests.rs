@@ -147,3 +147,49 @@ fn binding_finishing_and_sweeping_at_once_never_wait_on_each_other() {
     workers.into_iter().for_each(|w| w.join().expect("joined"));
     assert_eq!(live.footprint(), (0, 0, 0));
 }
+
+/// Nothing is freed at the release of a slot but its count: callers holding nothing and slots that
+/// expired are dropped as later reservations come, without an owner's timer.
+#[tokio::test(start_paused = true)]
+async fn later_reservations_drop_idle_callers_and_expired_slots_on_their_own() {
+    let live = table(5);
+    for i in 0..100 {
+        let caller: Arc<str> = Arc::from(format!("ip:{i}"));
+        let request = format!("r{i}");
+        let guard = live.reserve(&caller, &request).expect("admitted");
+        if i % 2 == 0 {
+            live.observe(&event(Some(&request), &format!("t{i}"), TaskState::Working));
+        }
+        drop(guard);
+    }
+    assert_eq!((live.holders.len(), live.by_task.len()), (100, 50), "kept until a sweep is due");
+    tokio::time::advance(SWEEP_EVERY).await;
+    let _next = live.reserve(&Arc::from("bob"), "r-bob").expect("admitted");
+    assert_eq!((live.holders.len(), live.by_task.len()), (51, 50), "the idle callers went, the leases stay");
+    tokio::time::advance(ConcurrencyConfig::default().lease_ttl).await;
+    let _last = live.reserve(&Arc::from("carol"), "r-carol").expect("admitted");
+    // Bob's reservation expired with the leases: only Carol's is left.
+    assert_eq!((live.holders.len(), live.by_request.len(), live.by_task.len()), (1, 1, 0), "what expired went");
+}
+
+/// A caller at its limit is refused without a walk over every slot while none of its slots can
+/// have expired; once one may have, the walk runs and frees it.
+#[tokio::test(start_paused = true)]
+async fn a_caller_at_its_limit_looks_for_expired_slots_only_once_one_may_have_expired() {
+    let live = table(1);
+    let alice: Arc<str> = Arc::from("alice");
+    let _held = live.reserve(&alice, "r1").expect("admitted");
+    live.observe(&event(Some("r1"), "t1", TaskState::Working));
+    let purged_before = live.last_purge.load(Ordering::Relaxed);
+    tokio::time::advance(Duration::from_secs(1)).await;
+    for i in 0..10 {
+        assert!(matches!(
+            live.reserve(&alice, &format!("again{i}")),
+            Err(A2aError::TooManyTasks { held: 1, limit: 1 })
+        ));
+    }
+    assert_eq!(live.last_purge.load(Ordering::Relaxed), purged_before, "no walk while nothing can have expired");
+    tokio::time::advance(ConcurrencyConfig::default().lease_ttl).await;
+    let _next = live.reserve(&alice, "r2").expect("the expired lease was found and given back");
+    assert_eq!(live.live_tasks("alice"), 1);
+}
