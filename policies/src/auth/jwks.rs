@@ -48,8 +48,8 @@ struct KeySet {
     fetched_at: Option<Instant>,
 }
 
-enum Lookup {
-    Found(Arc<JwksKey>),
+enum Lookup<K> {
+    Found(K),
     NotFound,
     NoKeys,
     Ambiguous,
@@ -100,26 +100,33 @@ impl Jwks {
         }
     }
 
-    /// The key for `kid` and `alg` in the set held now, if it is fresh and names one (no fetch).
-    pub(crate) fn current(&self, kid: Option<&str>, alg: Algorithm) -> Option<Arc<JwksKey>> {
-        match self.lookup(kid, alg) {
-            Lookup::Found(key) => Some(key),
-            Lookup::NotFound | Lookup::NoKeys | Lookup::Ambiguous => None,
+    /// Whether `key` is still the key for `kid` and `alg` in the set held now, and that set is fresh
+    /// (no fetch; no reference count written, so every worker may ask at once).
+    pub(crate) fn is_current(&self, kid: Option<&str>, alg: Algorithm, key: &Arc<JwksKey>) -> bool {
+        let set = self.keys.load();
+        matches!(self.lookup_in(&set, kid, alg), Lookup::Found(found) if Arc::ptr_eq(found, key))
+    }
+
+    fn lookup(&self, kid: Option<&str>, alg: Algorithm) -> Lookup<Arc<JwksKey>> {
+        match self.lookup_in(&self.keys.load(), kid, alg) {
+            Lookup::Found(key) => Lookup::Found(key.clone()),
+            Lookup::NotFound => Lookup::NotFound,
+            Lookup::NoKeys => Lookup::NoKeys,
+            Lookup::Ambiguous => Lookup::Ambiguous,
         }
     }
 
-    fn lookup(&self, kid: Option<&str>, alg: Algorithm) -> Lookup {
-        let set = self.keys.load();
+    fn lookup_in<'s>(&self, set: &'s KeySet, kid: Option<&str>, alg: Algorithm) -> Lookup<&'s Arc<JwksKey>> {
         let fresh = set.fetched_at.is_some_and(|at| at.elapsed() <= self.settings.max_age);
         if !fresh || set.all.is_empty() {
             return Lookup::NoKeys;
         }
         match kid {
-            Some(kid) => set.by_kid.get(kid).cloned().map_or(Lookup::NotFound, Lookup::Found),
+            Some(kid) => set.by_kid.get(kid).map_or(Lookup::NotFound, Lookup::Found),
             None => {
                 let mut usable = set.all.iter().filter(|k| k.algorithms.contains(&alg));
                 match (usable.next(), usable.next()) {
-                    (Some(key), None) => Lookup::Found(key.clone()),
+                    (Some(key), None) => Lookup::Found(key),
                     (None, _) => Lookup::NotFound,
                     (Some(_), Some(_)) => Lookup::Ambiguous,
                 }

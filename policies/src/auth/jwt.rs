@@ -167,8 +167,8 @@ impl Issuer {
     fn already_verified(&self, token: &str) -> Option<Caller> {
         let KeySource::Jwks(jwks) = &self.keys else { return None };
         let hit = self.verified.0.get(token)?;
-        let key = jwks.current(hit.kid.as_deref(), hit.alg)?;
-        let valid = Arc::ptr_eq(&hit.key, &key) && now_secs() <= hit.exp.saturating_add(self.leeway);
+        let valid =
+            now_secs() <= hit.exp.saturating_add(self.leeway) && jwks.is_current(hit.kid.as_deref(), hit.alg, &hit.key);
         valid.then(|| hit.caller.clone())
     }
 

@@ -1,7 +1,10 @@
 //! The cost of each policy layer per request, in µs: every layer of `policies/` wrapped around an
 //! inner service that answers at once, driven in-process with a realistic request (a `review-pr`
 //! SendMessage with a data part, an authenticated caller, a resolved route). Each layer is measured
-//! alone against the bare inner service, and the full policy stack together.
+//! alone against the bare inner service, and the full policy stack together. Authentication is
+//! measured with an HS256 token (verified on every call) and with the benchmark's own RS256 token and
+//! JWKS (tests/bench/configs; after the first call, served from the verified-token cache, as in the
+//! benchmark's full stack).
 //!
 //! With `--threads N` each layer (and the stack without the audit log, whose writer is one task
 //! of the main thread) is also driven from N threads at once, each with its own runtime, sharing
@@ -31,6 +34,27 @@ use tower::{Layer, Service, ServiceExt};
 
 const SECRET: &str = "policy-cost-hs256-secret-0123456789";
 const ISSUER: &str = "https://idp.bench/";
+
+/// The benchmark's full-stack token (RS256, kid bench-1) and the JWKS with its key.
+const BENCH_TOKEN: &str = include_str!("../../configs/full-stack.token");
+const BENCH_JWKS: &str = include_str!("../../configs/jwks.json");
+
+/// Serves [`BENCH_JWKS`] on loopback from a thread of its own (the main thread blocks while other
+/// threads measure), as the bench backend serves it to the gateway; its URL.
+fn serve_bench_jwks() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let jwks = || async { ([(http::header::CONTENT_TYPE, "application/json")], BENCH_JWKS) };
+            let _ = axum::serve(listener, axum::Router::new().route("/jwks.json", axum::routing::get(jwks))).await;
+        });
+    });
+    url
+}
 
 /// Answers every request at once: what remains is the layer's own cost.
 #[derive(Clone)]
@@ -223,6 +247,12 @@ async fn main() -> Result<(), Infallible> {
     std::fs::create_dir_all(&dir).unwrap();
     let audit_config: AuditConfig = serde_json::from_value(json!({"file": {"path": dir.join("audit.jsonl")}})).unwrap();
 
+    let rs256: AuthConfig = serde_json::from_value(json!({"jwt": {"issuers": [{"issuer": ISSUER,
+        "audiences": ["a2a-gateway"], "jwks_url": serve_bench_jwks(), "algorithms": ["RS256"]}]}}))
+    .unwrap();
+    let bearer_rs256 = format!("Bearer {}", BENCH_TOKEN.trim());
+    let rs256_auth = Arc::new(Authenticator::new(&rs256, http.clone(), &stop).unwrap());
+    assert!(rs256_auth.refresh_jwks().await, "the bench JWKS is served");
     let jwt_auth = Arc::new(Authenticator::new(&hs256, http.clone(), &stop).unwrap());
     let key_auth = Arc::new(Authenticator::new(&keys, http.clone(), &stop).unwrap());
     let permissions = Arc::new(Permissions::new(&permissions).unwrap());
@@ -243,6 +273,13 @@ async fn main() -> Result<(), Infallible> {
             "authenticate: HS256 JWT",
             per_request(
                 time(AuthLayer::new(jwt_auth.clone()).layer(Immediate), iterations, Some(&bearer_jwt)).await,
+                iterations,
+            ),
+        ),
+        (
+            "authenticate: RS256 JWT (verified-token cache)",
+            per_request(
+                time(AuthLayer::new(rs256_auth.clone()).layer(Immediate), iterations, Some(&bearer_rs256)).await,
                 iterations,
             ),
         ),
@@ -303,6 +340,11 @@ async fn main() -> Result<(), Infallible> {
         let jwt = Some(bearer_jwt.as_str());
         let contended = Contended { threads, iterations, base };
         contended.row("authenticate: HS256 JWT", AuthLayer::new(jwt_auth_shared.clone()).layer(Immediate), jwt);
+        contended.row(
+            "authenticate: RS256 JWT (verified-token cache)",
+            AuthLayer::new(rs256_auth.clone()).layer(Immediate),
+            Some(&bearer_rs256),
+        );
         contended.row(
             "authorize: skill permissions",
             AuthorizeLayer::new(permissions_shared.clone()).layer(Immediate),
