@@ -4,14 +4,14 @@
 //! serves a single process, [`crate::state::redis_directory`] several.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 
-use crate::evict::{forget_older_than, swept_map};
+use crate::evict::{Aging, swept_map};
 use crate::hashing::ByOutsiders;
 use crate::protocol::observe::{TaskFact, TaskState};
 pub use crate::store_error::Lookup;
@@ -109,6 +109,12 @@ pub struct MemoryDirectory {
     /// make every request of every worker take the same lock and write the same tree. Listing
     /// merges them.
     by_owner: PerWorker<Mutex<OwnerLists>>,
+    /// Places in `by_owner` left behind by moves (a task whose state changed on another worker than
+    /// the one that listed it) since the last sweep: with tasks forgotten, what makes a sweep tidy
+    /// the indexes.
+    left_behind: AtomicUsize,
+    /// When the tasks, and the contexts, may next reach `ttl`.
+    ages: [Aging; 2],
     next_seq: AtomicU64,
     ttl: Duration,
     /// At most this many tasks, and as many contexts (`routing.max_tasks`).
@@ -125,6 +131,8 @@ impl MemoryDirectory {
             tasks: swept_map(),
             contexts: swept_map(),
             by_owner: PerWorker::new(Mutex::default),
+            left_behind: AtomicUsize::new(0),
+            ages: Default::default(),
             next_seq: AtomicU64::new(1),
             ttl,
             max_tasks: usize::MAX,
@@ -142,13 +150,21 @@ impl MemoryDirectory {
     }
 
     /// Forgets the least recently seen tasks and contexts past `max_tasks`, finished tasks first;
-    /// how many.
-    fn evict(&self) -> usize {
+    /// how many of each.
+    fn evict(&self) -> (usize, usize) {
         // Finished tasks rank lowest (`false`), then by last sighting; `seq` makes every rank unique.
         let task_rank =
             |seen: &Seen<TaskEntry>| (!seen.value.state.is_some_and(TaskState::is_terminal), seen.at, seen.seq);
-        crate::evict::evict_lowest(&self.tasks, self.max_tasks, task_rank)
-            + crate::evict::evict_lowest(&self.contexts, self.max_tasks, |s| s.at)
+        (
+            crate::evict::evict_lowest(&self.tasks, self.max_tasks, task_rank),
+            crate::evict::evict_lowest(&self.contexts, self.max_tasks, |s| s.at),
+        )
+    }
+
+    /// Has the sweeper run before the next tick: from here on no new task checks the mark.
+    fn ask_for_sweep(&self) {
+        self.full_at_seq.store(u64::MAX, Ordering::Relaxed);
+        self.crowded.notify_one();
     }
 
     pub fn len(&self) -> usize {
@@ -254,8 +270,7 @@ impl TaskDirectory for MemoryDirectory {
         // Past the limit, a sweep is asked for (once: the sweep sets the next mark), with no map's
         // lock held while the sweeper is woken.
         if first_seen.is_some_and(|seq| seq >= self.full_at_seq.load(Ordering::Relaxed)) {
-            self.full_at_seq.store(u64::MAX, Ordering::Relaxed);
-            self.crowded.notify_one();
+            self.ask_for_sweep();
         }
         if first_seen.is_none() && moved.is_none() {
             return;
@@ -273,7 +288,9 @@ impl TaskDirectory for MemoryDirectory {
         if let Some((old, new)) = moved {
             // A place left behind in another thread's index, or by a concurrent move, is skipped by
             // `tasks_of` and tidied by `sweep`.
-            listed.remove(&old);
+            if listed.remove(&old).is_none() {
+                self.left_behind.fetch_add(1, Ordering::Relaxed);
+            }
             listed.insert(new, task_id.clone());
         }
     }
@@ -313,9 +330,10 @@ impl TaskDirectory for MemoryDirectory {
     }
 
     fn sweep(&self) {
-        forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
-        forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
-        let evicted = self.evict();
+        let expired = self.ages[0].forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
+        self.ages[1].forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
+        let (evicted_tasks, evicted_contexts) = self.evict();
+        let evicted = evicted_tasks + evicted_contexts;
         if evicted > 0 {
             metrics::counter!(EVICTED).increment(evicted as u64);
             tracing::debug!(evicted, max_tasks = self.max_tasks, "task directory full: least recently seen forgotten");
@@ -330,8 +348,13 @@ impl TaskDirectory for MemoryDirectory {
         // Tasks recorded while this sweep ran were checked against no mark: if they left the
         // directory over its limit, the next sweep is asked for now.
         if self.tasks.len() > self.max_tasks {
-            self.full_at_seq.store(u64::MAX, Ordering::Relaxed);
-            self.crowded.notify_one();
+            self.ask_for_sweep();
+        }
+        // The indexes hold places of gone tasks only if tasks were forgotten or places left behind:
+        // else a walk of every listed task (as many as tasks) would find nothing.
+        let left_behind = self.left_behind.swap(0, Ordering::Relaxed);
+        if expired + evicted_tasks == 0 && left_behind == 0 {
+            return;
         }
         // Which listed tasks are gone is decided from a copy, a chunk at a time, so that neither a
         // `tasks` lock is taken while an index is locked nor a worker's index locked for long.

@@ -1,9 +1,10 @@
 //! Keeping a concurrent map within a limit: past it, forget the entries of lowest rank (the least
 //! recently seen, say) in one pass, down to nine tenths of the limit so that the next pass is a
-//! tenth of it away; and within an age. Used by the task directory and the maps that live as long
+//! tenth of it away; and within an age, walked only once an entry may have reached it. Used by the task directory and the maps that live as long
 //! as its entries, all made by [`swept_map`].
 
 use std::hash::{BuildHasher, Hash};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -20,15 +21,51 @@ pub fn swept_map<K: Eq + Hash, V, S: BuildHasher + Clone + Default>() -> DashMap
     DashMap::with_hasher_and_shard_amount(S::default(), SWEPT_SHARDS)
 }
 
-/// Forgets the entries last seen `ttl` or longer ago, by one clock reading for the whole walk (an
-/// entry recorded since reads as just seen).
-pub fn forget_older_than<K, V, S>(map: &DashMap<K, V, S>, ttl: Duration, seen_at: impl Fn(&V) -> Instant)
-where
-    K: Eq + Hash,
-    S: BuildHasher + Clone,
-{
-    let now = Instant::now();
-    map.retain(|_, value| now.saturating_duration_since(seen_at(value)) < ttl);
+/// When a map's entries may next outlive their time-to-live. An entry's last sighting only moves
+/// forward, so after a walk none expires before the oldest it kept does: until then a sweep need not
+/// walk the map again. A walk of a million entries takes a fifth of a second, and on a gateway with
+/// one CPU it holds that CPU for whole time slices while calls wait (finding 39).
+#[derive(Default)]
+pub struct Aging {
+    /// When the oldest entry kept by the last walk reaches its time-to-live; `None` before a walk.
+    due: Mutex<Option<Instant>>,
+}
+
+impl Aging {
+    /// Forgets the entries last seen `ttl` or longer ago, by one clock reading for the whole walk (an
+    /// entry recorded since reads as just seen), unless none can be that old yet; how many.
+    pub fn forget_older_than<K, V, S>(
+        &self,
+        map: &DashMap<K, V, S>,
+        ttl: Duration,
+        seen_at: impl Fn(&V) -> Instant,
+    ) -> usize
+    where
+        K: Eq + Hash,
+        S: BuildHasher + Clone,
+    {
+        let now = Instant::now();
+        // Sweeps of one map do not overlap (one sweeper), so this lock is never waited for.
+        let mut due = self.due.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if due.is_some_and(|due| now < due) {
+            return 0;
+        }
+        let (mut forgotten, mut oldest_kept) = (0, now);
+        map.retain(|_, value| {
+            let at = seen_at(value);
+            let keep = now.saturating_duration_since(at) < ttl;
+            if keep {
+                oldest_kept = oldest_kept.min(at);
+            } else {
+                forgotten += 1;
+            }
+            keep
+        });
+        // Entries recorded during the walk were seen at `now` or later, give or take the moment
+        // between a record's clock reading and its write.
+        *due = Some(oldest_kept + ttl);
+        forgotten
+    }
 }
 
 /// Past `max` entries, forgets those of lowest `rank` down to nine tenths of `max` (room for a tenth
@@ -71,6 +108,29 @@ const RANKED: usize = 16_384;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A map is walked for age only once its oldest kept entry may have reached it: before that, a
+    /// sweep reads no entry.
+    #[test]
+    fn a_map_is_walked_for_age_only_once_an_entry_may_have_reached_it() {
+        let ttl = Duration::from_millis(50);
+        let map: DashMap<u32, Instant> = (0..100).map(|k| (k, Instant::now())).collect();
+        let (aging, read) = (Aging::default(), std::cell::Cell::new(0));
+        let seen_at = |at: &Instant| {
+            read.set(read.get() + 1);
+            *at
+        };
+        assert_eq!(aging.forget_older_than(&map, ttl, seen_at), 0);
+        assert_eq!(read.get(), 100, "the first sweep walks the map");
+        map.insert(100, Instant::now());
+        assert_eq!(aging.forget_older_than(&map, ttl, seen_at), 0);
+        assert_eq!(read.get(), 100, "nothing can be old enough yet: no walk");
+        std::thread::sleep(ttl);
+        map.insert(101, Instant::now());
+        assert_eq!(aging.forget_older_than(&map, ttl, seen_at), 101, "those seen before the pause reached their age");
+        assert_eq!(read.get(), 202, "the walk read every entry");
+        assert_eq!(map.len(), 1);
+    }
 
     #[test]
     fn within_the_limit_nothing_goes_past_it_the_lowest_ranked_go_down_to_nine_tenths() {

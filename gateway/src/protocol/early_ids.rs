@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 
+use crate::evict::Aging;
 use crate::store_error::Lookup;
 
 /// The agent's task an early caller's id stands for.
@@ -46,13 +47,15 @@ pub trait EarlyIds: Send + Sync + 'static {
 
 pub struct MemoryEarlyIds {
     map: DashMap<String, Entry>,
+    /// When the ids may next reach `ttl`.
+    ages: Aging,
     ttl: Duration,
     max: usize,
 }
 
 impl MemoryEarlyIds {
     pub fn new(ttl: Duration) -> MemoryEarlyIds {
-        MemoryEarlyIds { map: crate::evict::swept_map(), ttl, max: usize::MAX }
+        MemoryEarlyIds { map: crate::evict::swept_map(), ages: Aging::default(), ttl, max: usize::MAX }
     }
 
     /// Keeps at most `max` ids (the task directory's limit: an id outliving its task is no use).
@@ -84,7 +87,7 @@ impl EarlyIds for MemoryEarlyIds {
     }
 
     fn sweep(&self) {
-        crate::evict::forget_older_than(&self.map, self.ttl, |e| e.at);
+        self.ages.forget_older_than(&self.map, self.ttl, |e| e.at);
         crate::evict::evict_lowest(&self.map, self.max, |e| e.at);
     }
 }

@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 
 use super::{OnUnavailable, Redis, StoreError};
 use crate::directory::{ContextEntry, Lookup, Sighting, TaskDirectory, TaskEntry};
+use crate::evict::Aging;
 use crate::protocol::observe::TaskState;
 
 /// Atomically records one sighting (KEYS: task, context, owner set, counter; ARGV: task id,
@@ -108,6 +109,8 @@ pub struct RedisDirectory {
     redis: Redis,
     tasks: DashMap<String, Cached<TaskEntry>>,
     contexts: DashMap<String, Cached<ContextEntry>>,
+    /// When the cache's entries may next reach `ttl`.
+    ages: [Aging; 2],
     queue: mpsc::Sender<Write>,
     ttl: Duration,
     /// At most this many tasks (and contexts) in the local cache (`routing.max_tasks`).
@@ -121,7 +124,8 @@ impl RedisDirectory {
         let writer = Writer { redis: redis.clone(), script: redis::Script::new(RECORD), ttl };
         tokio::spawn(writer.run(receiver));
         let (tasks, contexts) = (crate::evict::swept_map(), crate::evict::swept_map());
-        Arc::new(RedisDirectory { redis, tasks, contexts, queue, ttl, max_cached: max_cached.max(1) })
+        let ages = Default::default();
+        Arc::new(RedisDirectory { redis, tasks, contexts, ages, queue, ttl, max_cached: max_cached.max(1) })
     }
 
     async fn fetch_task(&self, task_id: &str) -> Result<Option<TaskEntry>, StoreError> {
@@ -362,8 +366,8 @@ impl TaskDirectory for RedisDirectory {
     fn sweep(&self) {
         // Only the local cache: Redis expires its keys itself. What the cache forgets past its limit
         // is read from Redis again when asked for.
-        crate::evict::forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
-        crate::evict::forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
+        self.ages[0].forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
+        self.ages[1].forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
         crate::evict::evict_lowest(&self.tasks, self.max_cached, |seen| seen.at);
         crate::evict::evict_lowest(&self.contexts, self.max_cached, |seen| seen.at);
     }

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use super::{OnUnavailable, Redis, StoreError};
 use crate::directory::Lookup;
+use crate::evict::Aging;
 use crate::protocol::early_ids::{AgentTask, EarlyIds, key};
 
 const QUEUE: usize = 16_384;
@@ -23,6 +24,8 @@ const SECOND_LOOK: Duration = Duration::from_millis(25);
 pub struct RedisEarlyIds {
     redis: Redis,
     cache: DashMap<String, (AgentTask, Instant)>,
+    /// When the cache's entries may next reach `ttl`.
+    ages: Aging,
     queue: mpsc::Sender<(String, String)>,
     ttl: Duration,
 }
@@ -32,7 +35,7 @@ impl RedisEarlyIds {
     pub fn new(redis: Redis, ttl: Duration) -> Arc<RedisEarlyIds> {
         let (queue, receiver) = mpsc::channel(QUEUE);
         tokio::spawn(write(redis.clone(), ttl, receiver));
-        Arc::new(RedisEarlyIds { redis, cache: crate::evict::swept_map(), queue, ttl })
+        Arc::new(RedisEarlyIds { redis, cache: crate::evict::swept_map(), ages: Aging::default(), queue, ttl })
     }
 
     fn cached(&self, key: &str) -> Option<AgentTask> {
@@ -105,7 +108,7 @@ impl EarlyIds for RedisEarlyIds {
 
     /// Only this replica's cache: Redis expires its keys itself.
     fn sweep(&self) {
-        crate::evict::forget_older_than(&self.cache, self.ttl, |e| e.1);
+        self.ages.forget_older_than(&self.cache, self.ttl, |e| e.1);
     }
 }
 
