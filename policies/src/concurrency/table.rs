@@ -9,8 +9,8 @@
 //! otherwise lock that caller's entry three times per call (`policy-cost --threads 2`, finding 38).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dashmap::DashMap;
@@ -96,6 +96,9 @@ pub struct LiveTasks {
     /// for a caller at its limit (not before `PURGE_AT_LIMIT_EVERY` after the last look).
     next_purge: AtomicU64,
     last_purge: AtomicU64,
+    /// Held by the purge under way: two at once could each set a caller's earliest expiry from the
+    /// slots the other had not walked yet.
+    purging: Mutex<()>,
     /// When set, slots are counted there (across replicas); the table above then holds only the
     /// reservations taken while the store was unreachable, if the store says to take them.
     shared: Option<Arc<dyn SharedLeases>>,
@@ -131,6 +134,7 @@ impl LiveTasks {
             next_sweep: AtomicU64::new(0),
             next_purge: AtomicU64::new(0),
             last_purge: AtomicU64::new(0),
+            purging: Mutex::new(()),
             shared,
         };
         table.next_sweep.store(ticks(SWEEP_EVERY), Ordering::Relaxed);
@@ -320,6 +324,12 @@ impl LiveTasks {
     /// Gives back every slot expired at `now`, and sets each caller's earliest expiry from what it
     /// keeps.
     fn purge(&self, now: u64) {
+        // A purge under way frees what this one would (give or take what expires meanwhile).
+        let _purging = match self.purging.try_lock() {
+            Ok(held) => held,
+            Err(std::sync::TryLockError::WouldBlock) => return,
+            Err(std::sync::TryLockError::Poisoned(held)) => held.into_inner(),
+        };
         self.last_purge.store(now, Ordering::Relaxed);
         self.next_purge.store(now.saturating_add(self.purge_every()), Ordering::Relaxed);
         // Slots taken from here on expire a TTL from now or later; those kept lower it below.
