@@ -113,8 +113,9 @@ pub struct MemoryDirectory {
     /// the one that listed it) since the last sweep: with tasks forgotten, what makes a sweep tidy
     /// the indexes.
     left_behind: AtomicUsize,
-    /// When the tasks, and the contexts, may next reach `ttl`.
-    ages: [Aging; 2],
+    /// When the tasks may next reach `ttl`, and the contexts.
+    tasks_aging: Aging,
+    contexts_aging: Aging,
     next_seq: AtomicU64,
     ttl: Duration,
     /// At most this many tasks, and as many contexts (`routing.max_tasks`).
@@ -132,7 +133,8 @@ impl MemoryDirectory {
             contexts: swept_map(),
             by_owner: PerWorker::new(Mutex::default),
             left_behind: AtomicUsize::new(0),
-            ages: Default::default(),
+            tasks_aging: Aging::default(),
+            contexts_aging: Aging::default(),
             next_seq: AtomicU64::new(1),
             ttl,
             max_tasks: usize::MAX,
@@ -330,8 +332,8 @@ impl TaskDirectory for MemoryDirectory {
     }
 
     fn sweep(&self) {
-        let expired = self.ages[0].forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
-        self.ages[1].forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
+        let expired = self.tasks_aging.forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
+        self.contexts_aging.forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
         let (evicted_tasks, evicted_contexts) = self.evict();
         let evicted = evicted_tasks + evicted_contexts;
         if evicted > 0 {

@@ -1,7 +1,7 @@
 //! Keeping a concurrent map within a limit: past it, forget the entries of lowest rank (the least
 //! recently seen, say) in one pass, down to nine tenths of the limit so that the next pass is a
-//! tenth of it away; and within an age, walked only once an entry may have reached it. Used by the task directory and the maps that live as long
-//! as its entries, all made by [`swept_map`].
+//! tenth of it away; and within an age, walked only once an entry may have reached it. Used by the
+//! task directory and the maps that live as long as its entries, all made by [`swept_map`].
 
 use std::hash::{BuildHasher, Hash};
 use std::sync::Mutex;

@@ -109,8 +109,9 @@ pub struct RedisDirectory {
     redis: Redis,
     tasks: DashMap<String, Cached<TaskEntry>>,
     contexts: DashMap<String, Cached<ContextEntry>>,
-    /// When the cache's entries may next reach `ttl`.
-    ages: [Aging; 2],
+    /// When the cached tasks may next reach `ttl`, and the contexts.
+    tasks_aging: Aging,
+    contexts_aging: Aging,
     queue: mpsc::Sender<Write>,
     ttl: Duration,
     /// At most this many tasks (and contexts) in the local cache (`routing.max_tasks`).
@@ -124,8 +125,9 @@ impl RedisDirectory {
         let writer = Writer { redis: redis.clone(), script: redis::Script::new(RECORD), ttl };
         tokio::spawn(writer.run(receiver));
         let (tasks, contexts) = (crate::evict::swept_map(), crate::evict::swept_map());
-        let ages = Default::default();
-        Arc::new(RedisDirectory { redis, tasks, contexts, ages, queue, ttl, max_cached: max_cached.max(1) })
+        let (tasks_aging, contexts_aging) = (Aging::default(), Aging::default());
+        let max_cached = max_cached.max(1);
+        Arc::new(RedisDirectory { redis, tasks, contexts, tasks_aging, contexts_aging, queue, ttl, max_cached })
     }
 
     async fn fetch_task(&self, task_id: &str) -> Result<Option<TaskEntry>, StoreError> {
@@ -366,8 +368,8 @@ impl TaskDirectory for RedisDirectory {
     fn sweep(&self) {
         // Only the local cache: Redis expires its keys itself. What the cache forgets past its limit
         // is read from Redis again when asked for.
-        self.ages[0].forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
-        self.ages[1].forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
+        self.tasks_aging.forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
+        self.contexts_aging.forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
         crate::evict::evict_lowest(&self.tasks, self.max_cached, |seen| seen.at);
         crate::evict::evict_lowest(&self.contexts, self.max_cached, |seen| seen.at);
     }
