@@ -95,7 +95,8 @@ pub struct LiveTasks {
     /// When expired slots are looked for next: on the way (every eighth of the lease TTL), or sooner
     /// for a caller at its limit (not before `PURGE_AT_LIMIT_EVERY` after the last look).
     next_purge: AtomicU64,
-    last_purge: AtomicU64,
+    /// When a caller at its limit may next have a purge run (`PURGE_AT_LIMIT_EVERY` after the last).
+    next_purge_at_limit: AtomicU64,
     /// Held by the purge under way: two at once could each set a caller's earliest expiry from the
     /// slots the other had not walked yet.
     purging: Mutex<()>,
@@ -133,7 +134,7 @@ impl LiveTasks {
             by_task: DashMap::default(),
             next_sweep: AtomicU64::new(0),
             next_purge: AtomicU64::new(0),
-            last_purge: AtomicU64::new(0),
+            next_purge_at_limit: AtomicU64::new(ticks(PURGE_AT_LIMIT_EVERY)),
             purging: Mutex::new(()),
             shared,
         };
@@ -293,13 +294,7 @@ impl LiveTasks {
     /// Drops idle callers every `SWEEP_EVERY`, and purges expired slots when that is due; at most
     /// one reservation does it for each time.
     fn sweep_if_due(&self, now: u64) {
-        let due = self.next_sweep.load(Ordering::Relaxed);
-        if now < due
-            || self
-                .next_sweep
-                .compare_exchange(due, now + ticks(SWEEP_EVERY), Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-        {
+        if !take_turn(&self.next_sweep, now, now + ticks(SWEEP_EVERY)) {
             return;
         }
         if now >= self.next_purge.load(Ordering::Relaxed) {
@@ -311,10 +306,7 @@ impl LiveTasks {
     /// A purge for a caller at its limit, unless one ran within `PURGE_AT_LIMIT_EVERY`: whether it
     /// ran.
     fn purge_for_limit(&self, now: u64) -> bool {
-        let last = self.last_purge.load(Ordering::Relaxed);
-        if now < last.saturating_add(ticks(PURGE_AT_LIMIT_EVERY))
-            || self.last_purge.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_err()
-        {
+        if !take_turn(&self.next_purge_at_limit, now, now + ticks(PURGE_AT_LIMIT_EVERY)) {
             return false;
         }
         self.purge(now);
@@ -330,7 +322,7 @@ impl LiveTasks {
             Err(std::sync::TryLockError::WouldBlock) => return,
             Err(std::sync::TryLockError::Poisoned(held)) => held.into_inner(),
         };
-        self.last_purge.store(now, Ordering::Relaxed);
+        self.next_purge_at_limit.store(now + ticks(PURGE_AT_LIMIT_EVERY), Ordering::Relaxed);
         self.next_purge.store(now.saturating_add(self.purge_every()), Ordering::Relaxed);
         // Slots taken from here on expire a TTL from now or later; those kept lower it below.
         let floor = now.saturating_add(ticks(self.ttl));
@@ -351,6 +343,13 @@ impl LiveTasks {
         self.drop_idle();
         (self.holders.len(), self.by_request.len(), self.by_task.len())
     }
+}
+
+/// Whether the turn due at `due`'s time has come and is this caller's: of callers at once, one
+/// moves `due` on to `next` and gets it.
+fn take_turn(due: &AtomicU64, now: u64, next: u64) -> bool {
+    let at = due.load(Ordering::Relaxed);
+    now >= at && due.compare_exchange(at, next, Ordering::Relaxed, Ordering::Relaxed).is_ok()
 }
 
 /// Nanoseconds, the table clock's tick.

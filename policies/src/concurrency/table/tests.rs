@@ -180,7 +180,7 @@ async fn a_caller_at_its_limit_looks_for_expired_slots_only_once_one_may_have_ex
     let alice: Arc<str> = Arc::from("alice");
     let _held = live.reserve(&alice, "r1").expect("admitted");
     live.observe(&event(Some("r1"), "t1", TaskState::Working));
-    let purged_before = live.last_purge.load(Ordering::Relaxed);
+    let purged_before = live.next_purge_at_limit.load(Ordering::Relaxed);
     tokio::time::advance(Duration::from_secs(1)).await;
     for i in 0..10 {
         assert!(matches!(
@@ -188,7 +188,11 @@ async fn a_caller_at_its_limit_looks_for_expired_slots_only_once_one_may_have_ex
             Err(A2aError::TooManyTasks { held: 1, limit: 1 })
         ));
     }
-    assert_eq!(live.last_purge.load(Ordering::Relaxed), purged_before, "no walk while nothing can have expired");
+    assert_eq!(
+        live.next_purge_at_limit.load(Ordering::Relaxed),
+        purged_before,
+        "no walk while nothing can have expired"
+    );
     tokio::time::advance(ConcurrencyConfig::default().lease_ttl).await;
     let _next = live.reserve(&alice, "r2").expect("the expired lease was found and given back");
     assert_eq!(live.live_tasks("alice"), 1);
