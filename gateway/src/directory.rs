@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 
-use crate::evict::{Aging, swept_map};
+use crate::bounded_map::{BoundedMap, Forgotten, Spared};
+use crate::evict::Aging;
 use crate::hashing::ByOutsiders;
 use crate::protocol::observe::{TaskFact, TaskState};
 pub use crate::store_error::Lookup;
@@ -70,10 +70,6 @@ pub trait TaskDirectory: Send + Sync + 'static {
     fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>>;
     /// How many entries this process holds in memory (the `a2a_task_directory_entries` gauge).
     fn size(&self) -> DirectorySize;
-    /// Signalled when the directory holds more than it may and wants a sweep before the next tick.
-    fn crowded(&self) -> Option<&tokio::sync::Notify> {
-        None
-    }
 }
 
 /// Counts tasks and contexts forgotten to keep the in-memory directory within `routing.max_tasks`.
@@ -84,6 +80,8 @@ pub const EVICTED: &str = "a2a_task_directory_evicted_total";
 pub struct DirectorySize {
     pub tasks: usize,
     pub contexts: usize,
+    /// Tasks and contexts forgotten to keep within `routing.max_tasks` since the start ([`EVICTED`]).
+    pub evicted: u64,
 }
 
 /// An owner's tasks as (position, task id).
@@ -97,76 +95,78 @@ struct Seen<T> {
     at: Instant,
     /// Tasks: the position in its owner's list (first sight or last state change). Contexts: 0.
     seq: u64,
+    /// Tasks: the worker whose index lists it at `seq` ([`PerWorker::slot`]). Contexts: 0.
+    listed_on: usize,
+}
+
+/// Live tasks stay while finished ones can go.
+impl Spared for Seen<TaskEntry> {
+    fn spared(&self) -> bool {
+        !self.value.state.is_some_and(TaskState::is_terminal)
+    }
+}
+
+impl Spared for Seen<ContextEntry> {
+    fn spared(&self) -> bool {
+        false
+    }
+}
+
+/// What a sighting changes in its owner's list of tasks.
+enum Listing {
+    Unchanged,
+    /// A new task, at this position.
+    New(u64),
+    /// A task whose state changed: from (worker, position) to a new position on this worker.
+    Moved { from: (usize, u64), to: u64 },
 }
 
 /// A single-process directory on concurrent hash maps.
 pub struct MemoryDirectory {
-    tasks: DashMap<String, Seen<TaskEntry>, ByOutsiders>,
-    contexts: DashMap<String, Seen<ContextEntry>, ByOutsiders>,
+    /// Each within `routing.max_tasks`, shard by shard ([`BoundedMap`]).
+    tasks: BoundedMap<Seen<TaskEntry>>,
+    contexts: BoundedMap<Seen<ContextEntry>>,
     /// Owner key (`""` for anonymous callers) → its tasks by position, one index per worker thread,
-    /// written by that thread alone: every new task is written into its owner's list, and with one
-    /// caller (a single client, a service account, every anonymous caller) one shared index would
-    /// make every request of every worker take the same lock and write the same tree. Listing
-    /// merges them.
+    /// written by that thread alone but for a task's move or its end: every new task is written into
+    /// its owner's list, and with one caller (a single client, a service account, every anonymous
+    /// caller) one shared index would make every request of every worker take the same lock and
+    /// write the same tree. Listing merges them.
     by_owner: PerWorker<Mutex<OwnerLists>>,
-    /// Places in `by_owner` left behind by moves (a task whose state changed on another worker than
-    /// the one that listed it) since the last sweep: with tasks forgotten, what makes a sweep tidy
-    /// the indexes.
+    /// Places in `by_owner` left behind since the last sweep (a task moved or forgotten before its
+    /// place was written): what makes a sweep tidy the indexes.
     left_behind: AtomicUsize,
     /// When the tasks may next reach `ttl`, and the contexts.
     tasks_aging: Aging,
     contexts_aging: Aging,
     next_seq: AtomicU64,
     ttl: Duration,
-    /// At most this many tasks, and as many contexts (`routing.max_tasks`).
-    max_tasks: usize,
-    /// The first `seq` past which the directory may hold more than `max_tasks` (set by each sweep
-    /// from what it left): a new task beyond it asks for a sweep, through `crowded`.
-    full_at_seq: AtomicU64,
-    crowded: tokio::sync::Notify,
+    /// Entries forgotten past `max_tasks`, counted by each worker apart (once the directory is full,
+    /// every new task forgets one: one shared count would be a line every worker writes).
+    evicted: PerWorker<AtomicU64>,
 }
 
 impl MemoryDirectory {
     pub fn new(ttl: Duration) -> MemoryDirectory {
         MemoryDirectory {
-            tasks: swept_map(),
-            contexts: swept_map(),
+            tasks: BoundedMap::new(None),
+            contexts: BoundedMap::new(None),
             by_owner: PerWorker::new(Mutex::default),
             left_behind: AtomicUsize::new(0),
             tasks_aging: Aging::default(),
             contexts_aging: Aging::default(),
             next_seq: AtomicU64::new(1),
             ttl,
-            max_tasks: usize::MAX,
-            full_at_seq: AtomicU64::new(u64::MAX),
-            crowded: tokio::sync::Notify::new(),
+            evicted: PerWorker::new(AtomicU64::default),
         }
     }
 
-    /// Holds at most `max` tasks (and as many contexts): past it, a sweep forgets the least recently
-    /// seen down to nine tenths of it, finished tasks before live ones.
+    /// Holds at most `max` tasks (and as many contexts): a new one past it forgets the oldest of its
+    /// shard, finished tasks before live ones and those not seen again before those that were (see
+    /// [`BoundedMap`]).
     pub fn with_max_tasks(mut self, max: usize) -> MemoryDirectory {
-        self.max_tasks = max.max(1);
-        self.full_at_seq = AtomicU64::new(1u64.saturating_add(max as u64));
+        self.tasks = BoundedMap::new(Some(max));
+        self.contexts = BoundedMap::new(Some(max));
         self
-    }
-
-    /// Forgets the least recently seen tasks and contexts past `max_tasks`, finished tasks first;
-    /// how many of each.
-    fn evict(&self) -> (usize, usize) {
-        // Finished tasks rank lowest (`false`), then by last sighting; `seq` makes every rank unique.
-        let task_rank =
-            |seen: &Seen<TaskEntry>| (!seen.value.state.is_some_and(TaskState::is_terminal), seen.at, seen.seq);
-        (
-            crate::evict::evict_lowest(&self.tasks, self.max_tasks, task_rank),
-            crate::evict::evict_lowest(&self.contexts, self.max_tasks, |s| s.at),
-        )
-    }
-
-    /// Has the sweeper run before the next tick: from here on no new task checks the mark.
-    fn ask_for_sweep(&self) {
-        self.full_at_seq.store(u64::MAX, Ordering::Relaxed);
-        self.crowded.notify_one();
     }
 
     pub fn len(&self) -> usize {
@@ -176,27 +176,55 @@ impl MemoryDirectory {
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty()
     }
+
+    /// Counts entries forgotten to keep within `max_tasks`.
+    fn count_evicted(&self, evicted: usize) {
+        if evicted > 0 {
+            self.evicted.get().fetch_add(evicted as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Takes forgotten tasks out of their owners' lists. A place not found is one still to be
+    /// written (by the call that listed or moved the task, after it let go of the task's entry): it
+    /// is counted, for the next sweep to tidy.
+    fn unlist(&self, mut forgotten: Forgotten<Seen<TaskEntry>>) {
+        forgotten.sort_unstable_by_key(|(_, seen)| seen.listed_on);
+        for on_one_worker in forgotten.chunk_by(|(_, a), (_, b)| a.listed_on == b.listed_on) {
+            let mut lists = lock(self.by_owner.at(on_one_worker[0].1.listed_on));
+            for (_, seen) in on_one_worker {
+                let key = seen.value.owner.as_deref().unwrap_or("");
+                let Some(listed) = lists.get_mut(key) else {
+                    self.left_behind.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                if listed.remove(&seen.seq).is_none() {
+                    self.left_behind.fetch_add(1, Ordering::Relaxed);
+                }
+                if listed.is_empty() {
+                    lists.remove(key);
+                }
+            }
+        }
+    }
 }
 
 impl TaskDirectory for MemoryDirectory {
     fn task(&self, task_id: &str) -> BoxFuture<'_, Lookup<Option<TaskEntry>>> {
-        let found = self.tasks.get(task_id).map(|e| e.value.clone());
+        let found = self.tasks.get(task_id, |seen| seen.value.clone());
         futures::future::ready(Ok(found)).boxed()
     }
 
     fn context(&self, context_id: &str) -> BoxFuture<'_, Lookup<Option<ContextEntry>>> {
-        let found = self.contexts.get(context_id).map(|e| e.value.clone());
+        let found = self.contexts.get(context_id, |seen| seen.value.clone());
         futures::future::ready(Ok(found)).boxed()
     }
 
     fn claim_context(&self, context_id: &str, entry: ContextEntry) -> BoxFuture<'_, Lookup<bool>> {
         let owner = entry.owner.clone();
-        let seen = self.contexts.entry(context_id.to_owned()).or_insert_with(|| Seen {
-            value: entry,
-            at: Instant::now(),
-            seq: 0,
-        });
-        futures::future::ready(Ok(seen.value.owner == owner)).boxed()
+        let make = || Seen { value: entry, at: Instant::now(), seq: 0, listed_on: 0 };
+        let (theirs, forgotten) = self.contexts.upsert(context_id, make, |seen, _| seen.value.owner == owner);
+        self.count_evicted(forgotten.len());
+        futures::future::ready(Ok(theirs)).boxed()
     }
 
     fn record(&self, sighting: &Sighting<'_>) {
@@ -204,97 +232,101 @@ impl TaskDirectory for MemoryDirectory {
         let owner = sighting.owner.cloned();
         let now = Instant::now();
         if let Some(context_id) = &fact.context_id {
-            // Most sightings are of a known context (every event of a stream): looked up by the
-            // borrowed id before an owned one is made for an entry.
-            let mut seen = match self.contexts.get_mut(context_id.as_str()) {
-                Some(seen) => seen,
-                None => self.contexts.entry(context_id.clone()).or_insert_with(|| Seen {
-                    value: ContextEntry {
-                        backend: backend.clone(),
-                        owner: owner.clone(),
-                        skill: sighting.skill.cloned(),
-                    },
-                    at: now,
-                    seq: 0,
-                }),
+            let make = || Seen {
+                value: ContextEntry { backend: backend.clone(), owner: owner.clone(), skill: sighting.skill.cloned() },
+                at: now,
+                seq: 0,
+                listed_on: 0,
             };
-            if seen.value.backend == *backend && seen.value.owner == owner {
-                seen.at = now;
-            }
+            let ((), forgotten) = self.contexts.upsert(context_id, make, |seen, _| {
+                if seen.value.backend == *backend && seen.value.owner == owner {
+                    seen.at = now;
+                }
+            });
+            self.count_evicted(forgotten.len());
         }
         let Some(task_id) = &fact.task_id else { return };
-        // Never one map's lock while taking another's: `sweep` holds `by_owner` and reads `tasks`,
-        // so a new task's place in `by_owner` is written after its `tasks` entry is released.
-        let mut first_seen = None;
-        let mut seen = match self.tasks.get_mut(task_id.as_str()) {
-            Some(seen) => seen,
-            None => self.tasks.entry(task_id.clone()).or_insert_with(|| {
-                let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-                first_seen = Some(seq);
-                Seen {
-                    value: TaskEntry {
-                        backend: backend.clone(),
-                        owner: owner.clone(),
-                        skill: sighting.skill.cloned(),
-                        context_id: None,
-                        state: None,
-                    },
-                    at: now,
-                    seq,
-                }
-            }),
+        let slot = self.by_owner.slot();
+        let make = || Seen {
+            value: TaskEntry {
+                backend: backend.clone(),
+                owner: owner.clone(),
+                skill: sighting.skill.cloned(),
+                context_id: None,
+                state: None,
+            },
+            at: now,
+            seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
+            listed_on: slot,
         };
-        if seen.value.backend != *backend || seen.value.owner != owner {
-            tracing::warn!(task_id, claimed_by = %backend, owner = %seen.value.backend, "ignoring a second claim on a task");
-            return;
-        }
-        seen.at = now;
-        if fact.context_id.is_some() && seen.value.context_id != fact.context_id {
-            seen.value.context_id.clone_from(&fact.context_id);
-        }
-        // A terminal state is final: a late non-terminal event (replayed snapshot) must not undo it.
-        let mut moved = None;
-        match (seen.value.state, fact.state) {
-            (Some(old), _) if old.is_terminal() => {}
-            (old, Some(new)) => {
-                seen.value.state = Some(new);
-                // ListTasks lists the most recently updated first (A2A §3.1.4): a task whose state
-                // changes takes a new place at the front of its owner's list.
-                if first_seen.is_none() && old != Some(new) {
-                    let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-                    moved = Some((seen.seq, seq));
-                    seen.seq = seq;
-                }
+        let (listing, forgotten) = self.tasks.upsert(task_id, make, |seen, made| {
+            if seen.value.backend != *backend || seen.value.owner != owner {
+                tracing::warn!(task_id, claimed_by = %backend, owner = %seen.value.backend, "ignoring a second claim on a task");
+                return Listing::Unchanged;
             }
-            _ => {}
+            seen.at = now;
+            if fact.context_id.is_some() && seen.value.context_id != fact.context_id {
+                seen.value.context_id.clone_from(&fact.context_id);
+            }
+            let mut listing = if made { Listing::New(seen.seq) } else { Listing::Unchanged };
+            // A terminal state is final: a late non-terminal event (replayed snapshot) must not undo it.
+            match (seen.value.state, fact.state) {
+                (Some(old), _) if old.is_terminal() => {}
+                (old, Some(new)) => {
+                    seen.value.state = Some(new);
+                    // ListTasks lists the most recently updated first (A2A §3.1.4): a task whose
+                    // state changes takes a new place at the front of its owner's list.
+                    if !made && old != Some(new) {
+                        let to = self.next_seq.fetch_add(1, Ordering::Relaxed);
+                        listing = Listing::Moved { from: (seen.listed_on, seen.seq), to };
+                        (seen.seq, seen.listed_on) = (to, slot);
+                    }
+                }
+                _ => {}
+            }
+            listing
+        });
+        // The owners' lists are written with no shard of `tasks` held (`sweep` holds a list's lock
+        // and reads `tasks`).
+        if !forgotten.is_empty() {
+            self.count_evicted(forgotten.len());
+            self.unlist(forgotten);
         }
-        drop(seen);
-        // Past the limit, a sweep is asked for (once: the sweep sets the next mark), with no map's
-        // lock held while the sweeper is woken.
-        if first_seen.is_some_and(|seq| seq >= self.full_at_seq.load(Ordering::Relaxed)) {
-            self.ask_for_sweep();
-        }
-        if first_seen.is_none() && moved.is_none() {
-            return;
-        }
-        let mut lists = lock(self.by_owner.get());
+        let (new, from) = match listing {
+            Listing::Unchanged => return,
+            Listing::New(seq) => (seq, None),
+            Listing::Moved { from, to } => (to, Some(from)),
+        };
         let key = owner.as_deref().unwrap_or("");
+        // The place a move leaves in this worker's own list; one in another worker's is taken out
+        // there (a move is rare next to a new task, so that lock is seldom in use at the same time).
+        let left_here = match from {
+            Some((from_slot, old)) if from_slot != slot => {
+                let mut lists = lock(self.by_owner.at(from_slot));
+                let removed = lists.get_mut(key).is_some_and(|listed| listed.remove(&old).is_some());
+                if !removed {
+                    self.left_behind.fetch_add(1, Ordering::Relaxed);
+                }
+                if lists.get(key).is_some_and(BTreeMap::is_empty) {
+                    lists.remove(key);
+                }
+                None
+            }
+            from => from.map(|(_, old)| old),
+        };
+        let mut lists = lock(self.by_owner.get());
         let listed = match lists.get_mut(key) {
             Some(listed) => listed,
             // Anonymous callers' tasks are listed under "" (one key, not one per task).
             None => lists.entry(owner.unwrap_or_else(|| Arc::from(""))).or_default(),
         };
-        if let Some(seq) = first_seen {
-            listed.insert(seq, task_id.clone());
+        // Not found: another call moving the same task at the same time took it first.
+        if let Some(old) = left_here
+            && listed.remove(&old).is_none()
+        {
+            self.left_behind.fetch_add(1, Ordering::Relaxed);
         }
-        if let Some((old, new)) = moved {
-            // A place left behind in another thread's index, or by a concurrent move, is skipped by
-            // `tasks_of` and tidied by `sweep`.
-            if listed.remove(&old).is_none() {
-                self.left_behind.fetch_add(1, Ordering::Relaxed);
-            }
-            listed.insert(new, task_id.clone());
-        }
+        listed.insert(new, task_id.clone());
     }
 
     fn tasks_of(&self, owner: Option<&Arc<str>>) -> BoxFuture<'_, Lookup<Vec<(u64, String, TaskEntry)>>> {
@@ -311,7 +343,7 @@ impl TaskDirectory for MemoryDirectory {
         let found = ids
             .into_iter()
             .filter_map(|(seq, id)| {
-                let entry = self.tasks.get(&id).filter(|e| e.seq == seq)?.value.clone();
+                let entry = self.tasks.get(&id, |seen| (seen.seq == seq).then(|| seen.value.clone())).flatten()?;
                 Some((seq, id, entry))
             })
             .collect();
@@ -319,43 +351,24 @@ impl TaskDirectory for MemoryDirectory {
     }
 
     fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>> {
-        let tasks = self.tasks.iter().take(limit).map(|e| (e.key().clone(), e.value().value.clone())).collect();
+        let tasks = self.tasks.collect(limit, |id, seen| (id.to_owned(), seen.value.clone()));
         futures::future::ready(tasks).boxed()
     }
 
     fn size(&self) -> DirectorySize {
-        DirectorySize { tasks: self.tasks.len(), contexts: self.contexts.len() }
-    }
-
-    fn crowded(&self) -> Option<&tokio::sync::Notify> {
-        Some(&self.crowded)
+        let evicted = self.evicted.all().map(|count| count.load(Ordering::Relaxed)).sum();
+        DirectorySize { tasks: self.tasks.len(), contexts: self.contexts.len(), evicted }
     }
 
     fn sweep(&self) {
-        let expired = self.tasks_aging.forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
-        self.contexts_aging.forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
-        let (evicted_tasks, evicted_contexts) = self.evict();
-        let evicted = evicted_tasks + evicted_contexts;
-        if evicted > 0 {
-            metrics::counter!(EVICTED).increment(evicted as u64);
-            tracing::debug!(evicted, max_tasks = self.max_tasks, "task directory full: least recently seen forgotten");
-        }
-        // The next sweep is asked for when the tasks recorded from here on would pass the limit. The
-        // next position is read before the count: a task recorded between the two readings is then
-        // both counted and behind the mark (read after, it was counted as room left too, and the
-        // directory could stay one over its limit with no sweep asked for).
-        let next = self.next_seq.load(Ordering::Relaxed);
-        let room = self.max_tasks.saturating_sub(self.tasks.len()) as u64;
-        self.full_at_seq.store(next.saturating_add(room), Ordering::Relaxed);
-        // Tasks recorded while this sweep ran were checked against no mark: if they left the
-        // directory over its limit, the next sweep is asked for now.
-        if self.tasks.len() > self.max_tasks {
-            self.ask_for_sweep();
-        }
-        // The indexes hold places of gone tasks only if tasks were forgotten or places left behind:
-        // else a walk of every listed task (as many as tasks) would find nothing.
-        let left_behind = self.left_behind.swap(0, Ordering::Relaxed);
-        if expired + evicted_tasks == 0 && left_behind == 0 {
+        // Past `max_tasks` nothing waits for a sweep: the insert that passes a shard's share makes
+        // room at once. A sweep forgets what reached `ttl`, when anything may have.
+        self.tasks_aging.forget_older_than(self.ttl, |young| {
+            self.tasks.retain(|seen| young(seen.at), |expired| self.unlist(expired));
+        });
+        self.contexts_aging.forget_older_than(self.ttl, |young| self.contexts.retain(|seen| young(seen.at), drop));
+        // Places the lists could not drop at once: found by a walk of every listed task.
+        if self.left_behind.swap(0, Ordering::Relaxed) == 0 {
             return;
         }
         // Which listed tasks are gone is decided from a copy, a chunk at a time, so that neither a
@@ -373,7 +386,7 @@ impl TaskDirectory for MemoryDirectory {
                     };
                     let gone: Vec<u64> = chunk
                         .iter()
-                        .filter(|(seq, id)| self.tasks.get(id).is_none_or(|e| e.seq != *seq))
+                        .filter(|(seq, id)| self.tasks.get(id, |seen| seen.seq) != Some(*seq))
                         .map(|(seq, _)| *seq)
                         .collect();
                     if !gone.is_empty() {
@@ -466,10 +479,10 @@ mod tests {
         recorders.into_iter().for_each(|r| r.join().unwrap());
     }
 
-    /// Past `max_tasks` a sweep forgets down to nine tenths of it: finished tasks before live ones,
-    /// the least recently seen first, and the owner's list forgets them too.
+    /// Past `max_tasks` each new task forgets the oldest at once, finished tasks before live ones;
+    /// the owner's list forgets them too. (A directory this small is one shard: the order is exact.)
     #[tokio::test]
-    async fn past_max_tasks_a_sweep_forgets_finished_tasks_first_then_the_least_recently_seen() {
+    async fn past_max_tasks_the_least_recently_seen_are_forgotten_finished_tasks_first() {
         let dir = MemoryDirectory::new(Duration::from_secs(3600)).with_max_tasks(10);
         let echo: Arc<str> = Arc::from("echo");
         for i in 0..8 {
@@ -477,68 +490,51 @@ mod tests {
         }
         for i in 0..8 {
             record(&dir, &echo, &fact(&format!("done{i}"), &format!("c-done{i}"), Some(TaskState::Completed)));
+            assert!(dir.size().tasks <= 10 && dir.size().contexts <= 10, "over the limit: {:?}", dir.size());
         }
-        dir.sweep();
-        assert_eq!(dir.size(), DirectorySize { tasks: 9, contexts: 9 });
+        // From the 11th task on, each forgot the oldest finished one.
+        assert_eq!(dir.size(), DirectorySize { tasks: 10, contexts: 10, evicted: 12 });
         for i in 0..8 {
             assert!(dir.task(&format!("live{i}")).await.unwrap().is_some(), "live{i} is kept");
         }
         assert!(dir.task("done7").await.unwrap().is_some(), "the newest finished task is kept");
         assert!(dir.task("done0").await.unwrap().is_none(), "the oldest finished task is forgotten");
         let listed = dir.tasks_of(None).await.unwrap();
-        assert_eq!(listed.len(), 9, "the owner's list holds only what is kept");
+        assert_eq!(listed.len(), 10, "the owner's list holds only what is kept");
+        let places: usize = dir.by_owner.all().filter_map(|lists| lock(lists).get("").map(BTreeMap::len)).sum();
+        assert_eq!(places, 10, "forgotten tasks leave no place behind");
         // Contexts have no state: the least recently seen go.
         assert!(dir.context("c-live0").await.unwrap().is_none());
         assert!(dir.context("c-done7").await.unwrap().is_some());
     }
 
-    /// The first task past the limit asks for a sweep at once (the tick may be an hour away); the
-    /// sweep sets the next mark from the room it left.
+    /// Tasks recorded from several threads at once never take the directory past its limit, and
+    /// every task forgotten leaves its owner's list (at once, or by the next sweep when it was
+    /// forgotten before its place was written).
     #[test]
-    fn the_first_task_past_the_limit_asks_for_a_sweep() {
-        use futures::FutureExt;
-        let dir = MemoryDirectory::new(Duration::from_secs(3600)).with_max_tasks(5);
-        let asked = |dir: &MemoryDirectory| dir.crowded().unwrap().notified().now_or_never().is_some();
-        let echo: Arc<str> = Arc::from("echo");
-        for i in 0..5 {
-            record(&dir, &echo, &fact(&format!("t{i}"), "c", None));
-        }
-        assert!(!asked(&dir), "within the limit");
-        record(&dir, &echo, &fact("t5", "c", None));
-        assert!(asked(&dir), "one past it");
-        record(&dir, &echo, &fact("t5", "c", Some(TaskState::Completed)));
-        assert!(!asked(&dir), "a task seen again is no new one");
-        dir.sweep();
-        assert_eq!(dir.size().tasks, 5);
-        assert!(!asked(&dir));
-        record(&dir, &echo, &fact("t6", "c", None));
-        assert!(asked(&dir), "full again");
-    }
-
-    /// Tasks recorded while a sweep runs are never left over the limit with no sweep asked for: once
-    /// the recording stops, sweeping whenever asked brings the directory within it.
-    #[test]
-    fn tasks_recorded_during_sweeps_never_leave_the_directory_over_its_limit_unasked() {
-        use futures::FutureExt;
-        for round in 0..200 {
-            let dir = Arc::new(MemoryDirectory::new(Duration::from_secs(3600)).with_max_tasks(5));
-            let echo: Arc<str> = Arc::from("echo");
-            let recorder = {
-                let (dir, echo) = (dir.clone(), echo.clone());
-                std::thread::spawn(move || {
-                    for i in 0..40 {
-                        record(&dir, &echo, &fact(&format!("r{round}-{i}"), "c", None));
-                    }
+    fn recording_from_many_threads_never_takes_the_directory_past_its_limit() {
+        for round in 0..20 {
+            let dir = Arc::new(MemoryDirectory::new(Duration::from_secs(3600)).with_max_tasks(50));
+            let recorders: Vec<_> = (0..4)
+                .map(|n| {
+                    let dir = dir.clone();
+                    std::thread::spawn(move || {
+                        let (echo, owner): (Arc<str>, Arc<str>) = (Arc::from("echo"), Arc::from("alice"));
+                        for i in 0..500 {
+                            let state = if i % 3 == 0 { TaskState::Working } else { TaskState::Completed };
+                            let fact = fact(&format!("r{round}-{n}-{i}"), "c", Some(state));
+                            let sighting = Sighting { backend: &echo, owner: Some(&owner), skill: None, fact: &fact };
+                            dir.record(&sighting);
+                            assert!(dir.len() <= 50, "{} tasks", dir.len());
+                        }
+                    })
                 })
-            };
-            while !recorder.is_finished() {
-                dir.sweep();
-            }
-            recorder.join().unwrap();
-            while dir.crowded().unwrap().notified().now_or_never().is_some() {
-                dir.sweep();
-            }
-            assert!(dir.size().tasks <= 5, "round {round}: {} tasks and no sweep asked for", dir.size().tasks);
+                .collect();
+            recorders.into_iter().for_each(|r| r.join().unwrap());
+            dir.sweep();
+            let places: usize =
+                dir.by_owner.all().filter_map(|lists| lock(lists).get("alice").map(BTreeMap::len)).sum();
+            assert_eq!(places, dir.len(), "round {round}: one place per task kept");
         }
     }
 
@@ -673,12 +669,11 @@ mod tests {
             dir.by_owner.all().map(|lists| lock(lists).get("alice").map_or(0, BTreeMap::len)).collect();
         assert_eq!(per_worker, [0, 3, 2], "each worker's own index (t0, t2, t4 on the first)");
         assert_eq!(order(), ["t4", "t3", "t2", "t1", "t0"]);
-        // The sixth call runs on the second worker: t0's old place stays in the first's index.
+        // The sixth call runs on the second worker: t0's old place is taken out of the first's index.
         see("t0", TaskState::Completed);
         assert_eq!(order(), ["t0", "t4", "t3", "t2", "t1"], "moved to the front, listed once");
-        dir.sweep();
         let places: usize = dir.by_owner.all().filter_map(|lists| lock(lists).get("alice").map(BTreeMap::len)).sum();
-        assert_eq!(places, 5, "the place left on the other worker is tidied");
+        assert_eq!(places, 5, "no place left on the other worker");
     }
 
     #[tokio::test]

@@ -33,17 +33,9 @@ pub struct Aging {
 
 impl Aging {
     /// Forgets the entries last seen `ttl` or longer ago, by one clock reading for the whole walk (an
-    /// entry recorded since reads as just seen), unless none can be that old yet; how many.
-    pub fn forget_older_than<K, V, S>(
-        &self,
-        map: &DashMap<K, V, S>,
-        ttl: Duration,
-        seen_at: impl Fn(&V) -> Instant,
-    ) -> usize
-    where
-        K: Eq + Hash,
-        S: BuildHasher + Clone,
-    {
+    /// entry recorded since reads as just seen), unless none can be that old yet; how many. `walk`
+    /// visits every entry with the test of its last sighting, and keeps those it passes.
+    pub fn forget_older_than(&self, ttl: Duration, walk: impl FnOnce(&mut dyn FnMut(Instant) -> bool)) -> usize {
         let now = Instant::now();
         // Sweeps of one map do not overlap (one sweeper), so this lock is never waited for.
         let mut due = self.due.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -51,8 +43,7 @@ impl Aging {
             return 0;
         }
         let (mut forgotten, mut oldest_kept) = (0, now);
-        map.retain(|_, value| {
-            let at = seen_at(value);
+        walk(&mut |at| {
             let keep = now.saturating_duration_since(at) < ttl;
             if keep {
                 oldest_kept = oldest_kept.min(at);
@@ -116,18 +107,22 @@ mod tests {
         let ttl = Duration::from_millis(50);
         let map: DashMap<u32, Instant> = (0..100).map(|k| (k, Instant::now())).collect();
         let (aging, read) = (Aging::default(), std::cell::Cell::new(0));
-        let seen_at = |at: &Instant| {
-            read.set(read.get() + 1);
-            *at
+        let sweep = || {
+            aging.forget_older_than(ttl, |young| {
+                map.retain(|_, at| {
+                    read.set(read.get() + 1);
+                    young(*at)
+                })
+            })
         };
-        assert_eq!(aging.forget_older_than(&map, ttl, seen_at), 0);
+        assert_eq!(sweep(), 0);
         assert_eq!(read.get(), 100, "the first sweep walks the map");
         map.insert(100, Instant::now());
-        assert_eq!(aging.forget_older_than(&map, ttl, seen_at), 0);
+        assert_eq!(sweep(), 0);
         assert_eq!(read.get(), 100, "nothing can be old enough yet: no walk");
         std::thread::sleep(ttl);
         map.insert(101, Instant::now());
-        assert_eq!(aging.forget_older_than(&map, ttl, seen_at), 101, "those seen before the pause reached their age");
+        assert_eq!(sweep(), 101, "those seen before the pause reached their age");
         assert_eq!(read.get(), 202, "the walk read every entry");
         assert_eq!(map.len(), 1);
     }

@@ -9,6 +9,7 @@
 pub mod admin;
 pub mod admin_guard;
 pub mod backend_tls;
+pub mod bounded_map;
 pub mod card;
 pub mod catalog;
 pub mod client_address;

@@ -145,7 +145,18 @@ impl<C> PerWorker<C> {
 
     /// The calling thread's value.
     pub fn get(&self) -> &C {
+        self.at(self.slot())
+    }
+
+    /// Where the calling thread's value is: what [`PerWorker::at`] takes to find it again from
+    /// another thread.
+    pub fn slot(&self) -> usize {
         let slot = SLOT.get();
+        if slot < self.0.len() { slot } else { 0 }
+    }
+
+    /// The value at `slot` (the other threads' for a slot out of range).
+    pub fn at(&self, slot: usize) -> &C {
         &self.0.get(slot).unwrap_or(&self.0[0]).0
     }
 

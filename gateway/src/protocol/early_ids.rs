@@ -6,16 +6,16 @@
 //! Ids are scoped by owner (the caller or tenant that owns the task): two callers may use the same
 //! UUID, and whether an id is taken is never visible across owners.
 //!
-//! Entries live as long as the task directory's, and at most as many (`routing.max_tasks`): a sweep
-//! on every 1024th insert drops older ones, and the least recently made past the limit.
+//! Entries live as long as the task directory's, and at most as many (`routing.max_tasks`): the
+//! directory's sweep drops older ones, and each id made past the limit forgets the oldest.
 //! A trait, so that replicas can share the map: [`MemoryEarlyIds`] serves one process,
 //! [`crate::state::redis_early_ids`] several.
 
 use std::time::{Duration, Instant};
 
-use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 
+use crate::bounded_map::{BoundedMap, Spared};
 use crate::evict::Aging;
 use crate::store_error::Lookup;
 
@@ -31,6 +31,12 @@ struct Entry {
     at: Instant,
 }
 
+impl Spared for Entry {
+    fn spared(&self) -> bool {
+        false
+    }
+}
+
 /// Early callers' ids by owner scope. Reads fail only when a shared store could not be reached.
 pub trait EarlyIds: Send + Sync + 'static {
     /// The agent's task that `early_id` stands for, among the ids of `scope` (an owner key).
@@ -40,33 +46,41 @@ pub trait EarlyIds: Send + Sync + 'static {
     /// Remembers that `early_id` of `scope` is the agent's `task`; a second claim keeps the first.
     /// Never waits: implementations with I/O queue it.
     fn insert(&self, scope: &str, early_id: &str, task: AgentTask);
-    /// Forgets what has expired, and what is past the limit. Walks every id: called with the task
-    /// directory's sweep, off the runtime's workers, never on a call's path.
+    /// Forgets what has expired. Walks every id: called with the task directory's sweep, off the
+    /// runtime's workers, never on a call's path.
     fn sweep(&self);
 }
 
 pub struct MemoryEarlyIds {
-    map: DashMap<String, Entry>,
+    map: BoundedMap<Entry>,
     /// When the ids may next reach `ttl`.
     ages: Aging,
     ttl: Duration,
-    max: usize,
 }
 
 impl MemoryEarlyIds {
     pub fn new(ttl: Duration) -> MemoryEarlyIds {
-        MemoryEarlyIds { map: crate::evict::swept_map(), ages: Aging::default(), ttl, max: usize::MAX }
+        MemoryEarlyIds { map: BoundedMap::new(None), ages: Aging::default(), ttl }
     }
 
     /// Keeps at most `max` ids (the task directory's limit: an id outliving its task is no use).
     pub fn with_max(mut self, max: usize) -> MemoryEarlyIds {
-        self.max = max.max(1);
+        self.map = BoundedMap::new(Some(max));
         self
+    }
+
+    /// How many ids are held (expired ones among them until a sweep).
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
     }
 
     /// The entry of `early_id` of `scope`, read now.
     pub fn find(&self, scope: &str, early_id: &str) -> Option<AgentTask> {
-        self.map.get(&key(scope, early_id)).filter(|e| e.at.elapsed() < self.ttl).map(|e| e.task.clone())
+        self.map.get(&key(scope, early_id), |e| (e.at.elapsed() < self.ttl).then(|| e.task.clone())).flatten()
     }
 }
 
@@ -83,12 +97,12 @@ impl EarlyIds for MemoryEarlyIds {
         if task.task_id.is_empty() {
             return;
         }
-        self.map.entry(key(scope, early_id)).or_insert_with(|| Entry { task, at: Instant::now() });
+        // A second claim keeps the first; what the first made room with is dropped here.
+        let _ = self.map.upsert(&key(scope, early_id), || Entry { task, at: Instant::now() }, |_, _| ());
     }
 
     fn sweep(&self) {
-        self.ages.forget_older_than(&self.map, self.ttl, |e| e.at);
-        crate::evict::evict_lowest(&self.map, self.max, |e| e.at);
+        self.ages.forget_older_than(self.ttl, |young| self.map.retain(|e| young(e.at), drop));
     }
 }
 
@@ -110,14 +124,12 @@ mod tests {
     }
 
     #[test]
-    fn past_the_limit_a_sweep_forgets_the_oldest_ids() {
+    fn past_the_limit_each_new_id_forgets_the_oldest() {
         let ids = MemoryEarlyIds::new(Duration::from_secs(60)).with_max(100);
         for i in 0..1000 {
             ids.insert("alice", &format!("e{i}"), task(&format!("a{i}")));
+            assert!(ids.map.len() <= 100, "{}", ids.map.len());
         }
-        assert_eq!(ids.map.len(), 1000, "inserting never walks the map");
-        ids.sweep();
-        assert!(ids.map.len() <= 100, "{}", ids.map.len());
         assert!(ids.find("alice", "e999").is_some(), "the newest is kept");
         assert!(ids.find("alice", "e0").is_none(), "the oldest is forgotten");
     }

@@ -362,14 +362,14 @@ impl TaskDirectory for RedisDirectory {
 
     /// This replica's cache; Redis holds the whole directory.
     fn size(&self) -> crate::directory::DirectorySize {
-        crate::directory::DirectorySize { tasks: self.tasks.len(), contexts: self.contexts.len() }
+        crate::directory::DirectorySize { tasks: self.tasks.len(), contexts: self.contexts.len(), evicted: 0 }
     }
 
     fn sweep(&self) {
         // Only the local cache: Redis expires its keys itself. What the cache forgets past its limit
         // is read from Redis again when asked for.
-        self.tasks_aging.forget_older_than(&self.tasks, self.ttl, |seen| seen.at);
-        self.contexts_aging.forget_older_than(&self.contexts, self.ttl, |seen| seen.at);
+        self.tasks_aging.forget_older_than(self.ttl, |young| self.tasks.retain(|_, seen| young(seen.at)));
+        self.contexts_aging.forget_older_than(self.ttl, |young| self.contexts.retain(|_, seen| young(seen.at)));
         crate::evict::evict_lowest(&self.tasks, self.max_cached, |seen| seen.at);
         crate::evict::evict_lowest(&self.contexts, self.max_cached, |seen| seen.at);
     }

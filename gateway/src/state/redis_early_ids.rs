@@ -108,7 +108,7 @@ impl EarlyIds for RedisEarlyIds {
 
     /// Only this replica's cache: Redis expires its keys itself.
     fn sweep(&self) {
-        self.ages.forget_older_than(&self.cache, self.ttl, |e| e.1);
+        self.ages.forget_older_than(self.ttl, |young| self.cache.retain(|_, e| young(e.1)));
     }
 }
 

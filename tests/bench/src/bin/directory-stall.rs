@@ -1,14 +1,16 @@
-//! How long a sweep of a full in-memory task directory holds up the calls that record tasks while it
-//! runs. Every call that creates a task, and every event of a stream, records into the directory; a
-//! sweep (every `routing.sweep_interval`, and at once whenever `routing.max_tasks` is passed) walks
-//! every entry. A record that waits for the sweep is a call or an event that waits.
+//! What keeping a full in-memory task directory within its limit costs the calls that record into
+//! it, and how long it holds them up. Every call that creates a task, and every event of a stream,
+//! records into the directory; once it holds `routing.max_tasks`, every new task makes room for
+//! itself. A record that waits for that work is a call or an event that waits.
 //!
-//! Fills a directory to `--tasks` (its `max_tasks`), then sweeps it `--sweeps` times while another
-//! thread keeps recording new tasks and times each record. Prints each sweep's duration and the
-//! records' latency while the sweeps ran. Pin it to one CPU (`taskset -c 1`) to see a gateway pinned to
-//! one core, where the sweep's thread and the runtime's share it.
+//! Fills a directory to `--tasks` (by default also its `max_tasks`), then for `--seconds` one thread
+//! keeps recording new tasks and times each record, while the main thread sweeps every second (as
+//! the gateway's sweeper does, every `routing.sweep_interval`). Prints the records' rate and latency, the
+//! sweeps, and the process's CPU time per record (the recorder's and the sweeps' together). Pin it
+//! to one CPU (`taskset -c 1`) to see a gateway pinned to one core, where the sweep's thread and the
+//! runtime's share it.
 //!
-//! Run: `cargo run --release --locked -p a2a-bench --bin directory-stall [-- --tasks 1000000 --sweeps 3]`
+//! Run: `cargo run --release --locked -p a2a-bench --bin directory-stall [-- --tasks 1000000 --seconds 5]`
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,9 +34,9 @@ struct Args {
     /// The directory's `max_tasks` (default: `--tasks`, so that the first sweep also evicts a tenth).
     #[arg(long)]
     max_tasks: Option<usize>,
-    /// Sweeps timed while the recording thread runs.
-    #[arg(long, default_value_t = 3)]
-    sweeps: usize,
+    /// Seconds of recording into the full directory.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
 }
 
 fn record(directory: &MemoryDirectory, id: &str, state: TaskState) {
@@ -63,6 +65,8 @@ fn main() {
     println!("filled {} tasks in {:.2} s", directory.len(), filling.elapsed().as_secs_f64());
 
     let stop = Arc::new(AtomicBool::new(false));
+    let cpu_before = process_cpu();
+    let began = Instant::now();
     let recorder = {
         let (directory, stop) = (directory.clone(), stop.clone());
         std::thread::spawn(move || {
@@ -78,23 +82,48 @@ fn main() {
             latency
         })
     };
-    // Let the recorder settle before the first sweep.
-    std::thread::sleep(Duration::from_millis(200));
-    for sweep in 1..=args.sweeps {
-        let began = Instant::now();
+    // The gateway's sweeper, on its tick (`routing.sweep_interval`, a minute by default; here a
+    // second, so that a run sees some): with the directory within its limit and its tasks younger
+    // than `task_ttl`, a sweep finds nothing to walk.
+    let (mut sweeps, mut swept) = (0, Duration::ZERO);
+    let window = Duration::from_secs_f64(args.seconds);
+    while began.elapsed() < window {
+        std::thread::sleep(Duration::from_secs(1).min(window.saturating_sub(began.elapsed())));
+        let sweep = Instant::now();
         directory.sweep();
-        println!("sweep {sweep}: {:.1} ms, {} tasks left", began.elapsed().as_secs_f64() * 1e3, directory.len());
+        swept += sweep.elapsed();
+        sweeps += 1;
     }
     stop.store(true, Ordering::Relaxed);
     let latency = recorder.join().expect("the recording thread");
+    let (elapsed, cpu) = (began.elapsed(), process_cpu() - cpu_before);
+    let records = latency.len();
     let us = |q: f64| latency.value_at_quantile(q) as f64 / 1e3;
     println!(
-        "records while sweeping: {} — µs p50 {:.2}, p99 {:.2}, p99.9 {:.1}, p99.99 {:.1}, max {:.1}",
-        latency.len(),
+        "{records} records in {:.2} s with the directory full ({} tasks at the end): {:.2} µs each, {:.2} µs of CPU each (recording and sweeps)",
+        elapsed.as_secs_f64(),
+        directory.len(),
+        elapsed.as_secs_f64() * 1e6 / records as f64,
+        cpu.as_secs_f64() * 1e6 / records as f64,
+    );
+    println!("sweeps: {sweeps}, {:.1} ms in all", swept.as_secs_f64() * 1e3);
+    println!(
+        "records' latency: µs p50 {:.2}, p99 {:.2}, p99.9 {:.1}, p99.99 {:.1}, max {:.1}",
         us(0.5),
         us(0.99),
         us(0.999),
         us(0.9999),
         latency.max() as f64 / 1e3
     );
+}
+
+/// This process's CPU time so far (user and system, every thread), from `/proc/self/stat`.
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // utime and stime are fields 14 and 15; the command (field 2) ends at the last ')'.
+    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = field(14) + field(15);
+    // The kernel's USER_HZ is 100 on Linux.
+    Duration::from_millis(ticks * 10)
 }
