@@ -108,17 +108,26 @@ impl<V: Spared> BoundedMap<V> {
         let hash = self.hasher.hash_one(key);
         let mut guard = write_lock(&self.shards[self.shard_of(hash)]);
         let shard = &mut *guard;
-        if let Some(slot) = shard.table.find_mut(hash, |slot| slot.hash == hash && slot.key == key) {
+        if let Some(slot) = shard.find_mut(hash, key) {
             slot.seen_again = true;
             return (update(&mut slot.value, false), Vec::new());
         }
-        let slot = Slot { hash, key: key.to_owned(), value: make(), seen_again: false };
-        let made = shard.table.insert_unique(hash, slot, |slot| slot.hash);
-        let answer = update(&mut made.into_mut().value, true);
-        shard.arrivals.push_back(hash);
-        let excess = shard.table.len().saturating_sub(self.share);
-        let forgotten = if excess > 0 { shard.make_room(excess) } else { Vec::new() };
-        (answer, forgotten)
+        let (value, forgotten) = shard.add(hash, key, make(), self.share);
+        (update(value, true), forgotten)
+    }
+
+    /// Puts `value` under `key`, in place of the entry there if any (which counts as seen again);
+    /// past the shard's share, the entry forgotten for a new one is handed back.
+    pub fn insert(&self, key: &str, value: V) -> Forgotten<V> {
+        let hash = self.hasher.hash_one(key);
+        let mut guard = write_lock(&self.shards[self.shard_of(hash)]);
+        let shard = &mut *guard;
+        if let Some(slot) = shard.find_mut(hash, key) {
+            slot.seen_again = true;
+            slot.value = value;
+            return Vec::new();
+        }
+        shard.add(hash, key, value, self.share).1
     }
 
     /// Forgets every entry that `keep` refuses, a shard at a time (its lock held for that shard
@@ -144,12 +153,14 @@ impl<V: Spared> BoundedMap<V> {
         }
     }
 
-    /// Up to `limit` entries, as `read` makes them, in no particular order.
-    pub fn collect<R>(&self, limit: usize, mut read: impl FnMut(&str, &V) -> R) -> Vec<R> {
+    /// Up to `limit` of what `read` makes of the entries (those it makes something of), in no
+    /// particular order.
+    pub fn collect<R>(&self, limit: usize, mut read: impl FnMut(&str, &V) -> Option<R>) -> Vec<R> {
         let mut out = Vec::new();
         for lane in &self.shards {
             let shard = read_lock(lane);
-            out.extend(shard.table.iter().take(limit - out.len()).map(|slot| read(&slot.key, &slot.value)));
+            let made = shard.table.iter().filter_map(|slot| read(&slot.key, &slot.value));
+            out.extend(made.take(limit - out.len()));
             if out.len() == limit {
                 break;
             }
@@ -174,7 +185,21 @@ impl<V: Spared> BoundedMap<V> {
 }
 
 impl<V: Spared> Shard<V> {
-    /// Forgets `excess` entries (one, but for a shard that a retain left past its share), taking them
+    fn find_mut(&mut self, hash: u64, key: &str) -> Option<&mut Slot<V>> {
+        self.table.find_mut(hash, |slot| slot.hash == hash && slot.key == key)
+    }
+
+    /// Adds an entry for a key it does not hold, then makes room past `share` (the new entry is the
+    /// newest: it never goes for itself).
+    fn add(&mut self, hash: u64, key: &str, value: V, share: usize) -> (&mut V, Forgotten<V>) {
+        let excess = (self.table.len() + 1).saturating_sub(share);
+        let forgotten = if excess > 0 { self.make_room(excess) } else { Vec::new() };
+        self.arrivals.push_back(hash);
+        let slot = Slot { hash, key: key.to_owned(), value, seen_again: false };
+        (&mut self.table.insert_unique(hash, slot, |slot| slot.hash).into_mut().value, forgotten)
+    }
+
+    /// Forgets `excess` entries (one, but for a shard past its share some other way), taking them
     /// from the front of the arrivals. An entry seen again since it last came up, or spared, goes to
     /// the back instead, until every entry has come up once or [`MAX_PASSES`] have: then the one at
     /// the front goes, spared or not.
@@ -267,9 +292,9 @@ mod tests {
             let forgotten = map.upsert(&key.to_string(), || 2 * key + 1, |_, _| ()).1;
             gone.extend(forgotten.into_iter().map(|(k, _)| k));
         }
-        // 0 spared, 1 seen again, 2 spared: 3 goes; then 5, 7, 9, the first of the new ones, and
-        // 1, passed over once already.
-        assert_eq!(gone, ["3", "5", "7", "9", "10", "1"]);
+        // 0 spared, 1 seen again, 2 spared: 3 goes; then 5, 7, 9; then 1, passed over once already,
+        // and the first of the new ones.
+        assert_eq!(gone, ["3", "5", "7", "9", "1", "10"]);
         assert_eq!(map.len(), 10);
     }
 
@@ -325,7 +350,8 @@ mod tests {
     fn collect_stops_at_its_limit() {
         let map = BoundedMap::new(None);
         (0..100).for_each(|k| _ = insert(&map, k));
-        assert_eq!(map.collect(10, |_, v| *v).len(), 10);
-        assert_eq!(map.collect(1000, |_, v| *v).len(), 100);
+        assert_eq!(map.collect(10, |_, v| Some(*v)).len(), 10);
+        assert_eq!(map.collect(1000, |_, v| Some(*v)).len(), 100);
+        assert_eq!(map.collect(1000, |_, v| (v % 4 == 1).then_some(*v)).len(), 50, "odd values: every other one");
     }
 }

@@ -351,7 +351,7 @@ impl TaskDirectory for MemoryDirectory {
     }
 
     fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>> {
-        let tasks = self.tasks.collect(limit, |id, seen| (id.to_owned(), seen.value.clone()));
+        let tasks = self.tasks.collect(limit, |id, seen| Some((id.to_owned(), seen.value.clone())));
         futures::future::ready(tasks).boxed()
     }
 

@@ -22,11 +22,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 use tokio::sync::mpsc;
 
 use super::{OnUnavailable, Redis, StoreError};
+use crate::bounded_map::{BoundedMap, Spared};
 use crate::directory::{ContextEntry, Lookup, Sighting, TaskDirectory, TaskEntry};
 use crate::evict::Aging;
 use crate::protocol::observe::TaskState;
@@ -95,6 +95,13 @@ struct Cached<T> {
     at: Instant,
 }
 
+/// What the cache forgets past its limit is read from Redis again: none is spared.
+impl<T> Spared for Cached<T> {
+    fn spared(&self) -> bool {
+        false
+    }
+}
+
 /// One sighting, owned, on its way to Redis.
 struct Write {
     task_id: Option<String>,
@@ -107,15 +114,14 @@ struct Write {
 
 pub struct RedisDirectory {
     redis: Redis,
-    tasks: DashMap<String, Cached<TaskEntry>>,
-    contexts: DashMap<String, Cached<ContextEntry>>,
+    /// Each within `routing.max_tasks`, shard by shard ([`BoundedMap`]).
+    tasks: BoundedMap<Cached<TaskEntry>>,
+    contexts: BoundedMap<Cached<ContextEntry>>,
     /// When the cached tasks may next reach `ttl`, and the contexts.
     tasks_aging: Aging,
     contexts_aging: Aging,
     queue: mpsc::Sender<Write>,
     ttl: Duration,
-    /// At most this many tasks (and contexts) in the local cache (`routing.max_tasks`).
-    max_cached: usize,
 }
 
 impl RedisDirectory {
@@ -124,10 +130,9 @@ impl RedisDirectory {
         let (queue, receiver) = mpsc::channel(QUEUE);
         let writer = Writer { redis: redis.clone(), script: redis::Script::new(RECORD), ttl };
         tokio::spawn(writer.run(receiver));
-        let (tasks, contexts) = (crate::evict::swept_map(), crate::evict::swept_map());
+        let (tasks, contexts) = (BoundedMap::new(Some(max_cached)), BoundedMap::new(Some(max_cached)));
         let (tasks_aging, contexts_aging) = (Aging::default(), Aging::default());
-        let max_cached = max_cached.max(1);
-        Arc::new(RedisDirectory { redis, tasks, contexts, tasks_aging, contexts_aging, queue, ttl, max_cached })
+        Arc::new(RedisDirectory { redis, tasks, contexts, tasks_aging, contexts_aging, queue, ttl })
     }
 
     async fn fetch_task(&self, task_id: &str) -> Result<Option<TaskEntry>, StoreError> {
@@ -171,7 +176,7 @@ impl RedisDirectory {
         }
         match found {
             Ok(Some(entry)) => {
-                self.tasks.insert(task_id.to_owned(), Cached { value: entry.clone(), at: Instant::now() });
+                self.tasks.insert(task_id, Cached { value: entry.clone(), at: Instant::now() });
                 Ok(Some(entry))
             }
             Ok(None) => Ok(None),
@@ -182,7 +187,7 @@ impl RedisDirectory {
     async fn context_uncached(&self, context_id: &str) -> Lookup<Option<ContextEntry>> {
         match self.fetch_context(context_id).await {
             Ok(Some(entry)) => {
-                self.contexts.insert(context_id.to_owned(), Cached { value: entry.clone(), at: Instant::now() });
+                self.contexts.insert(context_id, Cached { value: entry.clone(), at: Instant::now() });
                 Ok(Some(entry))
             }
             Ok(None) => Ok(None),
@@ -225,12 +230,10 @@ impl RedisDirectory {
 
     /// An owner's tasks as this replica has seen them (positions are unknown: newest by sight).
     fn local_list(&self, owner: Option<&Arc<str>>) -> Vec<(u64, String, TaskEntry)> {
-        let mut listed: Vec<(u64, String, TaskEntry)> = self
-            .tasks
-            .iter()
-            .filter(|e| e.value.owner.as_ref() == owner)
-            .map(|e| (e.at.elapsed().as_nanos() as u64, e.key().clone(), e.value.clone()))
-            .collect();
+        let mut listed: Vec<(u64, String, TaskEntry)> = self.tasks.collect(usize::MAX, |id, cached| {
+            let theirs = cached.value.owner.as_ref() == owner;
+            theirs.then(|| (cached.at.elapsed().as_nanos() as u64, id.to_owned(), cached.value.clone()))
+        });
         listed.sort_by_key(|(age, _, _)| *age);
         let n = listed.len() as u64;
         listed.iter_mut().enumerate().for_each(|(i, row)| row.0 = n - i as u64);
@@ -240,25 +243,25 @@ impl RedisDirectory {
 
 impl TaskDirectory for RedisDirectory {
     fn task(&self, task_id: &str) -> BoxFuture<'_, Lookup<Option<TaskEntry>>> {
-        if let Some(cached) = self.tasks.get(task_id) {
-            return futures::future::ready(Ok(Some(cached.value.clone()))).boxed();
+        if let Some(cached) = self.tasks.get(task_id, |cached| cached.value.clone()) {
+            return futures::future::ready(Ok(Some(cached))).boxed();
         }
         let task_id = task_id.to_owned();
         async move { self.task_uncached(&task_id).await }.boxed()
     }
 
     fn context(&self, context_id: &str) -> BoxFuture<'_, Lookup<Option<ContextEntry>>> {
-        if let Some(cached) = self.contexts.get(context_id) {
-            return futures::future::ready(Ok(Some(cached.value.clone()))).boxed();
+        if let Some(cached) = self.contexts.get(context_id, |cached| cached.value.clone()) {
+            return futures::future::ready(Ok(Some(cached))).boxed();
         }
         let context_id = context_id.to_owned();
         async move { self.context_uncached(&context_id).await }.boxed()
     }
 
     fn claim_context(&self, context_id: &str, entry: ContextEntry) -> BoxFuture<'_, Lookup<bool>> {
-        if let Some(cached) = self.contexts.get(context_id) {
-            // A context's owner never changes: what this replica knows settles it.
-            return futures::future::ready(Ok(cached.value.owner == entry.owner)).boxed();
+        // A context's owner never changes: what this replica knows settles it.
+        if let Some(theirs) = self.contexts.get(context_id, |cached| cached.value.owner == entry.owner) {
+            return futures::future::ready(Ok(theirs)).boxed();
         }
         let context_id = context_id.to_owned();
         async move {
@@ -273,13 +276,13 @@ impl TaskDirectory for RedisDirectory {
                 .arg(self.ttl.as_secs().max(1));
             match self.redis.query::<i64>(&claim).await {
                 Ok(1) => {
-                    self.contexts.insert(context_id, Cached { value: entry, at: Instant::now() });
+                    self.contexts.insert(&context_id, Cached { value: entry, at: Instant::now() });
                     Ok(true)
                 }
                 Ok(_) => Ok(false),
                 // Answering from this replica's state (when the operator chose it): claimed here.
                 Err(error) => self.degrade(error, || {
-                    self.contexts.insert(context_id, Cached { value: entry, at: Instant::now() });
+                    self.contexts.insert(&context_id, Cached { value: entry, at: Instant::now() });
                     true
                 }),
             }
@@ -293,45 +296,50 @@ impl TaskDirectory for RedisDirectory {
         let now = Instant::now();
         let mut news = false;
         if let Some(context_id) = &fact.context_id {
-            let seen = self.contexts.entry(context_id.clone()).or_insert_with(|| {
-                news = true;
+            let make = || {
                 let skill = sighting.skill.cloned();
                 Cached { value: ContextEntry { backend: backend.clone(), owner: owner.clone(), skill }, at: now }
-            });
-            news |= seen.at.elapsed() > self.ttl / 4;
+            };
+            let (stale, _) = self.contexts.upsert(context_id, make, |seen, made| made || seen.at.elapsed() > self.ttl / 4);
+            news |= stale;
         }
         if let Some(task_id) = &fact.task_id {
-            let mut seen = self.tasks.entry(task_id.clone()).or_insert_with(|| {
-                news = true;
-                let value = TaskEntry {
+            let make = || Cached {
+                value: TaskEntry {
                     backend: backend.clone(),
                     owner: owner.clone(),
                     skill: sighting.skill.cloned(),
                     context_id: None,
                     state: None,
-                };
-                Cached { value, at: now }
+                },
+                at: now,
+            };
+            let (changed, _) = self.tasks.upsert(task_id, make, |seen, made| {
+                if seen.value.backend != *backend || seen.value.owner != owner {
+                    tracing::warn!(task_id, claimed_by = %backend, "ignoring a second claim on a task");
+                    return None;
+                }
+                let mut news = made;
+                if fact.context_id.is_some() && seen.value.context_id != fact.context_id {
+                    seen.value.context_id.clone_from(&fact.context_id);
+                    news = true;
+                }
+                if let Some(new) = fact.state
+                    && !seen.value.state.is_some_and(TaskState::is_terminal)
+                    && seen.value.state != Some(new)
+                {
+                    seen.value.state = Some(new);
+                    news = true;
+                }
+                // Refresh the expiry now and then while the task is in use.
+                news |= seen.at.elapsed() > self.ttl / 4;
+                if news {
+                    seen.at = now;
+                }
+                Some(news)
             });
-            if seen.value.backend != *backend || seen.value.owner != owner {
-                tracing::warn!(task_id, claimed_by = %backend, "ignoring a second claim on a task");
-                return;
-            }
-            if fact.context_id.is_some() && seen.value.context_id != fact.context_id {
-                seen.value.context_id.clone_from(&fact.context_id);
-                news = true;
-            }
-            if let Some(new) = fact.state
-                && !seen.value.state.is_some_and(TaskState::is_terminal)
-                && seen.value.state != Some(new)
-            {
-                seen.value.state = Some(new);
-                news = true;
-            }
-            // Refresh the expiry now and then while the task is in use.
-            news |= seen.at.elapsed() > self.ttl / 4;
-            if news {
-                seen.at = now;
-            }
+            let Some(changed) = changed else { return };
+            news |= changed;
         }
         if !news {
             return;
@@ -356,7 +364,7 @@ impl TaskDirectory for RedisDirectory {
 
     /// This replica's view: the tasks it has cached.
     fn list(&self, limit: usize) -> BoxFuture<'_, Vec<(String, TaskEntry)>> {
-        let tasks = self.tasks.iter().take(limit).map(|e| (e.key().clone(), e.value().value.clone())).collect();
+        let tasks = self.tasks.collect(limit, |id, cached| Some((id.to_owned(), cached.value.clone())));
         futures::future::ready(tasks).boxed()
     }
 
@@ -368,10 +376,8 @@ impl TaskDirectory for RedisDirectory {
     fn sweep(&self) {
         // Only the local cache: Redis expires its keys itself. What the cache forgets past its limit
         // is read from Redis again when asked for.
-        self.tasks_aging.forget_older_than(self.ttl, |young| self.tasks.retain(|_, seen| young(seen.at)));
-        self.contexts_aging.forget_older_than(self.ttl, |young| self.contexts.retain(|_, seen| young(seen.at)));
-        crate::evict::evict_lowest(&self.tasks, self.max_cached, |seen| seen.at);
-        crate::evict::evict_lowest(&self.contexts, self.max_cached, |seen| seen.at);
+        self.tasks_aging.forget_older_than(self.ttl, |young| self.tasks.retain(|seen| young(seen.at), drop));
+        self.contexts_aging.forget_older_than(self.ttl, |young| self.contexts.retain(|seen| young(seen.at), drop));
     }
 }
 

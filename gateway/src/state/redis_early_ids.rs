@@ -7,11 +7,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dashmap::DashMap;
 use futures::future::{BoxFuture, FutureExt};
 use tokio::sync::mpsc;
 
 use super::{OnUnavailable, Redis, StoreError};
+use crate::bounded_map::{BoundedMap, Spared};
 use crate::directory::Lookup;
 use crate::evict::Aging;
 use crate::protocol::early_ids::{AgentTask, EarlyIds, key};
@@ -21,9 +21,21 @@ const BATCH: usize = 256;
 /// The pause before an id unknown everywhere is looked up once more.
 const SECOND_LOOK: Duration = Duration::from_millis(25);
 
+/// An id this replica has read or written, and when.
+struct Cached {
+    task: AgentTask,
+    at: Instant,
+}
+
+impl Spared for Cached {
+    fn spared(&self) -> bool {
+        false
+    }
+}
+
 pub struct RedisEarlyIds {
     redis: Redis,
-    cache: DashMap<String, (AgentTask, Instant)>,
+    cache: BoundedMap<Cached>,
     /// When the cache's entries may next reach `ttl`.
     ages: Aging,
     queue: mpsc::Sender<(String, String)>,
@@ -35,11 +47,11 @@ impl RedisEarlyIds {
     pub fn new(redis: Redis, ttl: Duration) -> Arc<RedisEarlyIds> {
         let (queue, receiver) = mpsc::channel(QUEUE);
         tokio::spawn(write(redis.clone(), ttl, receiver));
-        Arc::new(RedisEarlyIds { redis, cache: crate::evict::swept_map(), ages: Aging::default(), queue, ttl })
+        Arc::new(RedisEarlyIds { redis, cache: BoundedMap::new(None), ages: Aging::default(), queue, ttl })
     }
 
     fn cached(&self, key: &str) -> Option<AgentTask> {
-        self.cache.get(key).filter(|e| e.1.elapsed() < self.ttl).map(|e| e.0.clone())
+        self.cache.get(key, |e| (e.at.elapsed() < self.ttl).then(|| e.task.clone())).flatten()
     }
 
     async fn fetch(&self, key: &str) -> Result<Option<AgentTask>, StoreError> {
@@ -49,7 +61,7 @@ impl RedisEarlyIds {
         let (task_id, context_id): (String, Option<String>) =
             serde_json::from_str(&stored).map_err(|_| StoreError::Corrupt("early id".into()))?;
         let task = AgentTask { task_id, context_id };
-        self.cache.insert(key.to_owned(), (task.clone(), Instant::now()));
+        self.cache.insert(key, Cached { task: task.clone(), at: Instant::now() });
         Ok(Some(task))
     }
 
@@ -99,7 +111,7 @@ impl EarlyIds for RedisEarlyIds {
             return;
         }
         let value = serde_json::to_string(&(&task.task_id, &task.context_id)).unwrap_or_default();
-        self.cache.insert(key.clone(), (task, Instant::now()));
+        self.cache.insert(&key, Cached { task, at: Instant::now() });
         if self.queue.try_send((key, value)).is_err() {
             metrics::counter!("a2a_state_dropped_writes_total").increment(1);
             tracing::warn!("shared state writer is behind; an early task id was not shared");
@@ -108,7 +120,7 @@ impl EarlyIds for RedisEarlyIds {
 
     /// Only this replica's cache: Redis expires its keys itself.
     fn sweep(&self) {
-        self.ages.forget_older_than(self.ttl, |young| self.cache.retain(|_, e| young(e.1)));
+        self.ages.forget_older_than(self.ttl, |young| self.cache.retain(|e| young(e.at), drop));
     }
 }
 
