@@ -255,7 +255,8 @@ mod tests {
     /// Odd numbers only, so that none is spared.
     fn insert(map: &BoundedMap<u32>, key: u32) -> Vec<u32> {
         let value = 2 * key + 1;
-        let mut gone: Vec<u32> = map.upsert(&key.to_string(), || value, |_, _| ()).1.into_iter().map(|(_, v)| v / 2).collect();
+        let mut gone: Vec<u32> =
+            map.upsert(&key.to_string(), || value, |_, _| ()).1.into_iter().map(|(_, v)| v / 2).collect();
         gone.sort_unstable();
         gone
     }

@@ -29,6 +29,20 @@ pub struct TaskEntry {
     pub state: Option<TaskState>,
 }
 
+impl TaskEntry {
+    /// A task first seen in `sighting`: its backend, owner and skill (its context and state come
+    /// with what the sighting updates).
+    pub fn first_seen(sighting: &Sighting<'_>) -> TaskEntry {
+        TaskEntry {
+            backend: sighting.backend.clone(),
+            owner: sighting.owner.cloned(),
+            skill: sighting.skill.cloned(),
+            context_id: None,
+            state: None,
+        }
+    }
+}
+
 /// Who owns a context: the backend serving it and the caller (or tenant) it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextEntry {
@@ -118,7 +132,10 @@ enum Listing {
     /// A new task, at this position.
     New(u64),
     /// A task whose state changed: from (worker, position) to a new position on this worker.
-    Moved { from: (usize, u64), to: u64 },
+    Moved {
+        from: (usize, u64),
+        to: u64,
+    },
 }
 
 /// A single-process directory on concurrent hash maps.
@@ -248,13 +265,7 @@ impl TaskDirectory for MemoryDirectory {
         let Some(task_id) = &fact.task_id else { return };
         let slot = self.by_owner.slot();
         let make = || Seen {
-            value: TaskEntry {
-                backend: backend.clone(),
-                owner: owner.clone(),
-                skill: sighting.skill.cloned(),
-                context_id: None,
-                state: None,
-            },
+            value: TaskEntry::first_seen(sighting),
             at: now,
             seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
             listed_on: slot,

@@ -300,20 +300,12 @@ impl TaskDirectory for RedisDirectory {
                 let skill = sighting.skill.cloned();
                 Cached { value: ContextEntry { backend: backend.clone(), owner: owner.clone(), skill }, at: now }
             };
-            let (stale, _) = self.contexts.upsert(context_id, make, |seen, made| made || seen.at.elapsed() > self.ttl / 4);
+            let (stale, _) =
+                self.contexts.upsert(context_id, make, |seen, made| made || seen.at.elapsed() > self.ttl / 4);
             news |= stale;
         }
         if let Some(task_id) = &fact.task_id {
-            let make = || Cached {
-                value: TaskEntry {
-                    backend: backend.clone(),
-                    owner: owner.clone(),
-                    skill: sighting.skill.cloned(),
-                    context_id: None,
-                    state: None,
-                },
-                at: now,
-            };
+            let make = || Cached { value: TaskEntry::first_seen(sighting), at: now };
             let (changed, _) = self.tasks.upsert(task_id, make, |seen, made| {
                 if seen.value.backend != *backend || seen.value.owner != owner {
                     tracing::warn!(task_id, claimed_by = %backend, "ignoring a second claim on a task");

@@ -121,7 +121,8 @@ fn main() {
 fn process_cpu() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // utime and stime are fields 14 and 15; the command (field 2) ends at the last ')'.
-    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
     let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
     let ticks = field(14) + field(15);
     // The kernel's USER_HZ is 100 on Linux.
