@@ -209,18 +209,20 @@ impl MemoryDirectory {
         for on_one_worker in forgotten.chunk_by(|(_, a), (_, b)| a.listed_on == b.listed_on) {
             let mut lists = lock(self.by_owner.at(on_one_worker[0].1.listed_on));
             for (_, seen) in on_one_worker {
-                let key = seen.value.owner.as_deref().unwrap_or("");
-                let Some(listed) = lists.get_mut(key) else {
-                    self.left_behind.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                };
-                if listed.remove(&seen.seq).is_none() {
-                    self.left_behind.fetch_add(1, Ordering::Relaxed);
-                }
-                if listed.is_empty() {
-                    lists.remove(key);
-                }
+                self.take_place(&mut lists, seen.value.owner.as_deref().unwrap_or(""), seen.seq);
             }
+        }
+    }
+
+    /// Takes a task's place out of an owner's list in one worker's index (and the list, once
+    /// empty). A place not found is counted as left behind: it is still to be written.
+    fn take_place(&self, lists: &mut OwnerLists, key: &str, seq: u64) {
+        let removed = lists.get_mut(key).is_some_and(|listed| listed.remove(&seq).is_some());
+        if !removed {
+            self.left_behind.fetch_add(1, Ordering::Relaxed);
+        }
+        if lists.get(key).is_some_and(BTreeMap::is_empty) {
+            lists.remove(key);
         }
     }
 }
@@ -313,14 +315,7 @@ impl TaskDirectory for MemoryDirectory {
         // there (a move is rare next to a new task, so that lock is seldom in use at the same time).
         let left_here = match from {
             Some((from_slot, old)) if from_slot != slot => {
-                let mut lists = lock(self.by_owner.at(from_slot));
-                let removed = lists.get_mut(key).is_some_and(|listed| listed.remove(&old).is_some());
-                if !removed {
-                    self.left_behind.fetch_add(1, Ordering::Relaxed);
-                }
-                if lists.get(key).is_some_and(BTreeMap::is_empty) {
-                    lists.remove(key);
-                }
+                self.take_place(&mut lock(self.by_owner.at(from_slot)), key, old);
                 None
             }
             from => from.map(|(_, old)| old),
