@@ -26,6 +26,7 @@ use crate::proxy::Forwarder;
 use crate::registry::{Registry, RegistryCatalog};
 use crate::relay::StreamSettings;
 use crate::routing::RouteState;
+use crate::workers::PerWorker;
 
 /// What outlives configuration generations.
 pub struct Shared {
@@ -40,6 +41,11 @@ pub struct Shared {
     pub observers: Arc<Observers>,
     /// Cancelled when the drain deadline passes: open streams and waiting calls are ended.
     pub drain_deadline: CancellationToken,
+    /// The drain deadline's child on each worker, which that worker's calls and streams wait on.
+    /// tokio-util's token locks its node to answer `is_cancelled` and registers every waiter in the
+    /// node's `Notify` under a mutex (and again at each poll of a waiting stream): waited on by
+    /// every call of every worker, one token is a lock that all cores take several times per call.
+    pub drain_per_worker: PerWorker<CancellationToken>,
     pub deadlines: Arc<Deadlines>,
     /// Live-task leases, kept across reloads (a reload must not forget who holds what).
     pub live_tasks: Option<Arc<LiveTasks>>,
@@ -100,6 +106,7 @@ impl Shared {
             list.push(Arc::new(audit.clone()));
         }
         let drain_deadline = CancellationToken::new();
+        let drain_per_worker = PerWorker::new(|| drain_deadline.child_token());
         let push = match config.push.clone().filter(|p| p.enabled) {
             Some(settings) => {
                 let store: Arc<dyn crate::push::PushStore> = match &redis {
@@ -129,6 +136,7 @@ impl Shared {
             directory,
             observers,
             drain_deadline,
+            drain_per_worker,
             deadlines,
             live_tasks,
             audit,
@@ -222,7 +230,7 @@ impl Gateway {
             config.limits.first_byte_timeout,
             StreamSettings {
                 keepalive: config.limits.stream_keepalive,
-                drain_deadline: shared.drain_deadline.clone(),
+                drain_deadline: shared.drain_per_worker.clone(),
                 deadlines: Some(shared.deadlines.clone()),
                 limits: Arc::new(config.streams.clone()),
             },

@@ -38,6 +38,7 @@ use crate::protocol::agent_side::{EventConverter, Fault, Unread};
 use crate::protocol::errors::Refusal;
 use crate::protocol::sse::{SseParser, frame};
 use crate::protocol::{bridge, synthetic};
+use crate::workers::PerWorker;
 
 mod end;
 mod tap;
@@ -52,8 +53,9 @@ const KEEPALIVE: &[u8] = b": ka\r\n\r\n";
 pub struct StreamSettings {
     /// Write `: ka` after this long without a backend byte.
     pub keepalive: Option<Duration>,
-    /// Cancelled when the gateway stops draining: open streams are closed with a terminal event.
-    pub drain_deadline: CancellationToken,
+    /// Cancelled when the gateway stops draining: open streams are closed with a terminal event
+    /// (each worker's streams wait on that worker's child of the deadline, [`crate::gateway::Shared`]).
+    pub drain_deadline: PerWorker<CancellationToken>,
     /// Task deadlines: a stream whose task expires is closed with a terminal `canceled` event.
     pub deadlines: Option<Arc<Deadlines>>,
     /// Idle timeout, lifetime and event size, with per-skill overrides.
@@ -132,7 +134,7 @@ impl Relay {
             idle_until: now + limits.idle_timeout,
             ends_at: now + limits.max_lifetime,
             limits,
-            drain: Box::pin(settings.drain_deadline.clone().cancelled_owned()),
+            drain: Box::pin(settings.drain_deadline.get().clone().cancelled_owned()),
             deadlines: settings.deadlines.clone(),
             expiry: None,
             finished: false,

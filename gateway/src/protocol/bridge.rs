@@ -14,6 +14,7 @@ use std::sync::Arc;
 use a2a_core::{A2aError, Binding, Dialect, Operation};
 use axum::body::Body;
 use bytes::Bytes;
+use futures::future::{BoxFuture, Either, Ready, ready};
 use http::{HeaderValue, Response, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -115,13 +116,23 @@ fn early_error_text(body: &[u8]) -> Option<String> {
     value.pointer("/error/message").and_then(Value::as_str).map(str::to_owned)
 }
 
-/// The 1.0 answer `response` in the dialect of `answering`. 1.0 answers pass through untouched.
-pub async fn answer(mut answering: Answering, response: Response<Body>) -> Response<Body> {
-    answering.early_scope = response.extensions().get::<EarlyScope>().map(|scope| scope.0.clone());
+/// The 1.0 answer `response` in the dialect of `answering`. 1.0 answers pass through untouched, at
+/// once: only an answer to translate is a future of its own (boxed, so that the caller's future,
+/// copied with every call, does not carry its size for the answers that need none).
+pub fn answer(
+    answering: Answering,
+    response: Response<Body>,
+) -> Either<Ready<Response<Body>>, BoxFuture<'static, Response<Body>>> {
     // 1.0 callers, and answers an agent of the caller's own dialect wrote, go as they are.
     if answering.dialect == Dialect::V1 || response.extensions().get::<super::agent_side::PassedThrough>().is_some() {
-        return response;
+        return Either::Left(ready(response));
     }
+    Either::Right(Box::pin(translate(answering, response)))
+}
+
+/// The 1.0 answer `response` translated into the dialect of `answering` (0.3 or early).
+async fn translate(mut answering: Answering, response: Response<Body>) -> Response<Body> {
+    answering.early_scope = response.extensions().get::<EarlyScope>().map(|scope| scope.0.clone());
     let (mut parts, body) = response.into_parts();
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.remove("a2a-version");

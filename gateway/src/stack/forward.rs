@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use a2a_core::{A2aCall, A2aError, CallContext, CallRequest, Operation, RequestInfo, RouteHint};
 use axum::body::Body;
@@ -131,7 +130,9 @@ impl Attempt<'_> {
     ) -> Result<Result<Response<Body>, ForwardError>, A2aError> {
         let (gateway, parts) = (self.gateway, self.parts);
         let asked = std::time::Instant::now();
-        let forward = async {
+        // Boxed where it is made: polled in place, the forward's future (the whole agent exchange)
+        // would be copied into the select below and with this future into every one that awaits it.
+        let forward = Box::pin(async {
             // With traces exported, the backend call is a span of its own and the backend's parent.
             let span = crate::telemetry::backend_call(&parts.headers, &backend.name);
             let headers = span.as_ref().map_or(&parts.headers, |s| &s.headers);
@@ -144,33 +145,41 @@ impl Attempt<'_> {
             crate::metrics::calls::record_backend(&backend.name, waited);
             self.info.add_backend_time(waited);
             result
-        };
+        });
         // A call still waiting for its backend when the drain deadline passes gets an answer instead
         // of a cut connection. A blocking send names its task only when it ends, so the deadline
         // watch cannot see it: its wait ends at the skill's deadline instead.
         let deadline = self.hint.skill.as_deref().and_then(|s| gateway.config.deadlines.get(s).copied());
-        let wait_limit = match deadline {
-            Some(d) if call.operation == Operation::SendMessage => d,
-            _ => Duration::MAX,
-        };
-        // Boxed: polled in place, the forward's future (the whole agent exchange) would be copied
-        // into the select below and with this future into every one that awaits it.
-        let forward = Box::pin(forward);
-        let result = tokio::select! {
-            result = forward => result,
-            _ = tokio::time::sleep(wait_limit), if wait_limit != Duration::MAX => {
-                return Err(A2aError::BackendUnavailable(format!(
-                    "the task did not finish within its skill's deadline of {wait_limit:?}; use streaming or returnImmediately to have it canceled at the deadline"
-                )));
-            }
-            _ = gateway.shared.drain_deadline.cancelled() => {
-                return Err(A2aError::BackendUnavailable("the gateway is shutting down; retry".into()));
-            }
+        let wait_limit = deadline.filter(|_| call.operation == Operation::SendMessage);
+        let drained = gateway.shared.drain_per_worker.get().cancelled();
+        // The answer first (`biased`): a deadline only counts while there is none. Without a
+        // skill's deadline no timer is made (a select makes every branch's future, disabled or not).
+        let result = match wait_limit {
+            None => tokio::select! {
+                biased;
+                result = forward => result,
+                _ = drained => return Err(shutting_down()),
+            },
+            Some(limit) => tokio::select! {
+                biased;
+                result = forward => result,
+                _ = drained => return Err(shutting_down()),
+                _ = tokio::time::sleep(limit) => {
+                    return Err(A2aError::BackendUnavailable(format!(
+                        "the task did not finish within its skill's deadline of {limit:?}; use streaming or returnImmediately to have it canceled at the deadline"
+                    )));
+                }
+            },
         };
         // An agent's error answer is an answer: only failures to answer count.
         gateway.registry.report_request(&backend.name, !result.as_ref().is_err_and(ForwardError::is_backend_failure));
         Ok(result)
     }
+}
+
+/// The answer of a call still waiting for its backend when the drain deadline passes.
+fn shutting_down() -> A2aError {
+    A2aError::BackendUnavailable("the gateway is shutting down; retry".into())
 }
 
 /// What a call does when its backend gave no answer (the pipeline's hook, in the shape of pingora's

@@ -123,28 +123,17 @@ where
             return Box::pin(serve_grpc(inner, request, (max_body, body_timeout, max_depth), anonymous));
         }
         Box::pin(async move {
-            let (parts, body) = request.into_parts();
-            let binding = binding_of(&parts.method, parts.uri.path());
-            let read = read_body_in_time(&parts.headers, body, max_body, body_timeout).await;
-            let read = read.and_then(|b| super::media_type::check(&parts.method, &parts.headers, &b).map(|()| b));
-            let bytes = match read.and_then(|b| crate::protocol::json_limits::check_depth(&b, max_depth).map(|()| b)) {
-                Ok(bytes) => bytes,
-                Err(error) => {
-                    let dialect = dialect_hint(&parts.method, parts.uri.path(), &parts.headers);
-                    return Ok(Refusal::new(error, dialect, binding, None).into_response());
+            // In a block of its own: what only starting the call needs (the request's parts, its
+            // body, the decoded request, all moved on into the call's context) is gone from this
+            // future's state while the call runs, instead of being carried, unused, to its end.
+            let Started { run, answering, request_id, binding, context_id } = {
+                let (parts, body) = request.into_parts();
+                let read = read_body_in_time(&parts.headers, body, max_body, body_timeout).await;
+                match start_read(inner, parts, read, max_depth, early_ids, anonymous) {
+                    Ok(started) => started,
+                    Err(refused) => return Ok(*refused),
                 }
             };
-            let uri = &parts.uri;
-            let decoded = match decode_any(&parts.method, uri.path(), uri.query(), &parts.headers, &bytes) {
-                Ok(decoded) => decoded,
-                Err(refusal) => {
-                    crate::metrics::calls::record_undecoded(refusal.error.reason());
-                    return Ok(refusal.into_response());
-                }
-            };
-            let binding = decoded.call.binding;
-            let context_id = decoded.call.context_id.clone();
-            let (run, answering, request_id) = start_inner(inner, parts, decoded, Some(early_ids), anonymous);
             let result = run.await;
             let v03_rest_subscribe = answering.dialect == Dialect::V03
                 && binding == Binding::Rest
@@ -162,7 +151,8 @@ where
                 }
             };
             if v03_rest_subscribe {
-                response = v03_rest_subscribe_refusal(response).await;
+                // Boxed: a rare answer's future, not carried by every call's.
+                response = Box::pin(v03_rest_subscribe_refusal(response)).await;
             }
             if let Some(id) = request_id {
                 response.headers_mut().insert(crate::protocol::REQUEST_ID_HEADER, id);
@@ -170,6 +160,53 @@ where
             Ok(response)
         })
     }
+}
+
+/// A call started through the layers inside, and what answering it needs.
+struct Started {
+    run: RunToEnd,
+    answering: Answering,
+    request_id: Option<HeaderValue>,
+    binding: Binding,
+    /// The caller's context id (for the answer to a call refused before it was decided).
+    context_id: Option<String>,
+}
+
+/// A call whose body was read (or failed to be): checked (media type, nesting depth), decoded, and
+/// started ([`start_inner`]); or the refusal to answer it with.
+fn start_read<S>(
+    inner: S,
+    parts: http::request::Parts,
+    read: Result<Bytes, A2aError>,
+    max_depth: usize,
+    early_ids: Arc<dyn EarlyIds>,
+    anonymous: bool,
+) -> Result<Started, Box<Response<Body>>>
+where
+    S: Service<CallRequest, Response = Response<Body>, Error = A2aError> + Send + 'static,
+    S::Future: Send,
+{
+    let read = read.and_then(|b| super::media_type::check(&parts.method, &parts.headers, &b).map(|()| b));
+    let bytes = match read.and_then(|b| crate::protocol::json_limits::check_depth(&b, max_depth).map(|()| b)) {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            let binding = binding_of(&parts.method, parts.uri.path());
+            let dialect = dialect_hint(&parts.method, parts.uri.path(), &parts.headers);
+            return Err(Box::new(Refusal::new(error, dialect, binding, None).into_response()));
+        }
+    };
+    let uri = &parts.uri;
+    let decoded = match decode_any(&parts.method, uri.path(), uri.query(), &parts.headers, &bytes) {
+        Ok(decoded) => decoded,
+        Err(refusal) => {
+            crate::metrics::calls::record_undecoded(refusal.error.reason());
+            return Err(Box::new(refusal.into_response()));
+        }
+    };
+    let binding = decoded.call.binding;
+    let context_id = decoded.call.context_id.clone();
+    let (run, answering, request_id) = start_inner(inner, parts, decoded, Some(early_ids), anonymous);
+    Ok(Started { run, answering, request_id, binding, context_id })
 }
 
 /// Starts a decoded call through the layers inside, in its checked form, to run to its end even when

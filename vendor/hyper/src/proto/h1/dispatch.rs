@@ -145,8 +145,7 @@ where
         cx: &mut Context<'_>,
         should_shutdown: bool,
     ) -> Poll<crate::Result<Dispatched>> {
-        T::update_date();
-
+        // a2a-gateway patch 5: the date is brought up to date where a head writes it (role.rs).
         ready!(self.poll_loop(cx))?;
 
         if self.is_done() {

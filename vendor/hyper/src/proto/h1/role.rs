@@ -513,10 +513,6 @@ impl Http1Transaction for Server {
     fn is_server() -> bool {
         true
     }
-
-    fn update_date() {
-        date::update();
-    }
 }
 
 #[cfg(feature = "server")]
@@ -985,6 +981,9 @@ impl Server {
         if !wrote_date && msg.date_header {
             dst.reserve(date::DATE_VALUE_LENGTH + 8);
             header_name_writer.write_header_name_with_colon(dst, "date: ", header::DATE);
+            // a2a-gateway patch 5: the cached date is checked against the clock when a head takes
+            // it, not at every poll of the connection (three clock reads per request, one needed).
+            date::update();
             date::extend(dst);
             extend(dst, b"\r\n\r\n");
         } else {
