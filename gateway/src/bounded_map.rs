@@ -26,8 +26,10 @@ use crate::hashing::ByOutsiders;
 /// Which entries stay while others can go.
 pub trait Spared {
     /// Whether the entry is passed over while entries that are not spared can be forgotten instead
-    /// (a live task, while finished ones can go).
-    fn spared(&self) -> bool;
+    /// (a live task, while finished ones can go). None is, unless its type says so.
+    fn spared(&self) -> bool {
+        false
+    }
 }
 
 /// Entries forgotten to make room, handed back to be dropped (or acted on) outside the shard's lock.

@@ -120,11 +120,7 @@ impl Spared for Seen<TaskEntry> {
     }
 }
 
-impl Spared for Seen<ContextEntry> {
-    fn spared(&self) -> bool {
-        false
-    }
-}
+impl Spared for Seen<ContextEntry> {}
 
 /// What a sighting changes in its owner's list of tasks.
 enum Listing {
@@ -320,7 +316,7 @@ impl TaskDirectory for MemoryDirectory {
             }
             from => from.map(|(_, old)| old),
         };
-        let mut lists = lock(self.by_owner.get());
+        let mut lists = lock(self.by_owner.at(slot));
         let listed = match lists.get_mut(key) {
             Some(listed) => listed,
             // Anonymous callers' tasks are listed under "" (one key, not one per task).

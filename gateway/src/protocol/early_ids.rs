@@ -31,11 +31,7 @@ struct Entry {
     at: Instant,
 }
 
-impl Spared for Entry {
-    fn spared(&self) -> bool {
-        false
-    }
-}
+impl Spared for Entry {}
 
 /// Early callers' ids by owner scope. Reads fail only when a shared store could not be reached.
 pub trait EarlyIds: Send + Sync + 'static {

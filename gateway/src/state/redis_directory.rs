@@ -96,11 +96,7 @@ struct Cached<T> {
 }
 
 /// What the cache forgets past its limit is read from Redis again: none is spared.
-impl<T> Spared for Cached<T> {
-    fn spared(&self) -> bool {
-        false
-    }
-}
+impl<T> Spared for Cached<T> {}
 
 /// One sighting, owned, on its way to Redis.
 struct Write {

@@ -27,11 +27,7 @@ struct Cached {
     at: Instant,
 }
 
-impl Spared for Cached {
-    fn spared(&self) -> bool {
-        false
-    }
-}
+impl Spared for Cached {}
 
 pub struct RedisEarlyIds {
     redis: Redis,

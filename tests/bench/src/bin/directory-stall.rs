@@ -12,6 +12,10 @@
 //!
 //! Run: `cargo run --release --locked -p a2a-bench --bin directory-stall [-- --tasks 1000000 --seconds 5]`
 
+#[allow(dead_code)]
+#[path = "../procs.rs"]
+mod procs;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -117,14 +121,7 @@ fn main() {
     );
 }
 
-/// This process's CPU time so far (user and system, every thread), from `/proc/self/stat`.
+/// This process's CPU time so far (user and system, every thread).
 fn process_cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // utime and stime are fields 14 and 15; the command (field 2) ends at the last ')'.
-    let fields: Vec<&str> =
-        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
-    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
-    let ticks = field(14) + field(15);
-    // The kernel's USER_HZ is 100 on Linux.
-    Duration::from_millis(ticks * 10)
+    Duration::from_micros(procs::cpu_micros(std::process::id(), procs::clock_ticks()))
 }
