@@ -15,7 +15,7 @@ use std::sync::Arc;
 use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
-use super::record::{ANCHOR_EVENT, Record, SEAL_EVENT};
+use super::record::{ANCHOR_EVENT, SEAL_EVENT, Written};
 
 /// `prev` of the very first record of a log.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -125,9 +125,9 @@ impl Chain {
 
     /// Appends `record` to `out` as one line without the line break, linked to the chain, and
     /// moves the chain past it.
-    pub fn seal(&mut self, record: &Record, out: &mut Vec<u8>) {
+    pub fn seal(&mut self, record: &Written, out: &mut Vec<u8>) {
         let start = out.len();
-        record.write_json(out);
+        out.extend_from_slice(&record.json);
         debug_assert_eq!(out.last(), Some(&b'}'));
         out.pop();
         if out.len() > start + 1 {
@@ -138,7 +138,7 @@ impl Chain {
         out.extend_from_slice(b",\"prev\":\"");
         push_hex(out, &self.prev);
         out.extend_from_slice(b"\"}");
-        if record.kind.event() == SEAL_EVENT {
+        if record.seal {
             let mac = self.key.seal_mac(&out[start..]);
             out.pop();
             out.extend_from_slice(b",\"mac\":\"");
@@ -241,7 +241,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::record::Kind;
+    use crate::audit::record::{Kind, Record};
 
     #[test]
     fn numbers_and_hashes_are_written_as_the_formatter_and_hex_write_them() {
@@ -262,10 +262,13 @@ mod tests {
     fn each_line_links_to_the_hash_of_the_one_before() {
         let mut chain = Chain::genesis(ChainKey::default());
         let mut first = Vec::new();
-        chain.seal(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: false }), &mut first);
-        let mut second = Vec::new();
         chain
-            .seal(&Record::meta(Kind::Dropped { count: 1, cause: "queue_full", first: None, last: None }), &mut second);
+            .seal(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: false }).written(), &mut first);
+        let mut second = Vec::new();
+        chain.seal(
+            &Record::meta(Kind::Dropped { count: 1, cause: "queue_full", first: None, last: None }).written(),
+            &mut second,
+        );
 
         let a = Link::parse(&first).unwrap();
         assert_eq!((a.seq, a.prev, a.anchor), (0, [0; 32], true));
@@ -288,9 +291,9 @@ mod tests {
         let key = ChainKey::new(Some(b"k"));
         let mut chain = Chain::genesis(key.clone());
         let mut first = Vec::new();
-        chain.seal(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: true }), &mut first);
+        chain.seal(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: true }).written(), &mut first);
         let mut seal = Vec::new();
-        chain.seal(&Record::meta(Kind::Seal { reason: "shutdown" }), &mut seal);
+        chain.seal(&Record::meta(Kind::Seal { reason: "shutdown" }).written(), &mut seal);
         let link = Link::parse(&seal).unwrap();
         assert_eq!(link.prev, key.hash(&first));
         assert_ne!(link.prev, line_hash(&first));

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::chain::{Chain, ChainKey};
 use super::config::{FileConfig, OnWriteFailure};
-use super::record::{Kind, Record};
+use super::record::{Kind, Record, Written};
 use super::sink::{AuditError, ChainWriter, Target};
 
 /// Bytes a `chain_seal` line takes at most.
@@ -78,12 +78,12 @@ impl FileTarget {
 
     fn anchor(&mut self, reason: &'static str, prev_file: Option<String>) -> io::Result<()> {
         let keyed = self.writer.key().is_keyed();
-        self.writer.write(&Record::meta(Kind::Anchor { reason, prev_file, keyed }))
+        self.writer.write(&Record::meta(Kind::Anchor { reason, prev_file, keyed }).written())
     }
 
     fn rotate(&mut self) -> io::Result<()> {
         // The rotated file ends with a seal: a tail cut off it shows.
-        self.writer.write(&Record::meta(Kind::Seal { reason: "rotate" }))?;
+        self.writer.write(&Record::meta(Kind::Seal { reason: "rotate" }).written())?;
         self.writer.sync()?;
         let rotated = rotated_name(&self.name, self.next_index);
         std::fs::rename(&self.path, self.dir.join(&rotated))?;
@@ -119,7 +119,7 @@ impl FileTarget {
 }
 
 impl Target for FileTarget {
-    fn write(&mut self, record: &Record) -> io::Result<()> {
+    fn write(&mut self, record: &Written) -> io::Result<()> {
         let len = self.writer.prepare(record) as u64;
         let size = self.writer.len();
         // Room is kept for the seal that closes the file. A failing file is not rotated: what
@@ -147,7 +147,7 @@ impl Target for FileTarget {
     }
 
     fn seal(&mut self) -> io::Result<()> {
-        self.writer.write(&Record::meta(Kind::Seal { reason: "shutdown" }))
+        self.writer.write(&Record::meta(Kind::Seal { reason: "shutdown" }).written())
     }
 
     fn sync(&mut self) -> io::Result<()> {

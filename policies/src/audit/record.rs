@@ -196,7 +196,28 @@ pub(crate) struct Record {
     pub kind: Kind,
 }
 
+/// A record as the writer thread takes it: its JSON object, written where the record was made (on the
+/// worker that served the call). Every worker's records pass through that one thread, because the
+/// chain links each line to the one before; what it does per record is what bounds the records per
+/// second of the whole gateway, so it does only the linking (`seq`, `prev`, the line's hash) and the
+/// writing, and the writing out of the record's facts is shared out among the workers.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Written {
+    pub at: SystemTime,
+    /// One JSON object, no line break.
+    pub json: Vec<u8>,
+    /// A `chain_seal`: its line carries a `mac` over itself.
+    pub seal: bool,
+}
+
 impl Record {
+    /// The record written out: what the writer thread takes.
+    pub fn written(&self) -> Written {
+        let mut json = Vec::with_capacity(512);
+        self.write_json(&mut json);
+        Written { at: self.at, json, seal: self.kind.event() == SEAL_EVENT }
+    }
+
     pub fn event(common: Common, kind: Kind) -> Record {
         Record { at: SystemTime::now(), common: Some(common), kind }
     }

@@ -31,7 +31,7 @@ use std::time::{Duration, SystemTime};
 use super::chain::{Chain, ChainKey};
 use super::config::{AuditConfig, ConfigError, OnWriteFailure};
 use super::file::FileTarget;
-use super::record::{Kind, Record};
+use super::record::{Kind, Record, Written};
 
 /// Why the audit log could not start or write.
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +49,7 @@ pub enum AuditError {
 /// One destination of records. Implementations keep their own hash chain.
 pub(crate) trait Target: Send {
     /// Writes one record (possibly into a buffer).
-    fn write(&mut self, record: &Record) -> io::Result<()>;
+    fn write(&mut self, record: &Written) -> io::Result<()>;
     /// Hands buffered lines to the operating system (and retries what could not be written);
     /// called when the queue runs empty and while the target is failing.
     fn flush(&mut self) -> io::Result<()>;
@@ -70,10 +70,8 @@ pub(crate) trait Target: Send {
 /// Opens a target on the writer thread, so that file access never runs on the runtime.
 pub(crate) type Opener = Box<dyn FnOnce() -> Result<Box<dyn Target>, AuditError> + Send>;
 
-// Records are nearly every message: kept inline, they cost no allocation on the request path.
-#[allow(clippy::large_enum_variant)]
 enum Msg {
-    Record(Record),
+    Record(Written),
     /// Sent after a drop, in case the writer went idle before it could see the drop counter.
     Wake,
     Flush(oneshot::Sender<Result<(), AuditError>>),
@@ -126,7 +124,7 @@ impl std::fmt::Debug for SinkHandle {
 impl SinkHandle {
     /// Queues a record for the writer, or counts it as dropped when the queue is full.
     pub(crate) fn send(&self, record: Record) {
-        match self.tx.try_send(Msg::Record(record)) {
+        match self.tx.try_send(Msg::Record(record.written())) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(_)) => {
                 self.counters.dropped.fetch_add(1, Ordering::Relaxed);
@@ -400,7 +398,7 @@ impl Writer {
         let count = self.counters.unreported.swap(0, Ordering::AcqRel);
         if count > 0 {
             tracing::warn!(count, "audit queue full: records dropped");
-            self.write(&Record::meta(Kind::Dropped { count, cause: "queue_full", first: None, last: None }));
+            self.write(&Record::meta(Kind::Dropped { count, cause: "queue_full", first: None, last: None }).written());
         }
     }
 
@@ -413,11 +411,11 @@ impl Writer {
         let Some(refusals) = taken.filter(|r| r.count > 0) else { return false };
         tracing::warn!(count = refusals.count, "calls were refused while the audit log could not write");
         let Refusals { count, first, last, reasons } = refusals;
-        self.write(&Record::meta(Kind::Refused { count, first, last, reasons }));
+        self.write(&Record::meta(Kind::Refused { count, first, last, reasons }).written());
         true
     }
 
-    fn write(&mut self, record: &Record) {
+    fn write(&mut self, record: &Written) {
         for i in 0..self.targets.len() {
             let result = self.targets[i].write(record);
             self.note(i, result);
@@ -569,7 +567,7 @@ impl<W: LineOut> ChainWriter<W> {
 
     /// Formats the line for `record` without writing it or moving the chain; returns its length
     /// including the line break.
-    pub fn prepare(&mut self, record: &Record) -> usize {
+    pub fn prepare(&mut self, record: &Written) -> usize {
         self.line.clear();
         let mut next = self.chain.clone();
         next.seal(record, &mut self.line);
@@ -579,7 +577,7 @@ impl<W: LineOut> ChainWriter<W> {
     }
 
     /// Adds the prepared line (for `record`) to the chain; it goes out with the next batch.
-    pub fn commit(&mut self, record: &Record) -> io::Result<()> {
+    pub fn commit(&mut self, record: &Written) -> io::Result<()> {
         let Some(next) = self.next.take() else { return Ok(()) };
         if self.lost.is_some() {
             // Rolled back to the last line written: the loss report goes first, then this record.
@@ -596,7 +594,7 @@ impl<W: LineOut> ChainWriter<W> {
     }
 
     /// Prepares and commits.
-    pub fn write(&mut self, record: &Record) -> io::Result<()> {
+    pub fn write(&mut self, record: &Written) -> io::Result<()> {
         self.prepare(record);
         self.commit(record)
     }
@@ -643,19 +641,19 @@ impl<W: LineOut> ChainWriter<W> {
         self.out_len = 0;
     }
 
-    fn push_pending(&mut self, record: &Record, at: Option<SystemTime>) {
+    fn push_pending(&mut self, record: &Written, at: Option<SystemTime>) {
         self.chain.seal(record, &mut self.pending);
         self.pending.push(b'\n');
         self.ends.push((self.pending.len(), at));
     }
 
     /// Tries the report of the loss, followed by `record`, behind the last line written.
-    fn recover(&mut self, record: Option<&Record>) -> io::Result<()> {
+    fn recover(&mut self, record: Option<&Written>) -> io::Result<()> {
         let Some(loss) = self.lost.take() else { return self.flush() };
         debug_assert!(self.pending.is_empty() && self.chain == self.written);
         let report =
             Kind::Dropped { count: loss.count, cause: "write_failed", first: Some(loss.first), last: Some(loss.last) };
-        self.push_pending(&Record::meta(report), None);
+        self.push_pending(&Record::meta(report).written(), None);
         if let Some(record) = record {
             self.push_pending(record, Some(record.at));
         }
@@ -744,7 +742,7 @@ impl StdoutTarget {
     fn open(policy: OnWriteFailure) -> Result<StdoutTarget, AuditError> {
         let mut writer = ChainWriter::new(io::stdout(), Chain::genesis(ChainKey::default()), 0, policy);
         writer
-            .write(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: false }))
+            .write(&Record::meta(Kind::Anchor { reason: "start", prev_file: None, keyed: false }).written())
             .and_then(|()| writer.flush())
             .map_err(|source| AuditError::Write { target: "stdout".into(), source })?;
         Ok(StdoutTarget { writer })
@@ -752,7 +750,7 @@ impl StdoutTarget {
 }
 
 impl Target for StdoutTarget {
-    fn write(&mut self, record: &Record) -> io::Result<()> {
+    fn write(&mut self, record: &Written) -> io::Result<()> {
         self.writer.write(record)
     }
 

@@ -66,23 +66,23 @@ fn fail_open_reports_the_exact_loss_when_writing_works_again_and_the_chain_stays
     let room = Rc::new(Cell::new(usize::MAX));
     let mut w = writer(OnWriteFailure::FailOpen, &room);
     for i in 0..3 {
-        w.write(&numbered(i)).unwrap();
+        w.write(&numbered(i).written()).unwrap();
     }
     w.flush().unwrap();
     // The disk fills up in the middle of a line.
     room.set(40);
     for i in 3..8 {
-        w.write(&numbered(i)).unwrap();
+        w.write(&numbered(i).written()).unwrap();
     }
     assert!(w.flush().is_err());
     assert!(w.failing());
     // Still full: each record is tried and lost, and nothing claims the log writes again.
     for i in 8..10 {
-        assert!(w.write(&numbered(i)).is_err());
+        assert!(w.write(&numbered(i).written()).is_err());
         assert!(w.failing(), "not writing while the disk is full");
     }
     room.set(usize::MAX);
-    w.write(&numbered(10)).unwrap();
+    w.write(&numbered(10).written()).unwrap();
     assert!(!w.failing());
     let lines = chained_lines(&w.out);
     assert_eq!(ids(&lines), ["n0", "n1", "n2", "n10"]);
@@ -98,7 +98,7 @@ fn fail_open_reports_the_exact_loss_when_writing_works_again_and_the_chain_stays
 fn a_loss_is_reported_even_when_no_record_comes_after_it() {
     let room = Rc::new(Cell::new(0));
     let mut w = writer(OnWriteFailure::FailOpen, &room);
-    w.write(&numbered(0)).unwrap();
+    w.write(&numbered(0).written()).unwrap();
     assert!(w.flush().is_err() && w.failing());
     room.set(usize::MAX);
     w.flush().unwrap();
@@ -110,11 +110,11 @@ fn a_loss_is_reported_even_when_no_record_comes_after_it() {
 fn fail_closed_keeps_every_record_and_writes_them_in_order_once_it_can() {
     let room = Rc::new(Cell::new(usize::MAX));
     let mut w = writer(OnWriteFailure::FailClosed, &room);
-    w.write(&numbered(0)).unwrap();
+    w.write(&numbered(0).written()).unwrap();
     w.flush().unwrap();
     room.set(100);
     for i in 1..6 {
-        w.write(&numbered(i)).unwrap();
+        w.write(&numbered(i).written()).unwrap();
     }
     assert!(w.flush().is_err());
     assert!(w.failing(), "records wait");

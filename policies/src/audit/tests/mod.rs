@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tower::{Layer, Service, ServiceExt};
 
 use super::file::FileTarget;
-use super::record::{Common, Kind, Record};
+use super::record::{Common, Kind, Record, Written};
 use super::sink::{Opener, Target};
 use super::*;
 use a2a_core::{
@@ -239,7 +239,7 @@ struct Gated {
 }
 
 impl Target for Gated {
-    fn write(&mut self, record: &Record) -> io::Result<()> {
+    fn write(&mut self, record: &Written) -> io::Result<()> {
         if let Some(gate) = self.gate.take() {
             let _ = gate.recv();
         }
