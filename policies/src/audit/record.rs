@@ -1,12 +1,11 @@
-//! One audit record: what the request path hands to the writer, and its JSON form. Building a
-//! record only copies a few ids; the writer thread formats it, so JSON work stays off the request
-//! path.
+//! One audit record: what the request path hands to the writer, and its JSON form, written where
+//! the record is made ([`Record::written`]) so that the one writer thread only links and writes
+//! lines.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer as _};
 use serde_json::value::RawValue;
 
 use a2a_core::{ArtifactInfo, Binding, Operation, Source, TaskState};
@@ -227,8 +226,7 @@ impl Record {
     }
 
     /// Appends the record as one JSON object (no line break) to `out`: `ts` and `event`, the common
-    /// facts, then what the kind adds. The records of one call share their common facts, so the
-    /// writer thread keeps the last one written and copies it rather than escaping it again.
+    /// facts, then what the kind adds.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         let start = out.len();
         out.extend_from_slice(b"{\"ts\":\"");
@@ -238,138 +236,214 @@ impl Record {
         out.extend_from_slice(self.kind.event().as_bytes());
         out.push(b'"');
         if let Some(common) = &self.common {
-            LAST_COMMON.with_borrow_mut(|last| {
-                if last.as_ref().is_none_or(|(seen, _)| seen != common) {
+            // The records of one call share their common facts (the same `Arc`s, compared by
+            // address first): each thread keeps the last ones it wrote and copies them.
+            LAST_COMMON.with_borrow_mut(|last| match last {
+                Some((seen, fragment)) if seen == common => out.extend_from_slice(fragment),
+                _ => {
                     let mut fragment = Vec::with_capacity(256);
-                    push_entries(&mut fragment, |map| serialize_common(common, map));
+                    Entries(&mut fragment).common(common);
+                    out.extend_from_slice(&fragment);
                     *last = Some((common.clone(), fragment));
-                }
-                if let Some((_, fragment)) = last {
-                    out.extend_from_slice(fragment);
                 }
             });
         }
-        push_entries(out, |map| self.serialize_kind(map));
+        Entries(out).kind(&self.kind);
         out.push(b'}');
         escape_line_breakers(out, start);
     }
+}
 
-    fn serialize_kind(&self, map: &mut Map<'_>) -> serde_json::Result<()> {
-        match &self.kind {
+/// Writes `,"key":value` entries into a record's line, as serde_json's compact form writes them:
+/// the keys are ASCII identifiers, written as they are; a string is copied between its quotes
+/// unless a byte of it needs escaping, and then serde_json writes it. (Through serde_json's map
+/// serializer every entry cost ~400 instructions; the writing of records was most of what the
+/// audit log costs a call.)
+struct Entries<'a>(&'a mut Vec<u8>);
+
+/// An entry's start, `,"name":`, made at compile time.
+macro_rules! key {
+    ($name:literal) => {
+        concat!(",\"", $name, "\":")
+    };
+}
+
+impl Entries<'_> {
+    /// `key` is the entry's start as written, `,"name":` ([`key!`]): one copy, no escaping.
+    fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        self.0.extend_from_slice(key.as_bytes());
+        self.0
+    }
+
+    fn str(&mut self, key: &str, value: &str) {
+        push_str(self.key(key), value);
+    }
+
+    /// A string, or `null`.
+    fn opt_str(&mut self, key: &str, value: Option<&str>) {
+        match value {
+            Some(value) => self.str(key, value),
+            None => self.key(key).extend_from_slice(b"null"),
+        }
+    }
+
+    fn number(&mut self, key: &str, value: u64) {
+        let mut digits = itoa::Buffer::new();
+        self.key(key).extend_from_slice(digits.format(value).as_bytes());
+    }
+
+    /// Anything else, as serde_json writes it (rare records, the request's content).
+    fn json(&mut self, key: &str, value: &impl Serialize) {
+        let out = self.key(key);
+        if serde_json::to_writer(&mut *out, value).is_err() {
+            // Only a map with non-string keys fails, and no record holds one.
+            out.extend_from_slice(b"null");
+        }
+    }
+
+    fn common(&mut self, c: &Common) {
+        self.opt_str(key!("caller"), c.caller.as_deref());
+        self.opt_str(key!("tenant"), c.tenant.as_deref());
+        self.opt_str(key!("request_id"), c.request_id.as_deref());
+        self.opt_str(key!("trace_id"), c.trace_id.as_deref());
+        self.opt_str(key!("skill"), c.skill.as_deref());
+        self.opt_str(key!("backend"), c.backend.as_deref());
+        self.opt_str(key!("task_id"), c.task_id.as_deref());
+        self.opt_str(key!("context_id"), c.context_id.as_deref());
+        self.opt_str(key!("binding"), c.binding.map(Binding::as_str));
+        self.opt_str(key!("operation"), c.operation.map(Operation::method_name));
+        if let Some(routed_by) = &c.routed_by {
+            self.str(key!("routed_by"), routed_by);
+        }
+    }
+
+    fn kind(&mut self, kind: &Kind) {
+        match kind {
             Kind::Received { content } => {
                 if let Some(content) = content {
-                    map.serialize_entry("content", &ContentOut { parts: &content.parts })?;
+                    self.json(key!("content"), &ContentOut { parts: &content.parts });
                 }
             }
             Kind::Request { outcome, status, duration, reason, detail } => {
-                map.serialize_entry("outcome", outcome.as_str())?;
-                map.serialize_entry("status", status)?;
-                map.serialize_entry("duration_ms", &millis(*duration))?;
+                self.str(key!("outcome"), outcome.as_str());
+                match status {
+                    Some(status) => self.number(key!("status"), u64::from(*status)),
+                    None => self.key(key!("status")).extend_from_slice(b"null"),
+                }
+                self.number(key!("duration_ms"), millis(*duration));
                 if let Some(reason) = reason {
-                    map.serialize_entry("reason", reason)?;
+                    self.str(key!("reason"), reason);
                 }
                 if let Some(detail) = detail {
-                    map.serialize_entry("detail", detail)?;
+                    self.str(key!("detail"), detail);
                 }
             }
             Kind::Denied { category, reason, detail, duration, extra } => {
-                map.serialize_entry("category", category)?;
-                map.serialize_entry("reason", reason)?;
-                map.serialize_entry("detail", detail)?;
-                map.serialize_entry("duration_ms", &millis(*duration))?;
+                self.str(key!("category"), category);
+                self.str(key!("reason"), reason);
+                self.opt_str(key!("detail"), detail.as_deref());
+                self.number(key!("duration_ms"), millis(*duration));
                 match extra {
                     DenialExtra::None => {}
-                    DenialExtra::RetryAfter(after) => map.serialize_entry("retry_after_ms", &millis(*after))?,
+                    DenialExtra::RetryAfter(after) => self.number(key!("retry_after_ms"), millis(*after)),
                     DenialExtra::Tasks { held, limit } => {
-                        map.serialize_entry("held", held)?;
-                        map.serialize_entry("limit", limit)?;
+                        self.number(key!("held"), *held as u64);
+                        self.number(key!("limit"), *limit as u64);
                     }
-                    DenialExtra::Violations(pointers) => map.serialize_entry("violations", pointers)?,
+                    DenialExtra::Violations(pointers) => self.json(key!("violations"), pointers),
                 }
             }
             Kind::State { state, source } => {
-                map.serialize_entry("state", state.as_str())?;
-                map.serialize_entry("source", source_name(*source))?;
+                self.str(key!("state"), state.as_str());
+                self.str(key!("source"), source_name(*source));
             }
             Kind::Artifact { artifact, source } => {
-                map.serialize_entry("artifact_id", &artifact.artifact_id)?;
-                map.serialize_entry("name", &artifact.name)?;
-                map.serialize_entry("part_count", &artifact.parts)?;
-                map.serialize_entry("bytes", &artifact.bytes)?;
-                map.serialize_entry("sha256", &artifact.sha256)?;
-                map.serialize_entry("source", source_name(*source))?;
+                self.opt_str(key!("artifact_id"), artifact.artifact_id.as_deref());
+                self.opt_str(key!("name"), artifact.name.as_deref());
+                self.number(key!("part_count"), artifact.parts as u64);
+                self.number(key!("bytes"), artifact.bytes as u64);
+                self.str(key!("sha256"), &artifact.sha256);
+                self.str(key!("source"), source_name(*source));
             }
             Kind::Ended { state, duration } => {
-                map.serialize_entry("state", state.as_str())?;
-                map.serialize_entry("duration_ms", &millis(*duration))?;
+                self.str(key!("state"), state.as_str());
+                self.number(key!("duration_ms"), millis(*duration));
             }
             Kind::Dropped { count, cause, first, last } => {
-                map.serialize_entry("count", count)?;
-                map.serialize_entry("cause", cause)?;
-                for (key, at) in [("first_ts", first), ("last_ts", last)] {
+                self.number(key!("count"), *count);
+                self.str(key!("cause"), cause);
+                for (key, at) in [(key!("first_ts"), first), (key!("last_ts"), last)] {
                     if let Some(at) = at {
-                        map.serialize_entry(key, &humantime::format_rfc3339_millis(*at).to_string())?;
+                        self.str(key, &humantime::format_rfc3339_millis(*at).to_string());
                     }
                 }
             }
             Kind::Refused { count, first, last, reasons } => {
-                map.serialize_entry("count", count)?;
-                map.serialize_entry("first_ts", &humantime::format_rfc3339_millis(*first).to_string())?;
-                map.serialize_entry("last_ts", &humantime::format_rfc3339_millis(*last).to_string())?;
-                map.serialize_entry("reasons", reasons)?;
+                self.number(key!("count"), *count);
+                self.str(key!("first_ts"), &humantime::format_rfc3339_millis(*first).to_string());
+                self.str(key!("last_ts"), &humantime::format_rfc3339_millis(*last).to_string());
+                self.json(key!("reasons"), reasons);
             }
             Kind::Admin(change) => {
-                map.serialize_entry("admin", &change.admin)?;
-                map.serialize_entry("admin_auth", &change.method)?;
-                map.serialize_entry("action", &change.action)?;
-                map.serialize_entry("target", &change.target)?;
-                map.serialize_entry("detail", &change.detail)?;
+                self.str(key!("admin"), &change.admin);
+                self.str(key!("admin_auth"), change.method);
+                self.str(key!("action"), change.action);
+                self.str(key!("target"), &change.target);
+                self.json(key!("detail"), &change.detail);
             }
             Kind::Push { delivered: _, attempts, state, detail } => {
-                map.serialize_entry("attempts", attempts)?;
-                map.serialize_entry("state", &state.map(TaskState::as_str))?;
-                map.serialize_entry("detail", detail)?;
+                self.number(key!("attempts"), u64::from(*attempts));
+                self.opt_str(key!("state"), state.map(TaskState::as_str));
+                self.opt_str(key!("detail"), detail.as_deref());
             }
             Kind::Anchor { reason, prev_file, keyed } => {
-                map.serialize_entry("reason", reason)?;
-                map.serialize_entry("prev_file", prev_file)?;
+                self.str(key!("reason"), reason);
+                self.opt_str(key!("prev_file"), prev_file.as_deref());
                 if *keyed {
-                    map.serialize_entry("keyed", &true)?;
+                    self.key(key!("keyed")).extend_from_slice(b"true");
                 }
             }
-            Kind::Seal { reason } => map.serialize_entry("reason", reason)?,
+            Kind::Seal { reason } => self.str(key!("reason"), reason),
         }
-        Ok(())
     }
 }
 
-type Map<'a> = serde_json::ser::Compound<'a, &'a mut Vec<u8>, serde_json::ser::CompactFormatter>;
+/// Appends `text` as a JSON string: as it is between quotes when no byte of it needs escaping (what
+/// serde_json escapes: `"`, `\\` and the C0 controls), else as serde_json writes it.
+fn push_str(out: &mut Vec<u8>, text: &str) {
+    if !needs_escape(text.as_bytes()) {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else if serde_json::to_writer(&mut *out, text).is_err() {
+        // Writing a string into a Vec cannot fail.
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// Whether a byte of `text` is one a JSON string must escape (`"`, `\\`, a C0 control), eight
+/// bytes at a time: a word has a byte below `n` when `(x - 0x01..01 * n) & !x & 0x80..80` is not
+/// zero, and a byte equal to `c` when `x ^ 0x01..01 * c` has a byte below 1.
+fn needs_escape(text: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
+    let mut words = text.chunks_exact(8);
+    for word in &mut words {
+        let x = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        if below(x, 0x20) | below(x ^ (ONES * u64::from(b'"')), 1) | below(x ^ (ONES * u64::from(b'\\')), 1) != 0 {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
 
 thread_local! {
-    /// The common facts last written on this thread, and their JSON entries.
+    /// The common facts last written on this thread, and their entries.
     static LAST_COMMON: std::cell::RefCell<Option<(Common, Vec<u8>)>> = const { std::cell::RefCell::new(None) };
     /// The millisecond last written on this thread, and its RFC 3339 form.
     static LAST_STAMP: std::cell::Cell<(u128, [u8; 24])> = const { std::cell::Cell::new((u128::MAX, [0; 24])) };
-}
-
-/// Appends the entries `write` makes, each after a comma, as they go inside an object.
-fn push_entries(out: &mut Vec<u8>, write: impl FnOnce(&mut Map<'_>) -> serde_json::Result<()>) {
-    let start = out.len();
-    {
-        let mut serializer = serde_json::Serializer::new(&mut *out);
-        // Writing into a Vec with string keys cannot fail.
-        if let Ok(mut map) = serializer.serialize_map(None) {
-            let _ = write(&mut map);
-            let _ = SerializeMap::end(map);
-        }
-    }
-    // `{` + entries + `}` became `,` + entries; an empty map leaves nothing.
-    if out.len() - start <= 2 {
-        out.truncate(start);
-    } else {
-        out[start] = b',';
-        out.pop();
-    }
 }
 
 /// Appends `at` as RFC 3339 UTC with milliseconds (`2026-12-04T23:29:02.587Z`).
@@ -384,23 +458,6 @@ fn push_timestamp(out: &mut Vec<u8>, at: SystemTime) {
         LAST_STAMP.set((millis, text));
     }
     out.extend_from_slice(&text);
-}
-
-fn serialize_common(c: &Common, map: &mut Map<'_>) -> serde_json::Result<()> {
-    map.serialize_entry("caller", &c.caller.as_deref())?;
-    map.serialize_entry("tenant", &c.tenant.as_deref())?;
-    map.serialize_entry("request_id", &c.request_id.as_deref())?;
-    map.serialize_entry("trace_id", &c.trace_id.as_deref())?;
-    map.serialize_entry("skill", &c.skill.as_deref())?;
-    map.serialize_entry("backend", &c.backend.as_deref())?;
-    map.serialize_entry("task_id", &c.task_id.as_deref())?;
-    map.serialize_entry("context_id", &c.context_id.as_deref())?;
-    map.serialize_entry("binding", &c.binding.map(Binding::as_str))?;
-    map.serialize_entry("operation", &c.operation.map(Operation::method_name))?;
-    if let Some(routed_by) = &c.routed_by {
-        map.serialize_entry("routed_by", &**routed_by)?;
-    }
-    Ok(())
 }
 
 /// serde_json escapes C0 controls but writes DEL, the C1 controls (NEL among them) and the line and

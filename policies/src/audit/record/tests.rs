@@ -87,9 +87,9 @@ fn content_is_the_message_parts_on_one_line() {
     assert_eq!(value["content"]["parts"], serde_json::json!([{"text": "a\nb"}]));
 }
 
-/// The writer thread copies the common facts it wrote last: a run of records of one call, records
-/// of another call between them, and a record without common facts come out byte for byte as a
-/// thread that never wrote before writes them, keys in their documented order.
+/// A run of records of one call, records of another call between them, and a record without common
+/// facts come out byte for byte as a thread that never wrote before writes them (each thread keeps
+/// the common facts and the timestamp it wrote last), keys in their documented order.
 #[test]
 fn records_read_the_same_whichever_records_came_before() {
     let common = |caller: &str, task: &str| Common {
@@ -133,4 +133,50 @@ fn records_read_the_same_whichever_records_came_before() {
             assert!(text.contains("r-\\u2028"), "line separators stay escaped");
         }
     }
+}
+
+/// Strings are written byte for byte as serde_json writes them, whether or not they need escaping;
+/// numbers, `null` and nested values too, keys in the order written.
+#[test]
+fn entries_are_written_as_serde_json_writes_them() {
+    let strings = [
+        "",
+        "alice",
+        "urn:a2a:caller/7f3c-\u{e9}\u{1f600}",
+        "say \"hi\"",
+        "back\\slash",
+        "line\nbreak\ttab\r\u{8}\u{c}",
+        "\u{1}\u{1f}",
+        "del\u{7f} nel\u{85} ls\u{2028}",
+    ];
+    for text in strings.into_iter().chain(["0123456\"", "01234567\\", "0123456789abcde\u{1f}", "0123456789abcdef"]) {
+        let mut ours = Vec::new();
+        push_str(&mut ours, text);
+        assert_eq!(String::from_utf8_lossy(&ours), serde_json::to_string(text).unwrap(), "{text:?}");
+    }
+    // Every byte at every place of a word and of the tail, and next to bytes that borrow.
+    for byte in 0..=255u8 {
+        for at in 0..19 {
+            for filler in [b'a', 0x21, 0xff] {
+                let mut text = vec![filler; 19];
+                text[at] = byte;
+                let expected = text.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
+                assert_eq!(needs_escape(&text), expected, "{byte:#x} at {at} among {filler:#x}");
+            }
+        }
+    }
+    let mut ours = Vec::new();
+    let mut entries = Entries(&mut ours);
+    entries.opt_str(key!("none"), None);
+    entries.str(key!("quoted"), "a\"b");
+    entries.number(key!("big"), u64::MAX);
+    entries.number(key!("zero"), 0);
+    entries.json(key!("list"), &vec!["x\ny", "z"]);
+    let reference = format!(
+        ",\"none\":null,\"quoted\":{},\"big\":{},\"zero\":0,\"list\":{}",
+        serde_json::to_string("a\"b").unwrap(),
+        u64::MAX,
+        serde_json::to_string(&["x\ny", "z"]).unwrap()
+    );
+    assert_eq!(String::from_utf8_lossy(&ours), reference);
 }
