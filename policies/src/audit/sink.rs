@@ -1,9 +1,9 @@
 //! Over 400 lines on purpose: the queue, the writer thread and the chained batch writer share one
 //! protocol for losses and retries; apart they would each need the others' internals.
 //!
-//! Where records go: a bounded queue filled from the request path with `try_send`, and one writer
-//! thread, owned by [`AuditSink`], that formats records and writes them to every target (stdout,
-//! the rotating file). A full queue never blocks a request: the record is counted as dropped and
+//! Where records go: a bounded queue filled from the request path with `try_send` (each record
+//! already written out as JSON, [`Written`]), and one writer thread, owned by [`AuditSink`], that
+//! links each into the chain and writes it to every target (stdout, the rotating file). A full queue never blocks a request: the record is counted as dropped and
 //! the writer writes an `audit.dropped {count}` record as soon as it has taken the next message off
 //! the queue, so a drop is never silent.
 //!
