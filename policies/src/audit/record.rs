@@ -200,7 +200,7 @@ pub(crate) struct Record {
 /// chain links each line to the one before; what it does per record is what bounds the records per
 /// second of the whole gateway, so it does only the linking (`seq`, `prev`, the line's hash) and the
 /// writing, and the writing out of the record's facts is shared out among the workers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub(crate) struct Written {
     pub at: SystemTime,
     /// One JSON object, no line break.
@@ -288,8 +288,7 @@ impl Entries<'_> {
     }
 
     fn number(&mut self, key: &str, value: u64) {
-        let mut digits = itoa::Buffer::new();
-        self.key(key).extend_from_slice(digits.format(value).as_bytes());
+        super::chain::push_decimal(self.key(key), value);
     }
 
     /// Anything else, as serde_json writes it (rare records, the request's content).

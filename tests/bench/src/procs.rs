@@ -277,15 +277,22 @@ pub fn cpu_split(pid: u32, ticks: u64) -> (u64, u64) {
     let (mut user, mut system) = (0, 0);
     for pid in std::iter::once(pid).chain(descendants(pid)) {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        // Fields after the command name, which is in parentheses and may hold spaces.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // utime and stime are fields 14 and 15 of the line; field 3 (state) is fields[0] here.
-        let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
-        user += field(11) * 1_000_000 / ticks;
-        system += field(12) * 1_000_000 / ticks;
+        let (u, s) = stat_cpu_split(&stat, ticks);
+        user += u;
+        system += s;
     }
     (user, system)
+}
+
+/// The CPU time in a `stat` line (a process's `/proc/<pid>/stat`, or one thread's
+/// `/proc/<pid>/task/<tid>/stat`), in microseconds: (user, system).
+pub fn stat_cpu_split(stat: &str, ticks: u64) -> (u64, u64) {
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { return (0, 0) };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line; field 3 (state) is fields[0] here.
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    (field(11) * 1_000_000 / ticks, field(12) * 1_000_000 / ticks)
 }
 
 /// CPU time (user + system) of `pid` and its descendants, in microseconds.

@@ -13,6 +13,10 @@
 //!
 //! Run: `cargo run --release -p a2a-bench --bin policy-cost [-- --iterations 200000] [--threads 2]`
 
+#[allow(dead_code)]
+#[path = "../procs.rs"]
+mod procs;
+
 use std::convert::Infallible;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -162,8 +166,9 @@ where
 }
 
 /// CPU time (user + system) of the audit log's writer thread so far, in µs (clock ticks of 10 ms: a
-/// row of 100 000 records keeps that to a few percent).
-fn audit_writer_cpu_micros() -> u64 {
+/// row of 100 000 records keeps that to a few percent). A thread's own figures are in
+/// `/proc/self/task/<tid>/stat`; `/proc/<tid>/stat` sums the whole process.
+fn audit_writer_cpu_micros(ticks: u64) -> u64 {
     let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
     let writer = tasks
         .filter_map(Result::ok)
@@ -172,11 +177,8 @@ fn audit_writer_cpu_micros() -> u64 {
         })
         .expect("the audit writer thread (its name cut to 15 bytes in comm)");
     let stat = std::fs::read_to_string(writer.path().join("stat")).expect("the writer's stat");
-    // Fields after the name (in parentheses): state is the 3rd field, utime and stime the 14th and 15th.
-    let fields: Vec<&str> = stat.rsplit_once(')').expect("a stat line").1.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    // USER_HZ: 100 on every Linux this runs on (`getconf CLK_TCK`).
-    ticks * 10_000
+    let (user, system) = procs::stat_cpu_split(&stat, ticks);
+    user + system
 }
 
 fn per_request(total: Duration, iterations: u64) -> f64 {
@@ -340,10 +342,11 @@ async fn main() -> Result<(), Infallible> {
             ),
         ),
         ("audit: request record to a file", {
-            let writer_before = audit_writer_cpu_micros();
+            let ticks = procs::clock_ticks();
+            let writer_before = audit_writer_cpu_micros(ticks);
             let cost = per_request(time(audit.layer().layer(Immediate), iterations, None).await, iterations);
             let _ = sink.flush().await;
-            audit_writer = (audit_writer_cpu_micros() - writer_before) as f64 / (iterations + 1000) as f64;
+            audit_writer = (audit_writer_cpu_micros(ticks) - writer_before) as f64 / (iterations + 1000) as f64;
             cost
         }),
     ];
