@@ -115,7 +115,7 @@ impl TaskStore {
     /// Stores a new task and subscribes to it before any agent event can be published.
     pub fn create(&self, task: Task) -> Subscription {
         let mut inner = self.lock();
-        if inner.tasks.len() >= self.limits.max_tasks || inner.next_seq % SWEEP_EVERY == 0 {
+        if inner.tasks.len() >= self.limits.max_tasks || inner.next_seq.is_multiple_of(SWEEP_EVERY) {
             inner.forget_finished(self.limits);
         }
         let seq = inner.next_seq;

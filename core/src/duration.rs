@@ -96,9 +96,9 @@ pub fn text(duration: Duration) -> String {
     let millis = duration.as_millis();
     match millis {
         0 => "0s".to_owned(),
-        _ if millis % 1000 != 0 => format!("{millis}ms"),
-        _ if millis % 3_600_000 == 0 => format!("{}h", millis / 3_600_000),
-        _ if millis % 60_000 == 0 => format!("{}m", millis / 60_000),
+        _ if !millis.is_multiple_of(1000) => format!("{millis}ms"),
+        _ if millis.is_multiple_of(3_600_000) => format!("{}h", millis / 3_600_000),
+        _ if millis.is_multiple_of(60_000) => format!("{}m", millis / 60_000),
         _ => format!("{}s", millis / 1000),
     }
 }

@@ -250,7 +250,7 @@ mod tests {
     /// Even numbers are spared.
     impl Spared for u32 {
         fn spared(&self) -> bool {
-            self % 2 == 0
+            self.is_multiple_of(2)
         }
     }
 

@@ -151,10 +151,10 @@ impl Authenticator {
     }
 
     async fn bearer(&self, token: &str) -> Result<Caller, AuthFailure> {
-        if let Some(store) = &self.api_keys {
-            if let Some(caller) = store.verify(token)? {
-                return Ok(caller);
-            }
+        if let Some(store) = &self.api_keys
+            && let Some(caller) = store.verify(token)?
+        {
+            return Ok(caller);
         }
         let mut not_ours = AuthFailure::Unrecognised;
         if let Some(jwt) = &self.jwt {

@@ -120,11 +120,11 @@ fn main() -> ExitCode {
         };
     }
     // Before any thread starts, so that every thread of the benchmark inherits its CPUs.
-    if let Some(cpus) = &cli.proxy_cpus {
-        if let Err(error) = procs::pin(cpus) {
-            eprintln!("a2a-bench: {error:#}");
-            return ExitCode::FAILURE;
-        }
+    if let Some(cpus) = &cli.proxy_cpus
+        && let Err(error) = procs::pin(cpus)
+    {
+        eprintln!("a2a-bench: {error:#}");
+        return ExitCode::FAILURE;
     }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,

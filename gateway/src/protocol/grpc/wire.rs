@@ -207,15 +207,15 @@ impl Status {
     pub fn to_headers(&self) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert("grpc-status", HeaderValue::from(self.code));
-        if !self.message.is_empty() {
-            if let Ok(value) = HeaderValue::from_str(&percent_encode(&self.message)) {
-                headers.insert("grpc-message", value);
-            }
+        if !self.message.is_empty()
+            && let Ok(value) = HeaderValue::from_str(&percent_encode(&self.message))
+        {
+            headers.insert("grpc-message", value);
         }
-        if let Some(details) = &self.details {
-            if let Ok(value) = HeaderValue::from_str(&STANDARD_NO_PAD.encode(details)) {
-                headers.insert("grpc-status-details-bin", value);
-            }
+        if let Some(details) = &self.details
+            && let Ok(value) = HeaderValue::from_str(&STANDARD_NO_PAD.encode(details))
+        {
+            headers.insert("grpc-status-details-bin", value);
         }
         headers
     }
