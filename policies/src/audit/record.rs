@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::chain::{Begun, ChainKey};
 use a2a_core::{ArtifactInfo, Binding, Operation, Source, TaskState};
 
 /// The facts every event record carries, `null` when unknown.
@@ -207,6 +208,18 @@ pub(crate) struct Written {
     pub json: Vec<u8>,
     /// A `chain_seal`: its line carries a `mac` over itself.
     pub seal: bool,
+    /// The hash of its line, begun on the worker ([`Written::begin_hash`]).
+    pub begun: Option<Begun>,
+}
+
+impl Written {
+    /// Hashes the head of the record's line here, on the worker, so that the writer thread need
+    /// only hash its tail ([`Begun`]). Seals are made by the writer thread itself.
+    pub fn begin_hash(&mut self, key: &ChainKey) {
+        if !self.seal {
+            self.begun = Some(key.begin(&self.json));
+        }
+    }
 }
 
 impl Record {
@@ -214,7 +227,7 @@ impl Record {
     pub fn written(&self) -> Written {
         let mut json = Vec::with_capacity(512);
         self.write_json(&mut json);
-        Written { at: self.at, json, seal: self.kind.event() == SEAL_EVENT }
+        Written { at: self.at, json, seal: self.kind.event() == SEAL_EVENT, begun: None }
     }
 
     pub fn event(common: Common, kind: Kind) -> Record {

@@ -98,6 +98,9 @@ struct Counters {
     refused_total: AtomicU64,
     /// Refusals not yet reported by an `audit.refused` record.
     refused: std::sync::Mutex<Option<Refusals>>,
+    /// The chain key workers begin each record's line hash under: the file's (stdout's chain, when
+    /// the file's is keyed, hashes its lines whole).
+    begin_with: ChainKey,
 }
 
 /// Calls refused while the log could not write, waiting to be reported.
@@ -125,7 +128,9 @@ impl std::fmt::Debug for SinkHandle {
 impl SinkHandle {
     /// Queues a record for the writer, or counts it as dropped when the queue is full.
     pub(crate) fn send(&self, record: Record) {
-        match self.tx.try_send(Msg::Record(record.written())) {
+        let mut written = record.written();
+        written.begin_hash(&self.counters.begin_with);
+        match self.tx.try_send(Msg::Record(written)) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(_)) => {
                 self.counters.dropped.fetch_add(1, Ordering::Relaxed);
@@ -221,23 +226,26 @@ impl AuditSink {
         config.validate()?;
         let mut openers: Vec<Opener> = Vec::new();
         let policy = config.on_write_failure;
+        let key = ChainKey::new(config.chain_key.as_ref().map(|k| k.expose().as_bytes()));
         if config.stdout {
             openers.push(Box::new(move || Ok(Box::new(StdoutTarget::open(policy)?) as Box<dyn Target>)));
         }
+        let begin_with = if config.file.is_some() { key.clone() } else { ChainKey::default() };
         if let Some(file) = config.file.clone() {
-            let key = ChainKey::new(config.chain_key.as_ref().map(|k| k.expose().as_bytes()));
             openers.push(Box::new(move || Ok(Box::new(FileTarget::open(&file, key, policy)?) as Box<dyn Target>)));
         }
-        AuditSink::start_with(config.queue, openers, policy).await
+        AuditSink::start_with(config.queue, openers, policy, begin_with).await
     }
 
     pub(crate) async fn start_with(
         queue: usize,
         openers: Vec<Opener>,
         policy: OnWriteFailure,
+        begin_with: ChainKey,
     ) -> Result<AuditSink, AuditError> {
         let (tx, rx) = mpsc::channel(queue.max(1));
-        let counters = Arc::new(Counters { fail_closed: policy == OnWriteFailure::FailClosed, ..Counters::default() });
+        let counters =
+            Arc::new(Counters { fail_closed: policy == OnWriteFailure::FailClosed, begin_with, ..Counters::default() });
         spawn_retry_ticker(tx.downgrade(), counters.clone());
         let (opened_tx, opened_rx) = oneshot::channel();
         let writer_counters = counters.clone();
@@ -510,8 +518,12 @@ impl LineOut for std::fs::File {
 
 impl LineOut for io::Stdout {}
 
-/// Lines are handed to the operating system in batches of about this size.
-const BATCH_BYTES: usize = 64 * 1024;
+/// Lines are handed to the operating system in batches of about this size. Larger writes cost the
+/// kernel less per page: a write's new page-cache folios are as large as its length and alignment
+/// allow (on this machine's ext4, 1.47 µs per 4 KiB page written 65,000 bytes at a time, ~1.0 at
+/// 262,000; the writer thread 0.90× per record at 256 KiB than at 64 KiB). A busy writer fills a
+/// batch in well under a millisecond; an idle one writes what it has at once.
+const BATCH_BYTES: usize = 256 * 1024;
 
 /// Records lost to a failing target (`fail_open`) and not yet reported.
 #[derive(Debug, Clone, Copy)]

@@ -14,7 +14,7 @@ async fn overflow_is_counted_and_reported_in_the_log() {
                 gate: Some(gate),
             }) as Box<dyn Target>)
         });
-    let sink = AuditSink::start_with(1, vec![opener], Default::default()).await.unwrap();
+    let sink = AuditSink::start_with(1, vec![opener], Default::default(), Default::default()).await.unwrap();
     let audit = Audit::new(&AuditConfig::default(), sink.handle());
 
     audit.inner.sink.send(numbered(1));

@@ -352,7 +352,7 @@ async fn cost_per_request() {
             gate: Some(gate),
         }) as Box<dyn Target>)
     });
-    let sink = AuditSink::start_with(1 << 20, vec![opener], Default::default()).await.unwrap();
+    let sink = AuditSink::start_with(1 << 20, vec![opener], Default::default(), Default::default()).await.unwrap();
     let held_audit = Audit::new(&AuditConfig::default(), sink.handle());
     let held = per_request(Some(&held_audit), requests("h")).await;
     drop(open_gate);
