@@ -2,11 +2,11 @@
 //! protocol for losses and retries; apart they would each need the others' internals.
 //!
 //! Where records go: a bounded queue filled from the request path with `try_send` (each record
-//! already written out as JSON, [`Written`]), and one writer thread, owned by [`AuditSink`], that
-//! links each into the chain and writes it to every target (stdout, the rotating file). A full
-//! queue never blocks a request: the record is counted as dropped and the writer writes an
-//! `audit.dropped {count}` record as soon as it has taken the next message off the queue, so a
-//! drop is never silent.
+//! already written out as JSON, its line's hash begun, [`Written`]), and one writer thread, owned
+//! by [`AuditSink`], that links each into the chain and writes it to every target (stdout, the
+//! rotating file). A full queue never blocks a request: the record is counted as dropped and the
+//! writer writes an `audit.dropped {count}` record as soon as it has taken the next message off
+//! the queue, so a drop is never silent.
 //!
 //! A target that cannot write (a full disk) follows `audit.on_write_failure`. Lines reach the chain
 //! only once they reached the file: a line torn by a failed write is cut off, and the chain never
