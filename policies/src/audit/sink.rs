@@ -126,20 +126,24 @@ impl std::fmt::Debug for SinkHandle {
 }
 
 impl SinkHandle {
-    /// Queues a record for the writer, or counts it as dropped when the queue is full.
+    /// Queues a record for the writer, or counts it as dropped when the queue is full. Its place is
+    /// taken before the record is written out: a writer that cannot keep up costs the workers
+    /// nothing for the records it would drop.
     pub(crate) fn send(&self, record: Record) {
-        let mut written = record.written();
-        written.begin_hash(&self.counters.begin_with);
-        match self.tx.try_send(Msg::Record(written)) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(_)) => {
+        match self.tx.try_reserve() {
+            Ok(place) => {
+                let mut written = record.written();
+                written.begin_hash(&self.counters.begin_with);
+                place.send(Msg::Record(written));
+            }
+            Err(mpsc::error::TrySendError::Full(())) => {
                 self.counters.dropped.fetch_add(1, Ordering::Relaxed);
                 self.counters.unreported.fetch_add(1, Ordering::AcqRel);
                 // The queue is full, so the writer is busy and will see the counter after its next
                 // message; should it have emptied the queue meanwhile, this wakes it.
                 let _ = self.tx.try_send(Msg::Wake);
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
+            Err(mpsc::error::TrySendError::Closed(())) => {
                 self.counters.dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -383,7 +387,9 @@ impl Writer {
     /// Drains the queue, seals and syncs every target, then answers the shutdown.
     fn shut_down(mut self, mut rx: mpsc::Receiver<Msg>, reply: oneshot::Sender<Result<(), AuditError>>) {
         rx.close();
-        while let Ok(msg) = rx.try_recv() {
+        // Until `None`, not until the queue looks empty: a worker that took a place before the
+        // close is still writing its record out, and it must reach the log.
+        while let Some(msg) = rx.blocking_recv() {
             match msg {
                 Msg::Record(record) => self.write(&record),
                 Msg::Wake => {}
