@@ -70,6 +70,49 @@ async fn shutdown_flushes_everything_and_later_records_count_as_dropped() {
     assert_eq!(audit.stats().dropped_total, 1);
 }
 
+/// Workers still sending while the log shuts down: every record is in the log or counted as
+/// dropped, none vanishes (a worker may hold a place in the queue when the writer closes it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_sent_during_shutdown_are_written_or_counted() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let dir = TempDir::new("shutdown-race");
+    let mut config = file_config(&dir, 1 << 30, 10);
+    config.queue = 1 << 16;
+    for round in 0..10 {
+        let (audit, sink) = Audit::start(&config).await.unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(AtomicU64::new(0));
+        let senders: Vec<_> = (0..2)
+            .map(|_| {
+                let (audit, stop, sent) = (audit.clone(), stop.clone(), sent.clone());
+                std::thread::spawn(move || {
+                    // Long records: a sender spends most of its time holding a place while it
+                    // writes one out, where the close can catch it.
+                    let long = "x".repeat(16 * 1024);
+                    while !stop.load(Ordering::Relaxed) {
+                        let i = sent.fetch_add(1, Ordering::Relaxed);
+                        let common = Common { request_id: Some(Arc::from(format!("n{i}{long}"))), ..Common::default() };
+                        audit.inner.sink.send(Record::event(
+                            common,
+                            Kind::State { state: TaskState::Working, source: Source::Stream },
+                        ));
+                    }
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        sink.shutdown().await.unwrap();
+        stop.store(true, Ordering::Relaxed);
+        senders.into_iter().for_each(|sender| sender.join().unwrap());
+        let active = dir.path().join("audit.jsonl");
+        let written = events(&active).iter().filter(|r| r["event"] == "task.state").count() as u64;
+        let sent = sent.load(Ordering::Relaxed);
+        assert_eq!(written + audit.stats().dropped_total, sent, "round {round}: {written} written of {sent}");
+        assert!(written > 0 && verify_files(&[active.clone()]).is_ok());
+        std::fs::remove_file(&active).unwrap();
+    }
+}
+
 #[tokio::test]
 async fn flush_makes_queued_records_readable() {
     let dir = TempDir::new("flush");
