@@ -108,7 +108,7 @@ async fn records_sent_during_shutdown_are_written_or_counted() {
         let written = events(&active).iter().filter(|r| r["event"] == "task.state").count() as u64;
         let sent = sent.load(Ordering::Relaxed);
         assert_eq!(written + audit.stats().dropped_total, sent, "round {round}: {written} written of {sent}");
-        assert!(written > 0 && verify_files(&[active.clone()]).is_ok());
+        assert!(written > 0 && verify_files(std::slice::from_ref(&active)).is_ok());
         std::fs::remove_file(&active).unwrap();
     }
 }
