@@ -12,7 +12,6 @@
 
 use std::sync::Arc;
 
-use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
 use super::record::{ANCHOR_EVENT, SEAL_EVENT, Written};
@@ -26,14 +25,13 @@ pub(crate) type Hash = [u8; 32];
 #[derive(Clone, Default)]
 pub struct ChainKey(Option<Keyed>);
 
-/// A key with its HMAC already keyed: the two pad blocks are hashed once, here, and every digest
-/// starts from a copy of that state instead of hashing them again (two of a record's ~12 blocks).
+/// A key with its HMAC already keyed (RFC 2104): the two pad blocks are hashed once, here, and every
+/// digest starts from a copy of those states instead of hashing them again (two of a record's ~12
+/// blocks).
 #[derive(Clone)]
 struct Keyed {
     /// What two chain keys are compared by.
     key: Arc<[u8]>,
-    mac: hmac::Hmac<Sha256>,
-    /// The same two pad blocks hashed as [`Midstate`]s, for hashes [`Begun`] on a worker.
     inner: Midstate,
     outer: Midstate,
 }
@@ -70,13 +68,7 @@ impl ChainKey {
                 state.absorb(&block.map(|b| b ^ byte));
                 state
             };
-            Keyed {
-                key: Arc::from(key),
-                // HMAC takes keys of any length.
-                mac: <hmac::Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length"),
-                inner: pad(0x36),
-                outer: pad(0x5c),
-            }
+            Keyed { key: Arc::from(key), inner: pad(0x36), outer: pad(0x5c) }
         }))
     }
 
@@ -85,12 +77,24 @@ impl ChainKey {
     }
 
     pub(crate) fn hash(&self, line: &[u8]) -> Hash {
-        self.digest(&[line])
+        self.end(self.start().finish(line))
     }
 
     /// The `mac` of a seal whose line (without the `mac` field) is `line`.
     pub(crate) fn seal_mac(&self, line: &[u8]) -> Hash {
-        self.digest(&[SEAL_CONTEXT, line])
+        // Seals are rare: the context and the line are hashed from one copy.
+        self.hash(&[SEAL_CONTEXT, line].concat())
+    }
+
+    /// SHA-256 as it starts a message under this key: after the inner pad block, or at its start.
+    fn start(&self) -> Midstate {
+        self.0.as_ref().map_or(Midstate::START, |keyed| keyed.inner)
+    }
+
+    /// The digest, given the hash of the message from [`ChainKey::start`]: HMAC's outer hash over
+    /// it, or itself without a key.
+    fn end(&self, hash: Hash) -> Hash {
+        self.0.as_ref().map_or(hash, |keyed| keyed.outer.finish(&hash))
     }
 
     /// Which key this is, for [`Begun`]: 0 without a key, else where its bytes live (clones share
@@ -104,7 +108,7 @@ impl ChainKey {
     /// JSON, so its whole 64-byte blocks (but the last byte, the object's `}`, where the chain's
     /// fields go) are hashed here, wherever in the chain the line will go.
     pub(crate) fn begin(&self, json: &[u8]) -> Begun {
-        let mut state = self.0.as_ref().map_or(Midstate::START, |keyed| keyed.inner);
+        let mut state = self.start();
         state.absorb(json.strip_suffix(b"}").unwrap_or_default());
         Begun { state, key: self.id() }
     }
@@ -121,26 +125,7 @@ impl ChainKey {
         if line.len() < head {
             return None;
         }
-        let hash = begun.state.finish(&line[head..]);
-        Some(match &self.0 {
-            Some(keyed) => keyed.outer.finish(&hash),
-            None => hash,
-        })
-    }
-
-    fn digest(&self, parts: &[&[u8]]) -> Hash {
-        match &self.0 {
-            Some(keyed) => {
-                let mut mac = keyed.mac.clone();
-                parts.iter().for_each(|p| mac.update(p));
-                mac.finalize().into_bytes().into()
-            }
-            None => {
-                let mut hasher = Sha256::new();
-                parts.iter().for_each(|p| hasher.update(p));
-                hasher.finalize().into()
-            }
-        }
+        Some(self.end(begun.state.finish(&line[head..])))
     }
 }
 
@@ -159,8 +144,9 @@ pub(crate) struct Begun {
 const SHA256_IV: [u32; 8] =
     [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
-/// SHA-256 part way through a message: its state after whole 64-byte blocks, and their length. (The
-/// `Sha256` hasher carries a block buffer too: 112 bytes to queue per record instead of 40.)
+/// SHA-256 part way through a message: its state after whole 64-byte blocks, and their length. The
+/// chain's one form of hashing: whole lines, lines [`Begun`] on a worker (40 bytes to queue per
+/// record, where the `Sha256` hasher with its block buffer takes 112), HMAC's pad blocks.
 #[derive(Debug, Clone, Copy)]
 struct Midstate {
     state: [u32; 8],
@@ -351,6 +337,8 @@ mod tests {
     use super::*;
     use std::time::SystemTime;
 
+    use hmac::{KeyInit, Mac};
+
     use crate::audit::record::{Kind, Record};
 
     #[test]
@@ -447,6 +435,23 @@ mod tests {
                     assert_eq!(whole, begun, "key {i}, length {len}");
                     assert_eq!(begun.prev, key.hash(&b));
                 }
+            }
+        }
+    }
+
+    /// Whole hashes are SHA-256 and HMAC-SHA256 as the `sha2` and `hmac` crates compute them, for
+    /// messages ending anywhere in a block (the padding's one- and two-block cases).
+    #[test]
+    fn whole_hashes_are_sha256_and_hmac_sha256() {
+        let keys: [&[u8]; 3] = [b"k", &[9; 64], &[9; 65]];
+        for len in 0..200 {
+            let message: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            assert_eq!(ChainKey::default().hash(&message), <[u8; 32]>::from(Sha256::digest(&message)), "{len}");
+            for key in keys {
+                let mut mac = <hmac::Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap();
+                mac.update(&message);
+                let expected = <[u8; 32]>::from(mac.finalize().into_bytes());
+                assert_eq!(ChainKey::new(Some(key)).hash(&message), expected, "{len}, key of {}", key.len());
             }
         }
     }
